@@ -1,0 +1,92 @@
+import nx from '@nx/eslint-plugin';
+import importX from 'eslint-plugin-import-x';
+import prettier from 'eslint-config-prettier';
+
+// Which kind of project may import which (DESIGN section 7). Domain code (optimizer, checkpoint)
+// stays free of grpc and etcd; only coordination and the test harness talk to etcd.
+const grpc = ['@grpc/*', 'grpc-health-check'];
+const etcd = ['etcd3'];
+const libs = [
+  'type:domain',
+  'type:proto',
+  'type:rpc',
+  'type:coordination',
+  'type:client',
+  'type:util',
+];
+const productionConstraints = [
+  { sourceTag: 'type:app', onlyDependOnLibsWithTags: libs, bannedExternalImports: etcd },
+  {
+    sourceTag: 'type:util',
+    onlyDependOnLibsWithTags: ['type:util'],
+    bannedExternalImports: [...grpc, ...etcd],
+  },
+  {
+    sourceTag: 'type:domain',
+    onlyDependOnLibsWithTags: ['type:domain', 'type:proto', 'type:util'],
+    bannedExternalImports: [...grpc, ...etcd],
+  },
+  { sourceTag: 'type:proto', onlyDependOnLibsWithTags: ['type:util'], bannedExternalImports: etcd },
+  {
+    sourceTag: 'type:rpc',
+    onlyDependOnLibsWithTags: ['type:proto', 'type:util', 'type:domain'],
+    bannedExternalImports: etcd,
+  },
+  {
+    sourceTag: 'type:coordination',
+    onlyDependOnLibsWithTags: ['type:domain', 'type:proto', 'type:rpc', 'type:util'],
+  },
+  {
+    sourceTag: 'type:client',
+    onlyDependOnLibsWithTags: ['type:domain', 'type:proto', 'type:rpc', 'type:util'],
+    bannedExternalImports: etcd,
+  },
+  { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', ...libs] },
+  { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:testing', ...libs] },
+];
+// Tests of any project may also use the harness (and talk to etcd to check what a process wrote);
+// the rest of the rules hold for them as for production code.
+const testConstraints = productionConstraints.map((c) => ({
+  ...c,
+  onlyDependOnLibsWithTags: [...new Set([...c.onlyDependOnLibsWithTags, 'type:testing'])],
+  bannedExternalImports:
+    c.sourceTag === 'type:domain' || c.sourceTag === 'type:util' ? c.bannedExternalImports : [],
+}));
+const moduleBoundaries = (depConstraints) => [
+  'error',
+  { enforceBuildableLibDependency: true, allowCircularSelfDependency: false, depConstraints },
+];
+
+export default [
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    ignores: [
+      '**/dist',
+      '**/node_modules',
+      '**/tmp',
+      '**/.nx',
+      '**/coverage',
+      'libs/proto/src/generated/**',
+    ],
+  },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@nx/enforce-module-boundaries': moduleBoundaries(productionConstraints),
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'import-x/no-cycle': 'error',
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': moduleBoundaries(testConstraints) },
+  },
+  prettier,
+];

@@ -1,0 +1,3 @@
+export { bindServer, serverOptions, shutdownServer } from './grpc-server';
+export type { ServingStatus } from './health';
+export { checkHealth, HealthService } from './health';

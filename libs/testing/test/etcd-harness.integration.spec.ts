@@ -1,0 +1,54 @@
+import { Etcd3, type IKeyValue } from 'etcd3';
+import { startEtcd, waitFor, type EtcdServer } from '../src';
+
+describe('the real-etcd harness', () => {
+  let etcd: EtcdServer;
+  let client: Etcd3;
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    client = new Etcd3({ hosts: etcd.endpoint, dialTimeout: 3_000 });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await etcd?.stop();
+  });
+
+  it('gives every test its own key prefix', () => {
+    const a = etcd.uniquePrefix('same-name');
+    const b = etcd.uniquePrefix('same-name');
+    expect(a).not.toBe(b);
+    expect(a.startsWith('/pserver-test/same-name-')).toBe(true);
+  });
+
+  it('deletes a key when its lease is no longer kept alive, and a prefix watch sees the delete', async () => {
+    const prefix = etcd.uniquePrefix('lease');
+    const deleted: string[] = [];
+    const watcher = await client.watch().prefix(prefix).create();
+    watcher.on('delete', (kv: IKeyValue) => deleted.push(kv.key.toString()));
+    try {
+      const lease = client.lease(2);
+      await lease.put(`${prefix}member`).value('alive');
+      await lease.keepaliveOnce();
+      expect(await client.get(`${prefix}member`).string()).toBe('alive');
+
+      // Stop keeping it alive without revoking it: etcd itself must expire it after the TTL.
+      lease.release();
+      const startedMs = performance.now();
+      await waitFor(async () => (await client.get(`${prefix}member`).string()) === null, {
+        timeoutMs: 10_000,
+        description: 'the leased key is deleted',
+      });
+      const goneAfterMs = performance.now() - startedMs;
+      await waitFor(() => deleted.includes(`${prefix}member`), {
+        timeoutMs: 10_000,
+        description: 'the watch reports the delete',
+      });
+      // The key outlived the last keep-alive by about the TTL, not by nothing.
+      expect(goneAfterMs).toBeGreaterThan(500);
+    } finally {
+      await watcher.cancel();
+    }
+  });
+});

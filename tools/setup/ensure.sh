@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Makes a fresh clone ready for `npm test` and `npm run demo`: Node.js new enough, node_modules in
+# step with package-lock.json, and an etcd binary. Installs what it can; otherwise says what to install.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() {
+  printf 'setup: %s\n' "$*" >&2
+  exit 1
+}
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || fail "Node.js 20 or newer is required (found $(node --version))."
+
+# npm ci when node_modules is missing or older than the lockfile (npm writes
+# node_modules/.package-lock.json on every install).
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo 'setup: installing dependencies (npm ci)'
+  npm ci --no-audit --no-fund
+fi
+
+if ! command -v etcd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo 'setup: installing etcd (Debian package etcd-server)'
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+  else
+    fail "etcd is not on PATH. Install it with 'sudo apt-get install etcd-server' (Debian/Ubuntu),
+       or put an etcd 3.4+ binary on PATH (e.g. from the quay.io/coreos/etcd container image)."
+  fi
+fi
+command -v etcd >/dev/null 2>&1 || fail 'etcd is still not on PATH after installing etcd-server.'
