@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a fresh clone ready for `npm test` and `npm run demo`: Node.js new enough, node_modules in
-# step with package-lock.json, and an etcd binary. Installs what it can; otherwise says what to install.
+# step with package-lock.json, etcd and protoc. Installs what it can; otherwise says what to install.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -19,14 +19,20 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-if ! command -v etcd >/dev/null 2>&1; then
+# Debian packages the tests need: etcd (a real one, for integration tests) and protoc (to check
+# that the wire contract compiles).
+missing=()
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo 'setup: installing etcd (Debian package etcd-server)'
+    echo "setup: installing ${missing[*]} (Debian packages)"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    fail "etcd is not on PATH. Install it with 'sudo apt-get install etcd-server' (Debian/Ubuntu),
-       or put an etcd 3.4+ binary on PATH (e.g. from the quay.io/coreos/etcd container image)."
+    fail "missing on PATH: ${missing[*]}. Install with 'sudo apt-get install ${missing[*]}' (Debian/Ubuntu);
+       etcd can also come from the quay.io/coreos/etcd container image (an etcd 3.4+ binary on PATH)."
   fi
 fi
 command -v etcd >/dev/null 2>&1 || fail 'etcd is still not on PATH after installing etcd-server.'
+command -v protoc >/dev/null 2>&1 || fail 'protoc is still not on PATH after installing protobuf-compiler.'

@@ -1,0 +1,66 @@
+// Original file: /work/main/proto/pserver/v1/checkpoint.proto
+
+import type { CheckpointHeader as _pserver_v1_CheckpointHeader, CheckpointHeader__Output as _pserver_v1_CheckpointHeader__Output } from '../../pserver/v1/CheckpointHeader';
+import type { TensorRecord as _pserver_v1_TensorRecord, TensorRecord__Output as _pserver_v1_TensorRecord__Output } from '../../pserver/v1/TensorRecord';
+import type { StepMarks as _pserver_v1_StepMarks, StepMarks__Output as _pserver_v1_StepMarks__Output } from '../../pserver/v1/StepMarks';
+import type { CheckpointFooter as _pserver_v1_CheckpointFooter, CheckpointFooter__Output as _pserver_v1_CheckpointFooter__Output } from '../../pserver/v1/CheckpointFooter';
+
+/**
+ * A checkpoint file holds one shard. It is a sequence of frames, each a varint byte length
+ * followed by a serialized CheckpointFrame: one header first, then records (one per tensor or
+ * block, and the step marks), then one footer. Records are read and written one at a time, so no
+ * message approaches protobuf's 2 GiB limit and any language can read the file with its protobuf
+ * library and a varint reader.
+ */
+export interface CheckpointFrame {
+  /**
+   * Always the first frame.
+   */
+  'header'?: (_pserver_v1_CheckpointHeader | null);
+  /**
+   * A tensor or block with its optimizer.
+   */
+  'tensor'?: (_pserver_v1_TensorRecord | null);
+  /**
+   * The per-trainer step high-water marks.
+   */
+  'stepMarks'?: (_pserver_v1_StepMarks | null);
+  /**
+   * Always the last frame.
+   */
+  'footer'?: (_pserver_v1_CheckpointFooter | null);
+  /**
+   * What this frame holds.
+   */
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer";
+}
+
+/**
+ * A checkpoint file holds one shard. It is a sequence of frames, each a varint byte length
+ * followed by a serialized CheckpointFrame: one header first, then records (one per tensor or
+ * block, and the step marks), then one footer. Records are read and written one at a time, so no
+ * message approaches protobuf's 2 GiB limit and any language can read the file with its protobuf
+ * library and a varint reader.
+ */
+export interface CheckpointFrame__Output {
+  /**
+   * Always the first frame.
+   */
+  'header'?: (_pserver_v1_CheckpointHeader__Output | null);
+  /**
+   * A tensor or block with its optimizer.
+   */
+  'tensor'?: (_pserver_v1_TensorRecord__Output | null);
+  /**
+   * The per-trainer step high-water marks.
+   */
+  'stepMarks'?: (_pserver_v1_StepMarks__Output | null);
+  /**
+   * Always the last frame.
+   */
+  'footer'?: (_pserver_v1_CheckpointFooter__Output | null);
+  /**
+   * What this frame holds.
+   */
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer";
+}

@@ -1,0 +1,64 @@
+// Original file: /work/main/proto/pserver/v1/master.proto
+
+import type { ShardAssignment as _pserver_v1_ShardAssignment, ShardAssignment__Output as _pserver_v1_ShardAssignment__Output } from '../../pserver/v1/ShardAssignment';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * The cluster as trainers see it.
+ */
+export interface ClusterView {
+  /**
+   * The job's name.
+   */
+  'job'?: (string);
+  /**
+   * The desired shard count: indices are [0, shard_count).
+   */
+  'shardCount'?: (number);
+  /**
+   * The job's block size in elements, fixed for the life of the job (placement rule).
+   */
+  'blockSize'?: (number | string | Long);
+  /**
+   * One entry per index, in index order.
+   */
+  'shards'?: (_pserver_v1_ShardAssignment)[];
+  /**
+   * The etcd revision the view was read at: a view with a higher revision is newer.
+   */
+  'revision'?: (number | string | Long);
+  /**
+   * Whether the parameters have been initialized.
+   */
+  'initialized'?: (boolean);
+}
+
+/**
+ * The cluster as trainers see it.
+ */
+export interface ClusterView__Output {
+  /**
+   * The job's name.
+   */
+  'job': (string);
+  /**
+   * The desired shard count: indices are [0, shard_count).
+   */
+  'shardCount': (number);
+  /**
+   * The job's block size in elements, fixed for the life of the job (placement rule).
+   */
+  'blockSize': (number);
+  /**
+   * One entry per index, in index order.
+   */
+  'shards': (_pserver_v1_ShardAssignment__Output)[];
+  /**
+   * The etcd revision the view was read at: a view with a higher revision is newer.
+   */
+  'revision': (number);
+  /**
+   * Whether the parameters have been initialized.
+   */
+  'initialized': (boolean);
+}

@@ -1,0 +1,14 @@
+// Original file: /work/main/proto/pserver/v1/optimizer.proto
+
+
+/**
+ * A constant learning rate.
+ */
+export interface ConstantLr {
+}
+
+/**
+ * A constant learning rate.
+ */
+export interface ConstantLr__Output {
+}

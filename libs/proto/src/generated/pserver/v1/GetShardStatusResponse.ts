@@ -1,0 +1,114 @@
+// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+
+import type { ShardMode as _pserver_v1_ShardMode, ShardMode__Output as _pserver_v1_ShardMode__Output } from '../../pserver/v1/ShardMode';
+import type { TensorStatus as _pserver_v1_TensorStatus, TensorStatus__Output as _pserver_v1_TensorStatus__Output } from '../../pserver/v1/TensorStatus';
+import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Output as _pserver_v1_CheckpointMeta__Output } from '../../pserver/v1/CheckpointMeta';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * The shard's status.
+ */
+export interface GetShardStatusResponse {
+  /**
+   * The shard's index.
+   */
+  'index'?: (number);
+  /**
+   * The job's shard count.
+   */
+  'shardCount'?: (number);
+  /**
+   * The shard's epoch: what trainers put in RequestContext.shard_epoch.
+   */
+  'shardEpoch'?: (number | string | Long);
+  /**
+   * Standalone or cluster.
+   */
+  'mode'?: (_pserver_v1_ShardMode);
+  /**
+   * Whether FinishInitParams was called (or the shard was recovered).
+   */
+  'initialized'?: (boolean);
+  /**
+   * The tensors and blocks held, by name.
+   */
+  'tensors'?: (_pserver_v1_TensorStatus)[];
+  /**
+   * The bytes of all tensors' contents.
+   */
+  'totalBytes'?: (number | string | Long);
+  /**
+   * Updates applied since start (one per gradient applied).
+   */
+  'updatesApplied'?: (number | string | Long);
+  /**
+   * Time since the process started, in milliseconds.
+   */
+  'uptimeMs'?: (number | string | Long);
+  /**
+   * The last committed checkpoint, if any.
+   */
+  'lastCheckpoint'?: (_pserver_v1_CheckpointMeta | null);
+  /**
+   * Trainers with a step mark on this shard.
+   */
+  'trainers'?: (number);
+  /**
+   * Bytes of pushes being received or applied now (admission control counts these).
+   */
+  'pushBytesInFlight'?: (number | string | Long);
+}
+
+/**
+ * The shard's status.
+ */
+export interface GetShardStatusResponse__Output {
+  /**
+   * The shard's index.
+   */
+  'index': (number);
+  /**
+   * The job's shard count.
+   */
+  'shardCount': (number);
+  /**
+   * The shard's epoch: what trainers put in RequestContext.shard_epoch.
+   */
+  'shardEpoch': (number);
+  /**
+   * Standalone or cluster.
+   */
+  'mode': (_pserver_v1_ShardMode__Output);
+  /**
+   * Whether FinishInitParams was called (or the shard was recovered).
+   */
+  'initialized': (boolean);
+  /**
+   * The tensors and blocks held, by name.
+   */
+  'tensors': (_pserver_v1_TensorStatus__Output)[];
+  /**
+   * The bytes of all tensors' contents.
+   */
+  'totalBytes': (number);
+  /**
+   * Updates applied since start (one per gradient applied).
+   */
+  'updatesApplied': (number);
+  /**
+   * Time since the process started, in milliseconds.
+   */
+  'uptimeMs': (number);
+  /**
+   * The last committed checkpoint, if any.
+   */
+  'lastCheckpoint': (_pserver_v1_CheckpointMeta__Output | null);
+  /**
+   * Trainers with a step mark on this shard.
+   */
+  'trainers': (number);
+  /**
+   * Bytes of pushes being received or applied now (admission control counts these).
+   */
+  'pushBytesInFlight': (number);
+}

@@ -1,0 +1,209 @@
+// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { FinishInitParamsRequest as _pserver_v1_FinishInitParamsRequest, FinishInitParamsRequest__Output as _pserver_v1_FinishInitParamsRequest__Output } from '../../pserver/v1/FinishInitParamsRequest';
+import type { FinishInitParamsResponse as _pserver_v1_FinishInitParamsResponse, FinishInitParamsResponse__Output as _pserver_v1_FinishInitParamsResponse__Output } from '../../pserver/v1/FinishInitParamsResponse';
+import type { GetParamsRequest as _pserver_v1_GetParamsRequest, GetParamsRequest__Output as _pserver_v1_GetParamsRequest__Output } from '../../pserver/v1/GetParamsRequest';
+import type { GetParamsResponse as _pserver_v1_GetParamsResponse, GetParamsResponse__Output as _pserver_v1_GetParamsResponse__Output } from '../../pserver/v1/GetParamsResponse';
+import type { GetShardStatusRequest as _pserver_v1_GetShardStatusRequest, GetShardStatusRequest__Output as _pserver_v1_GetShardStatusRequest__Output } from '../../pserver/v1/GetShardStatusRequest';
+import type { GetShardStatusResponse as _pserver_v1_GetShardStatusResponse, GetShardStatusResponse__Output as _pserver_v1_GetShardStatusResponse__Output } from '../../pserver/v1/GetShardStatusResponse';
+import type { InitParamRequest as _pserver_v1_InitParamRequest, InitParamRequest__Output as _pserver_v1_InitParamRequest__Output } from '../../pserver/v1/InitParamRequest';
+import type { InitParamResponse as _pserver_v1_InitParamResponse, InitParamResponse__Output as _pserver_v1_InitParamResponse__Output } from '../../pserver/v1/InitParamResponse';
+import type { SaveCheckpointRequest as _pserver_v1_SaveCheckpointRequest, SaveCheckpointRequest__Output as _pserver_v1_SaveCheckpointRequest__Output } from '../../pserver/v1/SaveCheckpointRequest';
+import type { SaveCheckpointResponse as _pserver_v1_SaveCheckpointResponse, SaveCheckpointResponse__Output as _pserver_v1_SaveCheckpointResponse__Output } from '../../pserver/v1/SaveCheckpointResponse';
+import type { SendGradsChunk as _pserver_v1_SendGradsChunk, SendGradsChunk__Output as _pserver_v1_SendGradsChunk__Output } from '../../pserver/v1/SendGradsChunk';
+import type { SendGradsRequest as _pserver_v1_SendGradsRequest, SendGradsRequest__Output as _pserver_v1_SendGradsRequest__Output } from '../../pserver/v1/SendGradsRequest';
+import type { SendGradsResponse as _pserver_v1_SendGradsResponse, SendGradsResponse__Output as _pserver_v1_SendGradsResponse__Output } from '../../pserver/v1/SendGradsResponse';
+
+/**
+ * One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
+ * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
+ * checkpoints itself.
+ * 
+ * Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
+ * `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
+ * shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+ */
+export interface ParameterServerClient extends grpc.Client {
+  /**
+   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   */
+  FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   */
+  finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The current values of the named tensors, in request order. Before initialization it waits,
+   * up to the call's deadline (DEADLINE_EXCEEDED).
+   */
+  GetParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  GetParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  GetParams(argument: _pserver_v1_GetParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  GetParams(argument: _pserver_v1_GetParamsRequest, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The current values of the named tensors, in request order. Before initialization it waits,
+   * up to the call's deadline (DEADLINE_EXCEEDED).
+   */
+  getParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  getParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  getParams(argument: _pserver_v1_GetParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  getParams(argument: _pserver_v1_GetParamsRequest, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * What the shard holds and how it is doing.
+   */
+  GetShardStatus(argument: _pserver_v1_GetShardStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  GetShardStatus(argument: _pserver_v1_GetShardStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  GetShardStatus(argument: _pserver_v1_GetShardStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  GetShardStatus(argument: _pserver_v1_GetShardStatusRequest, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * What the shard holds and how it is doing.
+   */
+  getShardStatus(argument: _pserver_v1_GetShardStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  getShardStatus(argument: _pserver_v1_GetShardStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  getShardStatus(argument: _pserver_v1_GetShardStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  getShardStatus(argument: _pserver_v1_GetShardStatusRequest, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
+   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   */
+  InitParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  InitParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  InitParam(argument: _pserver_v1_InitParamRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  InitParam(argument: _pserver_v1_InitParamRequest, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
+   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   */
+  initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  initParam(argument: _pserver_v1_InitParamRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  initParam(argument: _pserver_v1_InitParamRequest, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Writes and commits a checkpoint now and returns its meta (an admin call).
+   */
+  SaveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  SaveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  SaveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  SaveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Writes and commits a checkpoint now and returns its meta (an admin call).
+   */
+  saveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  saveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  saveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  saveCheckpoint(argument: _pserver_v1_SaveCheckpointRequest, callback: grpc.requestCallback<_pserver_v1_SaveCheckpointResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
+   * gradient is checked first, then all are applied, so a rejected push changes no byte.
+   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   */
+  SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  SendGrads(argument: _pserver_v1_SendGradsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  SendGrads(argument: _pserver_v1_SendGradsRequest, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
+   * gradient is checked first, then all are applied, so a rejected push changes no byte.
+   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   */
+  sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  sendGrads(argument: _pserver_v1_SendGradsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  sendGrads(argument: _pserver_v1_SendGradsRequest, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * SendGrads for pushes larger than one message: the chunks are staged and applied, all or
+   * nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
+   */
+  SendGradsStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  SendGradsStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  SendGradsStream(options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  SendGradsStream(callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  /**
+   * SendGrads for pushes larger than one message: the chunks are staged and applied, all or
+   * nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
+   */
+  sendGradsStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  sendGradsStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  sendGradsStream(options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  sendGradsStream(callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientWritableStream<_pserver_v1_SendGradsChunk>;
+  
+}
+
+/**
+ * One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
+ * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
+ * checkpoints itself.
+ * 
+ * Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
+ * `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
+ * shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+ */
+export interface ParameterServerHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   */
+  FinishInitParams: grpc.handleUnaryCall<_pserver_v1_FinishInitParamsRequest__Output, _pserver_v1_FinishInitParamsResponse>;
+  
+  /**
+   * The current values of the named tensors, in request order. Before initialization it waits,
+   * up to the call's deadline (DEADLINE_EXCEEDED).
+   */
+  GetParams: grpc.handleUnaryCall<_pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse>;
+  
+  /**
+   * What the shard holds and how it is doing.
+   */
+  GetShardStatus: grpc.handleUnaryCall<_pserver_v1_GetShardStatusRequest__Output, _pserver_v1_GetShardStatusResponse>;
+  
+  /**
+   * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
+   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   */
+  InitParam: grpc.handleUnaryCall<_pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse>;
+  
+  /**
+   * Writes and commits a checkpoint now and returns its meta (an admin call).
+   */
+  SaveCheckpoint: grpc.handleUnaryCall<_pserver_v1_SaveCheckpointRequest__Output, _pserver_v1_SaveCheckpointResponse>;
+  
+  /**
+   * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
+   * gradient is checked first, then all are applied, so a rejected push changes no byte.
+   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   */
+  SendGrads: grpc.handleUnaryCall<_pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse>;
+  
+  /**
+   * SendGrads for pushes larger than one message: the chunks are staged and applied, all or
+   * nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
+   */
+  SendGradsStream: grpc.handleClientStreamingCall<_pserver_v1_SendGradsChunk__Output, _pserver_v1_SendGradsResponse>;
+  
+}
+
+export interface ParameterServerDefinition extends grpc.ServiceDefinition {
+  FinishInitParams: MethodDefinition<_pserver_v1_FinishInitParamsRequest, _pserver_v1_FinishInitParamsResponse, _pserver_v1_FinishInitParamsRequest__Output, _pserver_v1_FinishInitParamsResponse__Output>
+  GetParams: MethodDefinition<_pserver_v1_GetParamsRequest, _pserver_v1_GetParamsResponse, _pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse__Output>
+  GetShardStatus: MethodDefinition<_pserver_v1_GetShardStatusRequest, _pserver_v1_GetShardStatusResponse, _pserver_v1_GetShardStatusRequest__Output, _pserver_v1_GetShardStatusResponse__Output>
+  InitParam: MethodDefinition<_pserver_v1_InitParamRequest, _pserver_v1_InitParamResponse, _pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse__Output>
+  SaveCheckpoint: MethodDefinition<_pserver_v1_SaveCheckpointRequest, _pserver_v1_SaveCheckpointResponse, _pserver_v1_SaveCheckpointRequest__Output, _pserver_v1_SaveCheckpointResponse__Output>
+  SendGrads: MethodDefinition<_pserver_v1_SendGradsRequest, _pserver_v1_SendGradsResponse, _pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse__Output>
+  SendGradsStream: MethodDefinition<_pserver_v1_SendGradsChunk, _pserver_v1_SendGradsResponse, _pserver_v1_SendGradsChunk__Output, _pserver_v1_SendGradsResponse__Output>
+}

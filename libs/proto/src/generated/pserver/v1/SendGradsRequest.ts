@@ -1,0 +1,34 @@
+// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+
+import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
+import type { Tensor as _pserver_v1_Tensor, Tensor__Output as _pserver_v1_Tensor__Output } from '../../pserver/v1/Tensor';
+
+/**
+ * All of one step's gradients for this shard.
+ */
+export interface SendGradsRequest {
+  /**
+   * trainer_id ≠ 0, step ≥ 1 and the shard's epoch.
+   */
+  'context'?: (_pserver_v1_RequestContext | null);
+  /**
+   * One gradient per tensor or block, each with the parameter's name, element type and byte
+   * length; `shape` is ignored. A name may appear once.
+   */
+  'grads'?: (_pserver_v1_Tensor)[];
+}
+
+/**
+ * All of one step's gradients for this shard.
+ */
+export interface SendGradsRequest__Output {
+  /**
+   * trainer_id ≠ 0, step ≥ 1 and the shard's epoch.
+   */
+  'context': (_pserver_v1_RequestContext__Output | null);
+  /**
+   * One gradient per tensor or block, each with the parameter's name, element type and byte
+   * length; `shape` is ignored. A name may appear once.
+   */
+  'grads': (_pserver_v1_Tensor__Output)[];
+}

@@ -1,0 +1,50 @@
+// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+
+import type { PushOutcome as _pserver_v1_PushOutcome, PushOutcome__Output as _pserver_v1_PushOutcome__Output } from '../../pserver/v1/PushOutcome';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * SendGrads's reply.
+ */
+export interface SendGradsResponse {
+  /**
+   * The shard's epoch.
+   */
+  'shardEpoch'?: (number | string | Long);
+  /**
+   * Applied or duplicate.
+   */
+  'outcome'?: (_pserver_v1_PushOutcome);
+  /**
+   * Gradients not applied because they held NaN or ±Infinity and their tensor's policy is
+   * NON_FINITE_POLICY_SKIP.
+   */
+  'skippedNonFinite'?: (string)[];
+  /**
+   * The trainer's last applied step on this shard after this push.
+   */
+  'lastAppliedStep'?: (number | string | Long);
+}
+
+/**
+ * SendGrads's reply.
+ */
+export interface SendGradsResponse__Output {
+  /**
+   * The shard's epoch.
+   */
+  'shardEpoch': (number);
+  /**
+   * Applied or duplicate.
+   */
+  'outcome': (_pserver_v1_PushOutcome__Output);
+  /**
+   * Gradients not applied because they held NaN or ±Infinity and their tensor's policy is
+   * NON_FINITE_POLICY_SKIP.
+   */
+  'skippedNonFinite': (string)[];
+  /**
+   * The trainer's last applied step on this shard after this push.
+   */
+  'lastAppliedStep': (number);
+}

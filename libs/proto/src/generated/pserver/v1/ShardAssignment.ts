@@ -1,0 +1,47 @@
+// Original file: /work/main/proto/pserver/v1/master.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * Who serves one shard index.
+ */
+export interface ShardAssignment {
+  /**
+   * The index.
+   */
+  'index'?: (number);
+  /**
+   * The pserver's gRPC address, "" while the index is unassigned.
+   */
+  'address'?: (string);
+  /**
+   * The shard epoch: trainers stamp it on their requests to this shard. 0 while unassigned.
+   */
+  'shardEpoch'?: (number | string | Long);
+  /**
+   * The pserver's member name.
+   */
+  'member'?: (string);
+}
+
+/**
+ * Who serves one shard index.
+ */
+export interface ShardAssignment__Output {
+  /**
+   * The index.
+   */
+  'index': (number);
+  /**
+   * The pserver's gRPC address, "" while the index is unassigned.
+   */
+  'address': (string);
+  /**
+   * The shard epoch: trainers stamp it on their requests to this shard. 0 while unassigned.
+   */
+  'shardEpoch': (number);
+  /**
+   * The pserver's member name.
+   */
+  'member': (string);
+}

@@ -1,0 +1,49 @@
+// Original file: /work/main/proto/pserver/v1/master.proto
+
+import type { ClusterView as _pserver_v1_ClusterView, ClusterView__Output as _pserver_v1_ClusterView__Output } from '../../pserver/v1/ClusterView';
+import type { TrainerStatus as _pserver_v1_TrainerStatus, TrainerStatus__Output as _pserver_v1_TrainerStatus__Output } from '../../pserver/v1/TrainerStatus';
+import type { PassStatus as _pserver_v1_PassStatus, PassStatus__Output as _pserver_v1_PassStatus__Output } from '../../pserver/v1/PassStatus';
+
+/**
+ * The master's status.
+ */
+export interface StatusResponse {
+  /**
+   * The leader's address.
+   */
+  'leaderAddress'?: (string);
+  /**
+   * The cluster view.
+   */
+  'view'?: (_pserver_v1_ClusterView | null);
+  /**
+   * Live trainers.
+   */
+  'trainers'?: (_pserver_v1_TrainerStatus)[];
+  /**
+   * The current pass's progress (absent before a dataset is set).
+   */
+  'pass'?: (_pserver_v1_PassStatus | null);
+}
+
+/**
+ * The master's status.
+ */
+export interface StatusResponse__Output {
+  /**
+   * The leader's address.
+   */
+  'leaderAddress': (string);
+  /**
+   * The cluster view.
+   */
+  'view': (_pserver_v1_ClusterView__Output | null);
+  /**
+   * Live trainers.
+   */
+  'trainers': (_pserver_v1_TrainerStatus__Output)[];
+  /**
+   * The current pass's progress (absent before a dataset is set).
+   */
+  'pass': (_pserver_v1_PassStatus__Output | null);
+}

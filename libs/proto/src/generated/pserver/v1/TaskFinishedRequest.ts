@@ -1,0 +1,48 @@
+// Original file: /work/main/proto/pserver/v1/master.proto
+
+import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * Reports a task done.
+ */
+export interface TaskFinishedRequest {
+  /**
+   * The caller's context.
+   */
+  'context'?: (_pserver_v1_RequestContext | null);
+  /**
+   * The task's id.
+   */
+  'taskId'?: (number | string | Long);
+  /**
+   * The dispatch being reported.
+   */
+  'dispatch'?: (number | string | Long);
+  /**
+   * The records the trainer consumed.
+   */
+  'records'?: (number | string | Long);
+}
+
+/**
+ * Reports a task done.
+ */
+export interface TaskFinishedRequest__Output {
+  /**
+   * The caller's context.
+   */
+  'context': (_pserver_v1_RequestContext__Output | null);
+  /**
+   * The task's id.
+   */
+  'taskId': (number);
+  /**
+   * The dispatch being reported.
+   */
+  'dispatch': (number);
+  /**
+   * The records the trainer consumed.
+   */
+  'records': (number);
+}

@@ -1,0 +1,14 @@
+// Original file: /work/main/proto/pserver/v1/master.proto
+
+
+/**
+ * UnregisterTrainer's reply.
+ */
+export interface UnregisterTrainerResponse {
+}
+
+/**
+ * UnregisterTrainer's reply.
+ */
+export interface UnregisterTrainerResponse__Output {
+}

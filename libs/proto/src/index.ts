@@ -1,0 +1,17 @@
+export { messageType, packageDefinition } from './descriptor';
+export type { ElementTypeName } from './element-type';
+export { elementSizes, isElementTypeName } from './element-type';
+export * from './generated';
+export { loaderOptions } from './loader-options';
+export type { BlockPlacement } from './placement';
+export {
+  blockSeparator,
+  defaultBlockSize,
+  fnv1a64,
+  invalidNameReason,
+  jumpHash,
+  maxNameBytes,
+  parseBlockName,
+  placeTensor,
+  shardOf,
+} from './placement';
