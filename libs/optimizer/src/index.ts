@@ -1,0 +1,16 @@
+export type { GradientBuffer } from './backends/backend';
+export type {
+  Algorithm,
+  LearningRatePolicy,
+  OptimizerConfig,
+  OptimizerConfigInput,
+} from './config';
+export { resolveOptimizerConfig } from './config';
+export type { OptimizerErrorCode } from './errors';
+export { OptimizerError } from './errors';
+export { learningRateAt } from './learning-rate';
+export { TensorMemory } from './memory/tensor-memory';
+export type { FloatElementType, GradientVerdict, OptimizerOptions } from './optimizer';
+export { defaultTensorMemory, Optimizer } from './optimizer';
+export type { OptimizerStateData, OptimizerStateMessage } from './state';
+export { stateFromMessage, stateToMessage } from './state';

@@ -1,0 +1,23 @@
+// The part of the WebAssembly JavaScript API this library uses. TypeScript declares it only in
+// its DOM libraries, which a Node.js project does not load.
+declare namespace WebAssembly {
+  class Module {
+    constructor(bytes: BufferSource);
+  }
+  class Instance {
+    constructor(module: Module, imports?: Record<string, Record<string, unknown>>);
+    readonly exports: Record<string, unknown>;
+  }
+  interface MemoryDescriptor {
+    initial: number;
+    maximum?: number;
+    shared?: boolean;
+  }
+  class Memory {
+    constructor(descriptor: MemoryDescriptor);
+    readonly buffer: ArrayBuffer | SharedArrayBuffer;
+    grow(delta: number): number;
+  }
+}
+
+type BufferSource = ArrayBufferView | ArrayBuffer;

@@ -1,0 +1,149 @@
+import {
+  instantiateKernels,
+  kernelsModule,
+  maxMemoryPages,
+  pageBytes,
+  type WasmKernels,
+} from '../kernels/wasm-kernels';
+import { RangeAllocator } from './allocator';
+
+/**
+ * One shared WebAssembly memory with its own instance of the kernels. Shared memory is reserved
+ * up front and grows in place, so typed-array views taken before a growth stay valid: a tensor's
+ * `values` never needs to be looked up again. Memory is reused after `free` but never returned to
+ * the operating system (a WebAssembly memory cannot shrink).
+ */
+export class Arena {
+  readonly memory: WebAssembly.Memory;
+  readonly kernels: WasmKernels;
+  /** Every SharedArrayBuffer this memory has handed out (one per growth), to recognise views. */
+  private readonly buffers = new WeakSet<ArrayBufferLike>();
+  private readonly allocator: RangeAllocator;
+
+  constructor(module: WebAssembly.Module) {
+    this.memory = new WebAssembly.Memory({ initial: 1, maximum: maxMemoryPages, shared: true });
+    this.kernels = instantiateKernels(module, this.memory);
+    this.buffers.add(this.memory.buffer);
+    // Offset 0 is never handed out: kernels read a 0 pointer as "no such slot".
+    this.allocator = new RangeAllocator(64, 64);
+    this.allocator.grow(this.memory.buffer.byteLength);
+  }
+
+  get bytesReserved(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  get bytesInUse(): number {
+    return this.allocator.bytesInUse;
+  }
+
+  /** Whether `array` is a view of this memory (and the kernels can work on it in place). */
+  holds(array: ArrayBufferView): boolean {
+    return this.buffers.has(array.buffer);
+  }
+
+  /** A byte offset for `bytes`, growing the memory when needed; undefined when it cannot grow enough. */
+  allocate(bytes: number): number | undefined {
+    const offset = this.allocator.allocate(bytes);
+    if (offset !== undefined) return offset;
+    const pagesNow = this.memory.buffer.byteLength / pageBytes;
+    const pagesNeeded = Math.ceil(this.allocator.shortfall(bytes) / pageBytes);
+    // Grow by at least a quarter, so that many small allocations do not grow one page at a time.
+    const pages = Math.min(
+      Math.max(pagesNeeded, Math.ceil(pagesNow / 4)),
+      maxMemoryPages - pagesNow,
+    );
+    if (pages < pagesNeeded) return undefined;
+    this.memory.grow(pages);
+    this.buffers.add(this.memory.buffer);
+    this.allocator.grow(this.memory.buffer.byteLength);
+    return this.allocator.allocate(bytes);
+  }
+
+  free(offset: number): void {
+    this.allocator.free(offset);
+  }
+
+  float32(offset: number, length: number): Float32Array {
+    return new Float32Array(this.memory.buffer, offset, length);
+  }
+}
+
+/** A float32 array in an arena, padded with zeros to a whole number of 4-lane vectors. */
+export interface Float32Block {
+  readonly arena: Arena;
+  readonly offset: number;
+  /** The array's length (without padding). */
+  readonly length: number;
+  /** The number of 4-float vectors the kernels process. */
+  readonly vectors: number;
+  readonly values: Float32Array;
+}
+
+/**
+ * Storage for float32 tensors and their optimizer slots, in as many arenas as needed (each holds
+ * up to 4 GiB). The arrays of one tensor always share an arena, so one kernel call reaches them all.
+ */
+export class TensorMemory {
+  private readonly arenas: Arena[] = [];
+
+  /** Whether this runtime has WebAssembly SIMD and shared memory (Node.js 16.4 and newer do). */
+  static get supported(): boolean {
+    return kernelsModule() !== null;
+  }
+
+  get bytesReserved(): number {
+    return this.arenas.reduce((total, arena) => total + arena.bytesReserved, 0);
+  }
+
+  get bytesInUse(): number {
+    return this.arenas.reduce((total, arena) => total + arena.bytesInUse, 0);
+  }
+
+  /**
+   * Allocates one array per length, all in one arena: zero-filled when `zero` is 'all', or with
+   * only the padding zeroed when the caller overwrites every element ('padding').
+   */
+  allocate(lengths: number[], zero: 'all' | 'padding', near?: Arena): Float32Block[] {
+    const candidates = near ? [near] : [...this.arenas];
+    for (const arena of candidates) {
+      const blocks = this.tryAllocate(arena, lengths, zero);
+      if (blocks) return blocks;
+    }
+    if (near) throw new Error('TensorMemory: no room left next to the tensor (4 GiB arena full)');
+    const module = kernelsModule();
+    if (!module)
+      throw new Error('TensorMemory: this runtime lacks WebAssembly SIMD or shared memory');
+    const arena = new Arena(module);
+    this.arenas.push(arena);
+    const blocks = this.tryAllocate(arena, lengths, zero);
+    if (!blocks)
+      throw new Error(`TensorMemory: ${lengths.join(' + ')} floats do not fit in one 4 GiB arena`);
+    return blocks;
+  }
+
+  free(blocks: readonly Float32Block[]): void {
+    for (const block of blocks) block.arena.free(block.offset);
+  }
+
+  private tryAllocate(
+    arena: Arena,
+    lengths: number[],
+    zero: 'all' | 'padding',
+  ): Float32Block[] | undefined {
+    const blocks: Float32Block[] = [];
+    for (const length of lengths) {
+      const vectors = Math.ceil(length / 4);
+      const offset = arena.allocate(vectors * 16);
+      if (offset === undefined) {
+        for (const block of blocks) arena.free(block.offset);
+        return undefined;
+      }
+      const padded = arena.float32(offset, vectors * 4);
+      if (zero === 'all') padded.fill(0);
+      else padded.fill(0, length);
+      blocks.push({ arena, offset, length, vectors, values: padded.subarray(0, length) });
+    }
+    return blocks;
+  }
+}
