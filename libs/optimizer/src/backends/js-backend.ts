@@ -56,9 +56,9 @@ export class JsBackend implements Backend {
       case 'adadelta':
         return adadelta(p, g, slots[0]!, slots[1]!, n, step, clip, r);
       case 'rmsprop': {
-        let next = 1;
-        const center = step.centered ? slots[next++] : undefined;
-        const momentum = step.momentum > 0 ? slots[next++] : undefined;
+        // Slots: square, then center (centered), then momentum (momentum > 0).
+        const center = step.centered ? slots[1] : undefined;
+        const momentum = step.momentum > 0 ? slots[step.centered ? 2 : 1] : undefined;
         return rmsprop(p, g, slots[0]!, center, momentum, n, step, clip, r);
       }
     }

@@ -104,9 +104,9 @@ export class WasmBackend implements Backend {
             s,
           );
         case 'rmsprop': {
-          let next = 1;
-          const center = step.centered ? slot(next++) : 0;
-          const momentum = step.momentum > 0 ? slot(next++) : 0;
+          // Slots: square, then center (centered), then momentum (momentum > 0); 0 means absent.
+          const center = step.centered ? slot(1) : 0;
+          const momentum = step.momentum > 0 ? slot(step.centered ? 2 : 1) : 0;
           return k.rmsprop(
             p,
             g,
