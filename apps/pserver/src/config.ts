@@ -5,11 +5,20 @@ import { defaultLogFormat, logLevels, type LogFormat, type LogLevel } from '@pse
 export interface PserverConfig {
   host: string;
   port: number;
+  /** This shard's index in standalone mode. */
+  index: number;
+  /** The job's shard count in standalone mode. */
+  shards: number;
+  maxMessageBytes: number;
+  flowControlWindowBytes: number;
+  maxPushBytesInFlight: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
   shutdownGraceMs: number;
 }
+
+const mib = 1024 * 1024;
 
 /**
  * Parses flags (`argv` as in `process.argv`), falling back to `PSERVER_*` environment variables,
@@ -19,7 +28,8 @@ export interface PserverConfig {
 export function loadConfig(argv: string[]): PserverConfig {
   const program = new Command('pserver')
     .description(
-      'A parameter server shard: holds tensors, applies optimizer updates, serves them over gRPC.',
+      'A parameter server shard: holds tensors, applies optimizer updates, serves them over gRPC.\n' +
+        'Without etcd endpoints it runs standalone: shard --index of --shards.',
     )
     .addOption(
       new Option('--host <address>', 'address to listen on')
@@ -27,10 +37,64 @@ export function loadConfig(argv: string[]): PserverConfig {
         .default('127.0.0.1'),
     )
     .addOption(
-      new Option('--port <port>', 'gRPC port (0 picks a free one)')
-        .env('PSERVER_PORT')
-        .default(8100)
-        .argParser(integerIn(0, 65_535)),
+      integerOption(
+        '--port <port>',
+        'gRPC port (0 picks a free one)',
+        'PSERVER_PORT',
+        8100,
+        0,
+        65_535,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--index <i>',
+        "this shard's index (standalone)",
+        'PSERVER_INDEX',
+        0,
+        0,
+        1_000_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--shards <n>',
+        'the job’s shard count (standalone)',
+        'PSERVER_SHARDS',
+        1,
+        1,
+        1_000_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--max-message-mb <MiB>',
+        'largest gRPC message received or sent',
+        'PSERVER_MAX_MESSAGE_MB',
+        128,
+        1,
+        2047,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--flow-control-window-mb <MiB>',
+        'HTTP/2 receive window per connection and stream',
+        'PSERVER_FLOW_CONTROL_WINDOW_MB',
+        32,
+        1,
+        1024,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--max-push-mb-in-flight <MiB>',
+        'bytes of pushes staged at once; beyond: RESOURCE_EXHAUSTED',
+        'PSERVER_MAX_PUSH_MB_IN_FLIGHT',
+        1024,
+        1,
+        1_048_576,
+      ),
     )
     .addOption(
       new Option('--log-level <level>', 'least severe level logged')
@@ -47,34 +111,65 @@ export function loadConfig(argv: string[]): PserverConfig {
         .choices(['json', 'pretty']),
     )
     .addOption(
-      new Option('--shutdown-grace-ms <ms>', 'time in-flight calls get to finish on SIGTERM')
-        .env('PSERVER_SHUTDOWN_GRACE_MS')
-        .default(10_000)
-        .argParser(integerIn(0, 3_600_000)),
+      integerOption(
+        '--shutdown-grace-ms <ms>',
+        'time in-flight calls get to finish on SIGTERM',
+        'PSERVER_SHUTDOWN_GRACE_MS',
+        10_000,
+        0,
+        3_600_000,
+      ),
     );
   program.parse(argv, { from: 'node' });
   const options = program.opts<{
     host: string;
     port: number;
+    index: number;
+    shards: number;
+    maxMessageMb: number;
+    flowControlWindowMb: number;
+    maxPushMbInFlight: number;
     logLevel: LogLevel; // checked by .choices()
     logFormat?: LogFormat;
     shutdownGraceMs: number;
   }>();
+  if (options.index >= options.shards) {
+    program.error(
+      `error: option '--index <i>' must be below --shards (${options.shards}), got ${options.index}`,
+    );
+  }
   return {
     host: options.host,
     port: options.port,
+    index: options.index,
+    shards: options.shards,
+    maxMessageBytes: options.maxMessageMb * mib,
+    flowControlWindowBytes: options.flowControlWindowMb * mib,
+    maxPushBytesInFlight: options.maxPushMbInFlight * mib,
     logLevel: options.logLevel,
     logFormat: options.logFormat ?? defaultLogFormat(),
     shutdownGraceMs: options.shutdownGraceMs,
   };
 }
 
-function integerIn(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}, got '${value}'.`);
-    }
-    return n;
-  };
+function integerOption(
+  flags: string,
+  description: string,
+  env: string,
+  defaultValue: number,
+  min: number,
+  max: number,
+): Option {
+  return new Option(flags, description)
+    .env(env)
+    .default(defaultValue)
+    .argParser((value: string) => {
+      const n = Number(value);
+      if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
+        throw new InvalidArgumentError(
+          `expected an integer from ${min} to ${max}, got '${value}'.`,
+        );
+      }
+      return n;
+    });
 }

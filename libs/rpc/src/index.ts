@@ -1,6 +1,10 @@
 export type { ErrorCode } from './error-table';
 export { errorTable, isErrorCode } from './error-table';
-export { bindServer, serverOptions, shutdownServer } from './grpc-server';
+export type { CallContext } from './call-context';
+export type { GrpcServerOptions } from './grpc-server';
+export { bindServer, clientChannelOptions, createGrpcServer, shutdownServer } from './grpc-server';
+export type { ClientStreamMethod, UnaryMethod } from './handlers';
+export { clientStreamHandler, unaryHandler } from './handlers';
 export type { ServingStatus } from './health';
 export { checkHealth, HealthService } from './health';
 export type { ErrorFacts } from './metadata-keys';
@@ -13,3 +17,10 @@ export {
   RpcError,
   toStatus,
 } from './status-mapping';
+export {
+  masterClient,
+  masterService,
+  parameterServerClient,
+  parameterServerService,
+  serviceNames,
+} from './services';

@@ -2,7 +2,7 @@
 // its DOM libraries, which a Node.js project does not load.
 declare namespace WebAssembly {
   class Module {
-    constructor(bytes: BufferSource);
+    constructor(bytes: ArrayBufferView | ArrayBuffer);
   }
   class Instance {
     constructor(module: Module, imports?: Record<string, Record<string, unknown>>);
@@ -19,5 +19,3 @@ declare namespace WebAssembly {
     grow(delta: number): number;
   }
 }
-
-type BufferSource = ArrayBufferView | ArrayBuffer;

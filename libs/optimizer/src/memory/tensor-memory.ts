@@ -1,3 +1,4 @@
+/// <reference path="../kernels/webassembly.d.ts" />
 import {
   instantiateKernels,
   kernelsModule,

@@ -1,0 +1,567 @@
+import { silentLogger } from '@pserver/logging';
+import { shardOf, type SendGradsChunk__Output, type Tensor__Output } from '@pserver/proto';
+import type { CallContext } from '@pserver/rpc';
+import { AdmissionControl } from './admission';
+import { FixedEpochGuard } from './epoch-guard';
+import { ParameterService } from './parameter-service';
+import { Shard } from './shard';
+
+const epoch = 7;
+
+function context(overrides: Partial<CallContext> = {}): CallContext {
+  return {
+    signal: new AbortController().signal,
+    deadline: Infinity,
+    peer: 'test',
+    logger: silentLogger,
+    ...overrides,
+  };
+}
+
+function setup(options: { index?: number; shards?: number; admissionBytes?: number } = {}) {
+  const shard = new Shard(options.index ?? 0, options.shards ?? 1, undefined);
+  const service = new ParameterService({
+    shard,
+    epoch: new FixedEpochGuard(epoch),
+    admission: new AdmissionControl(options.admissionBytes ?? 1 << 30),
+    mode: 'SHARD_MODE_STANDALONE',
+  });
+  return { shard, service };
+}
+
+const ctx = (trainerId = 1, step = 0, shardEpoch = epoch) => ({
+  trainerId,
+  pass: 0,
+  step,
+  shardEpoch,
+});
+
+function f32(values: number[]): Buffer {
+  return Buffer.from(new Float32Array(values).buffer);
+}
+
+function tensor(
+  name: string,
+  elementType: string,
+  content: Buffer,
+  shape: number[] = [],
+): Tensor__Output {
+  return { name, elementType: elementType as Tensor__Output['elementType'], shape, content };
+}
+
+/** A whole shard as bytes: every tensor's name, type and content, in order. */
+function snapshot(shard: Shard): string {
+  return (
+    [...shard.tensors.values()]
+      .map((t) => `${t.name}:${t.elementType}:${t.content().toString('hex')}:${t.updates}`)
+      .join('|') +
+    `|marks:${JSON.stringify(shard.marks.entries().map((m) => [m.trainerId, m.step]))}|updates:${shard.updatesApplied}`
+  );
+}
+
+async function initialized(options?: Parameters<typeof setup>[0]) {
+  const { shard, service } = setup(options);
+  await service.initParam(
+    {
+      context: ctx(),
+      param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3, 4])),
+      optimizer: { learningRate: { base: 0.5 } },
+    } as never,
+    context(),
+  );
+  await service.initParam(
+    {
+      context: ctx(),
+      param: tensor('d', 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([10, 20]).buffer)),
+      optimizer: null,
+    },
+    context(),
+  );
+  await service.initParam(
+    {
+      context: ctx(),
+      param: tensor(
+        'ids',
+        'ELEMENT_TYPE_INT64',
+        Buffer.from(new BigInt64Array([5n, -6n]).buffer),
+        [2],
+      ),
+      optimizer: null,
+    },
+    context(),
+  );
+  await service.finishInitParams({ context: ctx() }, context());
+  return { shard, service };
+}
+
+const push = (step: number, grads: Tensor__Output[], trainerId = 1) => ({
+  context: ctx(trainerId, step),
+  grads,
+});
+
+describe('ParameterService', () => {
+  describe('initialization', () => {
+    it('stores tensors of every element type and returns them in request order', async () => {
+      const { service } = await initialized();
+      const reply = await service.getParams(
+        { context: ctx(), names: ['ids', 'w', 'd'] },
+        context(),
+      );
+      expect(reply.shardEpoch).toBe(epoch);
+      expect(reply.params!.map((p) => [p.name, p.elementType, p.shape])).toEqual([
+        ['ids', 'ELEMENT_TYPE_INT64', [2]],
+        ['w', 'ELEMENT_TYPE_FLOAT32', []],
+        ['d', 'ELEMENT_TYPE_FLOAT64', []],
+      ]);
+      expect(Buffer.compare(reply.params![1]!.content as Buffer, f32([1, 2, 3, 4]))).toBe(0);
+    });
+
+    it('answers "already initialized" to InitParam and FinishInitParams after FinishInitParams', async () => {
+      const { service } = await initialized();
+      const again = {
+        context: ctx(),
+        param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([0])),
+        optimizer: null,
+      };
+      await expect(service.initParam(again, context())).rejects.toMatchObject({
+        code: 'PSERVER_ALREADY_INITIALIZED',
+      });
+      await expect(service.finishInitParams({ context: ctx() }, context())).rejects.toMatchObject({
+        code: 'PSERVER_ALREADY_INITIALIZED',
+      });
+    });
+
+    it('replaces a tensor initialized twice before FinishInitParams', async () => {
+      const { service, shard } = setup();
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        context(),
+      );
+      await service.initParam(
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([2, 3])),
+          optimizer: null,
+        },
+        context(),
+      );
+      expect(shard.tensors.get('w')!.elements).toBe(2);
+    });
+
+    it.each([
+      [
+        'an empty name',
+        tensor('', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+        'PSERVER_INVALID_NAME',
+        'param.name: "" is empty',
+      ],
+      [
+        'a name with two @',
+        tensor('a@b@1', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+        'PSERVER_INVALID_NAME',
+        'contains @ more than once',
+      ],
+      [
+        'no element type',
+        tensor('w', 'ELEMENT_TYPE_UNSPECIFIED', f32([1])),
+        'PSERVER_INVALID_ELEMENT_TYPE',
+        'element type ELEMENT_TYPE_UNSPECIFIED',
+      ],
+      [
+        'a partial element',
+        tensor('w', 'ELEMENT_TYPE_FLOAT64', Buffer.alloc(12)),
+        'PSERVER_LENGTH_MISMATCH',
+        '12 bytes is not a whole number of ELEMENT_TYPE_FLOAT64 elements',
+      ],
+      [
+        'a shape that does not fit',
+        tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2]), [3]),
+        'PSERVER_LENGTH_MISMATCH',
+        'shape [3] holds 3 elements, content has 2',
+      ],
+    ])('refuses %s', async (_what, param, code, message) => {
+      const { service, shard } = setup();
+      await expect(
+        service.initParam({ context: ctx(), param, optimizer: null }, context()),
+      ).rejects.toMatchObject({
+        code,
+        message: expect.stringContaining(message),
+      });
+      expect(shard.tensors.size).toBe(0);
+    });
+
+    it('refuses a bad optimizer config, naming the tensor, the field and the value', async () => {
+      const { service, shard } = setup();
+      const request = {
+        context: ctx(),
+        param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+        optimizer: { adam: { beta1: 2 } },
+      };
+      await expect(service.initParam(request as never, context())).rejects.toMatchObject({
+        code: 'OPTIMIZER_INVALID_CONFIG',
+        message: 'param w: optimizer config: adam.beta1 must be in [0, 1), got 2',
+      });
+      expect(shard.tensors.size).toBe(0);
+    });
+
+    it('refuses a block placed on another shard', async () => {
+      const { service } = setup({ index: 0, shards: 4 });
+      const name = ['a', 'b', 'c', 'd', 'e', 'f'].find((n) => shardOf(n, 4) !== 0)!;
+      await expect(
+        service.initParam(
+          {
+            context: ctx(),
+            param: tensor(name, 'ELEMENT_TYPE_FLOAT32', f32([1])),
+            optimizer: null,
+          },
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_WRONG_SHARD',
+        message: expect.stringContaining(`this is shard 0`),
+      });
+    });
+  });
+
+  describe('epochs', () => {
+    it('answers a lower epoch ABORTED-style with the current epoch as a fact', async () => {
+      const { service } = await initialized();
+      await expect(
+        service.getParams({ context: ctx(1, 0, epoch - 1), names: ['w'] }, context()),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_STALE_EPOCH',
+        facts: { shardEpoch: epoch },
+      });
+    });
+
+    it('refuses a higher epoch as bogus', async () => {
+      const { service } = await initialized();
+      await expect(
+        service.sendGrads(
+          push(1, [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))]) && {
+            ...push(1, []),
+            context: ctx(1, 1, 1e15),
+          },
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_BOGUS_EPOCH',
+      });
+    });
+  });
+
+  describe('pushes', () => {
+    it('applies a push and acknowledges a repeated step as a duplicate without applying it again', async () => {
+      const { service, shard } = await initialized();
+      const grads = [
+        tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([2, 2, 2, 2])),
+        tensor('d', 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([1, 1]).buffer)),
+      ];
+      await expect(service.sendGrads(push(1, grads), context())).resolves.toMatchObject({
+        outcome: 'PUSH_OUTCOME_APPLIED',
+        lastAppliedStep: 1,
+      });
+      const after = snapshot(shard);
+      await expect(service.sendGrads(push(1, grads), context())).resolves.toMatchObject({
+        outcome: 'PUSH_OUTCOME_DUPLICATE',
+        lastAppliedStep: 1,
+      });
+      expect(snapshot(shard)).toBe(after);
+      expect([
+        ...new Float32Array(Uint8Array.from(shard.tensors.get('w')!.content()).buffer),
+      ]).toEqual([0, 1, 2, 3]);
+      expect([
+        ...new Float64Array(Uint8Array.from(shard.tensors.get('d')!.content()).buffer),
+      ]).toEqual([9, 19]);
+    });
+
+    it('keeps step marks per trainer', async () => {
+      const { service } = await initialized();
+      const grads = [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))];
+      await service.sendGrads(push(5, grads, 1), context());
+      await expect(service.sendGrads(push(1, grads, 2), context())).resolves.toMatchObject({
+        outcome: 'PUSH_OUTCOME_APPLIED',
+      });
+    });
+
+    it('refuses pushes before initialization', async () => {
+      const { service } = setup();
+      await expect(service.sendGrads(push(1, []), context())).rejects.toMatchObject({
+        code: 'PSERVER_NOT_INITIALIZED',
+      });
+    });
+
+    const bad: [string, Tensor__Output[], string, string][] = [
+      [
+        'a wrong element type',
+        [tensor('w', 'ELEMENT_TYPE_FLOAT64', Buffer.alloc(32))],
+        'PSERVER_ELEMENT_TYPE_MISMATCH',
+        'element type ELEMENT_TYPE_FLOAT64, the parameter is ELEMENT_TYPE_FLOAT32',
+      ],
+      [
+        'a wrong length',
+        [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3]))],
+        'PSERVER_LENGTH_MISMATCH',
+        'gradient w: 12 bytes, the parameter has 16',
+      ],
+      [
+        'an unknown name',
+        [tensor('nope', 'ELEMENT_TYPE_FLOAT32', f32([1]))],
+        'PSERVER_UNKNOWN_TENSOR',
+        'gradient nope: no such tensor',
+      ],
+      [
+        'an empty name',
+        [tensor('', 'ELEMENT_TYPE_FLOAT32', f32([1]))],
+        'PSERVER_INVALID_NAME',
+        'grads.name: "" is empty',
+      ],
+      [
+        'a NaN',
+        [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([0, Number.NaN, 0, 0]))],
+        'PSERVER_NON_FINITE_GRADIENT',
+        'gradient w: holds NaN or Infinity',
+      ],
+      [
+        'an integer tensor',
+        [tensor('ids', 'ELEMENT_TYPE_INT64', Buffer.alloc(16))],
+        'PSERVER_NOT_OPTIMIZABLE',
+        'stored, not optimized',
+      ],
+      [
+        'a name twice',
+        [
+          tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1])),
+          tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1])),
+        ],
+        'PSERVER_DUPLICATE_NAME',
+        'appears more than once',
+      ],
+      ['no gradients', [], 'PSERVER_INVALID_ARGUMENT', 'grads: empty push'],
+    ];
+    it.each(bad)(
+      'refuses %s and leaves every byte of the shard as it was',
+      async (_what, badGrads, code, message) => {
+        const { service, shard } = await initialized();
+        const before = snapshot(shard);
+        // A good gradient first: it must not be applied either.
+        const grads = badGrads.length
+          ? [
+              tensor('d', 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([1, 1]).buffer)),
+              ...badGrads,
+            ]
+          : [];
+        await expect(service.sendGrads(push(1, grads), context())).rejects.toMatchObject({
+          code,
+          message: expect.stringContaining(message),
+        });
+        expect(snapshot(shard)).toBe(before);
+      },
+    );
+
+    it.each([
+      [
+        'no trainer id',
+        { trainerId: 0, pass: 0, step: 1, shardEpoch: epoch },
+        'context.trainerId: required',
+      ],
+      [
+        'step 0',
+        { trainerId: 1, pass: 0, step: 0, shardEpoch: epoch },
+        'context.step: must be ≥ 1',
+      ],
+    ])('refuses a push with %s', async (_what, context_, message) => {
+      const { service } = await initialized();
+      await expect(
+        service.sendGrads({ context: context_, grads: [] }, context()),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_INVALID_CONTEXT',
+        message: expect.stringContaining(message),
+      });
+    });
+
+    it('refuses a push over the admission limit with a retry hint, changing nothing', async () => {
+      const { service, shard } = await initialized({ admissionBytes: 8 });
+      const before = snapshot(shard);
+      await expect(
+        service.sendGrads(
+          push(1, [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))]),
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_OVERLOADED',
+        facts: { retryAfterMs: 100 },
+      });
+      expect(snapshot(shard)).toBe(before);
+      expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+    });
+
+    it('skips a non-finite gradient under the skip policy and applies the rest', async () => {
+      const { service, shard } = setup();
+      await service.initParam(
+        {
+          context: ctx(),
+          param: tensor('s', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: { nonFinite: 'NON_FINITE_POLICY_SKIP' },
+        } as never,
+        context(),
+      );
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        context(),
+      );
+      await service.finishInitParams({ context: ctx() }, context());
+      const reply = await service.sendGrads(
+        push(1, [
+          tensor('s', 'ELEMENT_TYPE_FLOAT32', f32([Infinity])),
+          tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+        ]),
+        context(),
+      );
+      expect(reply).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite: ['s'] });
+      expect(shard.tensors.get('s')!.updates).toBe(0);
+      expect(shard.tensors.get('w')!.updates).toBe(1);
+    });
+  });
+
+  describe('streamed pushes', () => {
+    async function* chunks(
+      ...messages: SendGradsChunk__Output[]
+    ): AsyncIterable<SendGradsChunk__Output> {
+      yield* messages;
+    }
+    const piece = (name: string, offset: number, values: number[]) => ({
+      name,
+      elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+      offset,
+      content: f32(values),
+    });
+
+    it('assembles pieces and applies them when the stream completes', async () => {
+      const { service, shard } = await initialized();
+      const reply = await service.sendGradsStream(
+        chunks(
+          { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] },
+          { context: null, grads: [piece('w', 8, [2, 2])] },
+        ),
+        context(),
+      );
+      expect(reply.outcome).toBe('PUSH_OUTCOME_APPLIED');
+      expect([
+        ...new Float32Array(Uint8Array.from(shard.tensors.get('w')!.content()).buffer),
+      ]).toEqual([0, 1, 2, 3]);
+      expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+    });
+
+    it('changes nothing when the stream ends early, breaks off or has a gap', async () => {
+      const { service, shard } = await initialized();
+      const before = snapshot(shard);
+      await expect(
+        service.sendGradsStream(
+          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] }),
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_INVALID_STREAM',
+        message: 'gradient w: the stream ended after 8 of 16 bytes',
+      });
+      await expect(
+        service.sendGradsStream(
+          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2]), piece('w', 8, [2, 2])] }),
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_INVALID_STREAM',
+        message: 'gradient w: piece at offset 8, expected 4',
+      });
+      async function* broken(): AsyncIterable<SendGradsChunk__Output> {
+        yield { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] };
+        throw new Error('connection reset');
+      }
+      await expect(service.sendGradsStream(broken(), context())).rejects.toThrow(
+        'connection reset',
+      );
+      expect(snapshot(shard)).toBe(before);
+      expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+    });
+  });
+
+  describe('GetParams before initialization', () => {
+    it('waits until FinishInitParams', async () => {
+      const { service } = setup();
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([5])), optimizer: null },
+        context(),
+      );
+      const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());
+      await service.finishInitParams({ context: ctx() }, context());
+      await expect(waiting).resolves.toMatchObject({ params: [{ name: 'w' }] });
+    });
+
+    it('stops waiting when the call is cancelled or the deadline passes', async () => {
+      const { service } = setup();
+      const controller = new AbortController();
+      const cancelled = service.getParams(
+        { context: ctx(), names: ['w'] },
+        context({ signal: controller.signal }),
+      );
+      controller.abort(new Error('cancelled'));
+      await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
+      const expired = new AbortController();
+      const late = service.getParams(
+        { context: ctx(), names: ['w'] },
+        context({ signal: expired.signal, deadline: Date.now() - 1 }),
+      );
+      expired.abort(new Error('deadline'));
+      await expect(late).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    });
+
+    it('answers waiting calls UNAVAILABLE on shutdown, and refuses changes from then on', async () => {
+      const { service } = setup();
+      const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());
+      service.beginShutdown();
+      await expect(waiting).rejects.toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
+      await expect(service.finishInitParams({ context: ctx() }, context())).rejects.toMatchObject({
+        code: 'PSERVER_SHUTTING_DOWN',
+      });
+    });
+  });
+
+  it('reports its status', async () => {
+    const { service } = await initialized();
+    await service.sendGrads(
+      push(1, [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))]),
+      context(),
+    );
+    expect(service.getShardStatus()).toMatchObject({
+      index: 0,
+      shardCount: 1,
+      shardEpoch: epoch,
+      mode: 'SHARD_MODE_STANDALONE',
+      initialized: true,
+      totalBytes: 16 + 16 + 16,
+      updatesApplied: 1,
+      trainers: 1,
+      tensors: expect.arrayContaining([
+        {
+          name: 'w',
+          elementType: 'ELEMENT_TYPE_FLOAT32',
+          shape: [],
+          elements: 4,
+          bytes: 16,
+          updates: 1,
+          optimizer: 'sgd',
+        },
+        {
+          name: 'ids',
+          elementType: 'ELEMENT_TYPE_INT64',
+          shape: [2],
+          elements: 2,
+          bytes: 16,
+          updates: 0,
+          optimizer: 'none',
+        },
+      ]),
+    });
+  });
+});

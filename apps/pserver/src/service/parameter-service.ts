@@ -1,0 +1,328 @@
+import { OptimizerError } from '@pserver/optimizer';
+import {
+  invalidNameReason,
+  shardOf,
+  type FinishInitParamsRequest__Output,
+  type FinishInitParamsResponse,
+  type GetParamsRequest__Output,
+  type GetParamsResponse,
+  type GetShardStatusResponse,
+  type InitParamRequest__Output,
+  type InitParamResponse,
+  type RequestContext__Output,
+  type SendGradsChunk__Output,
+  type SendGradsRequest__Output,
+  type SendGradsResponse,
+} from '@pserver/proto';
+import type { CallContext } from '@pserver/rpc';
+import type { AdmissionControl } from './admission';
+import type { EpochGuard } from './epoch-guard';
+import { PserverError } from './errors';
+import type { Shard } from './shard';
+import { StagedPush } from './staged-push';
+import { StoredTensor } from './stored-tensor';
+import { elementCount, elementTypeOf } from './tensor-bytes';
+
+export interface ParameterServiceOptions {
+  shard: Shard;
+  epoch: EpochGuard;
+  admission: AdmissionControl;
+  mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER';
+  /** For uptime; `performance.now()` at start. */
+  startedAtMs?: number;
+}
+
+/**
+ * The `ParameterServer` service without gRPC: each method takes the decoded request and a call
+ * context, returns the reply, and throws typed errors (PserverError, OptimizerError) that the
+ * transport maps to statuses. Every check runs before the first change, so a refused call
+ * changes nothing.
+ */
+export class ParameterService {
+  private readonly shard: Shard;
+  private readonly epoch: EpochGuard;
+  private readonly admission: AdmissionControl;
+  private readonly startedAtMs: number;
+  private shuttingDown = false;
+
+  constructor(private readonly options: ParameterServiceOptions) {
+    this.shard = options.shard;
+    this.epoch = options.epoch;
+    this.admission = options.admission;
+    this.startedAtMs = options.startedAtMs ?? performance.now();
+  }
+
+  /** From now on, changes are refused with UNAVAILABLE and waits for initialization end. */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+    this.shard.abandonWaiters(shuttingDownError());
+  }
+
+  async initParam(
+    request: InitParamRequest__Output,
+    _ctx: CallContext,
+  ): Promise<InitParamResponse> {
+    this.refuseIfShuttingDown();
+    await this.checkEpoch(request.context);
+    if (this.shard.initialized) throw alreadyInitialized();
+    const param = request.param;
+    if (!param) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'param: required');
+    const name = this.checkName(param.name, 'param.name');
+    const elementType = elementTypeOf(param.elementType, `param ${name}: elementType`);
+    const elements = elementCount(param.content.byteLength, elementType, `param ${name}: content`);
+    const shape = param.shape;
+    if (shape.length > 0) {
+      const product = shape.reduce((a, b) => a * b, 1);
+      const isBlock = name.includes('@');
+      if (isBlock ? product < elements : product !== elements) {
+        throw new PserverError(
+          'PSERVER_LENGTH_MISMATCH',
+          `param ${name}: shape [${shape.join(', ')}] holds ${product} elements, content has ${elements}`,
+        );
+      }
+    }
+    let tensor: StoredTensor;
+    try {
+      tensor = StoredTensor.create({
+        name,
+        elementType,
+        shape,
+        content: param.content,
+        config: request.optimizer,
+        memory: this.shard.memory,
+      });
+    } catch (err) {
+      if (err instanceof OptimizerError) err.message = `param ${name}: ${err.message}`;
+      throw err;
+    }
+    this.shard.put(tensor);
+    return { shardEpoch: this.epoch.current };
+  }
+
+  async finishInitParams(
+    request: FinishInitParamsRequest__Output,
+    _ctx: CallContext,
+  ): Promise<FinishInitParamsResponse> {
+    this.refuseIfShuttingDown();
+    await this.checkEpoch(request.context);
+    if (this.shard.initialized) throw alreadyInitialized();
+    this.shard.markInitialized();
+    return { shardEpoch: this.epoch.current };
+  }
+
+  async sendGrads(
+    request: SendGradsRequest__Output,
+    _ctx: CallContext,
+  ): Promise<SendGradsResponse> {
+    const { trainerId, step } = await this.checkPushContext(request.context);
+    if (request.grads.length === 0)
+      throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
+    const duplicate = this.duplicateOf(trainerId, step);
+    if (duplicate) return duplicate;
+    const bytes = request.grads.reduce((total, g) => total + g.content.byteLength, 0);
+    this.admission.acquire(bytes);
+    const push = new StagedPush((name) => this.shard.tensors.get(name));
+    try {
+      for (const grad of request.grads) {
+        const name = this.checkName(grad.name, 'grads.name');
+        push.add(
+          name,
+          elementTypeOf(grad.elementType, `gradient ${name}: elementType`),
+          0,
+          grad.content,
+          true,
+        );
+      }
+      return this.reply(this.shard.applyPush(trainerId, step, push));
+    } finally {
+      push.discard();
+      this.admission.release(bytes);
+    }
+  }
+
+  async sendGradsStream(
+    chunks: AsyncIterable<SendGradsChunk__Output>,
+    ctx: CallContext,
+  ): Promise<SendGradsResponse> {
+    let context: { trainerId: number; step: number } | undefined;
+    let duplicate: SendGradsResponse | undefined;
+    let admitted = 0;
+    const push = new StagedPush((name) => this.shard.tensors.get(name));
+    try {
+      for await (const chunk of chunks) {
+        if (!context) {
+          context = await this.checkPushContext(chunk.context);
+          duplicate = this.duplicateOf(context.trainerId, context.step);
+        }
+        // A duplicate's pieces are read and dropped: it will not be applied.
+        if (duplicate) continue;
+        this.refuseIfShuttingDown();
+        const bytes = chunk.grads.reduce((total, g) => total + g.content.byteLength, 0);
+        this.admission.acquire(bytes);
+        admitted += bytes;
+        for (const piece of chunk.grads) {
+          const name = this.checkName(piece.name, 'grads.name');
+          push.add(
+            name,
+            elementTypeOf(piece.elementType, `gradient ${name}: elementType`),
+            piece.offset,
+            piece.content,
+            false,
+          );
+        }
+      }
+      ctx.signal.throwIfAborted();
+      if (!context)
+        throw new PserverError(
+          'PSERVER_INVALID_STREAM',
+          'SendGradsStream: the stream ended without a message',
+        );
+      if (duplicate) return duplicate;
+      return this.reply(this.shard.applyPush(context.trainerId, context.step, push));
+    } finally {
+      push.discard();
+      this.admission.release(admitted);
+    }
+  }
+
+  async getParams(request: GetParamsRequest__Output, ctx: CallContext): Promise<GetParamsResponse> {
+    await this.checkEpoch(request.context);
+    if (request.names.length === 0)
+      throw new PserverError('PSERVER_INVALID_ARGUMENT', 'names: empty');
+    const seen = new Set<string>();
+    for (const raw of request.names) {
+      const name = this.checkName(raw, 'names');
+      if (seen.has(name))
+        throw new PserverError('PSERVER_DUPLICATE_NAME', `names: ${name} appears more than once`);
+      seen.add(name);
+    }
+    if (!this.shard.initialized) {
+      // A wait begun after shutdown began would never be abandoned.
+      this.refuseIfShuttingDown();
+      try {
+        await this.shard.whenInitialized(ctx.signal);
+      } catch (err) {
+        if (err instanceof PserverError) throw err;
+        throw Date.now() >= ctx.deadline
+          ? new PserverError(
+              'DEADLINE_EXCEEDED',
+              'GetParams: the shard was not initialized before the deadline',
+            )
+          : new PserverError('CANCELLED', 'GetParams: cancelled while waiting for initialization');
+      }
+    }
+    const params = request.names.map((name) => {
+      const tensor = this.shard.tensors.get(name);
+      if (!tensor)
+        throw new PserverError('PSERVER_UNKNOWN_TENSOR', `names: no tensor ${name} on this shard`);
+      return {
+        name,
+        elementType: tensor.elementType,
+        shape: [...tensor.shape],
+        content: tensor.content(),
+      };
+    });
+    return { shardEpoch: this.epoch.current, params };
+  }
+
+  getShardStatus(): GetShardStatusResponse {
+    const tensors = [...this.shard.tensors.values()].map((t) => ({
+      name: t.name,
+      elementType: t.elementType,
+      shape: [...t.shape],
+      elements: t.elements,
+      bytes: t.byteLength,
+      updates: t.updates,
+      optimizer: t.algorithm,
+    }));
+    return {
+      index: this.shard.index,
+      shardCount: this.shard.shardCount,
+      shardEpoch: this.epoch.current,
+      mode: this.options.mode,
+      initialized: this.shard.initialized,
+      tensors,
+      totalBytes: this.shard.totalBytes,
+      updatesApplied: this.shard.updatesApplied,
+      uptimeMs: Math.round(performance.now() - this.startedAtMs),
+      trainers: this.shard.marks.size,
+      pushBytesInFlight: this.admission.inFlight,
+    };
+  }
+
+  private reply(result: ReturnType<Shard['applyPush']>): SendGradsResponse {
+    return { shardEpoch: this.epoch.current, ...result };
+  }
+
+  private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
+    const last = this.shard.marks.lastStep(trainerId);
+    if (step > last) return undefined;
+    return {
+      shardEpoch: this.epoch.current,
+      outcome: 'PUSH_OUTCOME_DUPLICATE',
+      skippedNonFinite: [],
+      lastAppliedStep: last,
+    };
+  }
+
+  private async checkPushContext(
+    context: RequestContext__Output | null,
+  ): Promise<{ trainerId: number; step: number }> {
+    this.refuseIfShuttingDown();
+    await this.checkEpoch(context);
+    const trainerId = context?.trainerId ?? 0;
+    const step = context?.step ?? 0;
+    if (trainerId === 0)
+      throw new PserverError(
+        'PSERVER_INVALID_CONTEXT',
+        'context.trainerId: required (non-zero) for a push',
+      );
+    if (step < 1)
+      throw new PserverError(
+        'PSERVER_INVALID_CONTEXT',
+        `context.step: must be ≥ 1 for a push, got ${step}`,
+      );
+    if (!this.shard.initialized) {
+      throw new PserverError(
+        'PSERVER_NOT_INITIALIZED',
+        'SendGrads: the shard is not initialized yet (FinishInitParams)',
+      );
+    }
+    return { trainerId, step };
+  }
+
+  private async checkEpoch(context: RequestContext__Output | null): Promise<void> {
+    await this.epoch.check(context?.shardEpoch ?? 0);
+  }
+
+  /** A valid tensor or block name placed on this shard. */
+  private checkName(name: string, field: string): string {
+    const reason = invalidNameReason(name);
+    if (reason)
+      throw new PserverError(
+        'PSERVER_INVALID_NAME',
+        `${field}: ${JSON.stringify(name.slice(0, 100))} ${reason}`,
+      );
+    const { index, shardCount } = this.shard;
+    const shard = shardOf(name, shardCount);
+    if (shard !== index) {
+      throw new PserverError(
+        'PSERVER_WRONG_SHARD',
+        `${field}: ${name} is placed on shard ${shard} of ${shardCount}, this is shard ${index}`,
+      );
+    }
+    return name;
+  }
+
+  private refuseIfShuttingDown(): void {
+    if (this.shuttingDown) throw shuttingDownError();
+  }
+}
+
+function alreadyInitialized(): PserverError {
+  return new PserverError('PSERVER_ALREADY_INITIALIZED', 'the shard is already initialized');
+}
+
+function shuttingDownError(): PserverError {
+  return new PserverError('PSERVER_SHUTTING_DOWN', 'the pserver is shutting down');
+}

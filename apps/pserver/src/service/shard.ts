@@ -1,0 +1,119 @@
+import { OptimizerError, type TensorMemory } from '@pserver/optimizer';
+import { PserverError } from './errors';
+import type { StagedPush } from './staged-push';
+import { StepMarks } from './step-marks';
+import type { StoredTensor } from './stored-tensor';
+
+export interface PushResult {
+  outcome: 'PUSH_OUTCOME_APPLIED' | 'PUSH_OUTCOME_DUPLICATE';
+  skippedNonFinite: string[];
+  lastAppliedStep: number;
+}
+
+/**
+ * The shard's state: its tensors, whether it is initialized, the trainers' step marks. Every
+ * mutation runs synchronously from start to end, so a reply built from the shard sees each push
+ * either whole or not at all.
+ */
+export class Shard {
+  readonly tensors = new Map<string, StoredTensor>();
+  readonly marks = new StepMarks();
+  /** Gradients applied since start. */
+  updatesApplied = 0;
+  private initializedFlag = false;
+  private readonly initWaiters = new Set<{ resolve: () => void; reject: (err: unknown) => void }>();
+
+  constructor(
+    readonly index: number,
+    readonly shardCount: number,
+    /** Where float32 tensors live; undefined for the default. */
+    readonly memory: TensorMemory | undefined,
+  ) {}
+
+  get initialized(): boolean {
+    return this.initializedFlag;
+  }
+
+  get totalBytes(): number {
+    let total = 0;
+    for (const tensor of this.tensors.values()) total += tensor.byteLength;
+    return total;
+  }
+
+  /** Adds or replaces a tensor (before initialization). */
+  put(tensor: StoredTensor): void {
+    this.tensors.get(tensor.name)?.release();
+    this.tensors.set(tensor.name, tensor);
+  }
+
+  markInitialized(): void {
+    this.initializedFlag = true;
+    for (const waiter of this.initWaiters) waiter.resolve();
+    this.initWaiters.clear();
+  }
+
+  /** Resolves once initialized; rejects when `signal` aborts or `abandonWaiters` is called. */
+  whenInitialized(signal: AbortSignal): Promise<void> {
+    if (this.initializedFlag) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      const onAbort = (): void => {
+        this.initWaiters.delete(waiter);
+        reject(signal.reason);
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.initWaiters.add(waiter);
+    });
+  }
+
+  /** Rejects every wait for initialization with `err` (shutting down). */
+  abandonWaiters(err: unknown): void {
+    for (const waiter of this.initWaiters) waiter.reject(err);
+    this.initWaiters.clear();
+  }
+
+  /**
+   * Applies a staged push all or nothing: every gradient is checked first (a NaN or Infinity is
+   * rejected or skipped per its tensor's policy), then all are applied, then the trainer's mark
+   * moves to `step`. A step not above the mark is acknowledged as a duplicate and not applied.
+   */
+  applyPush(trainerId: number, step: number, push: StagedPush): PushResult {
+    const last = this.marks.lastStep(trainerId);
+    if (step <= last)
+      return { outcome: 'PUSH_OUTCOME_DUPLICATE', skippedNonFinite: [], lastAppliedStep: last };
+    const gradients = push.complete();
+    const verdicts = gradients.map(({ tensor, buffer }) => {
+      try {
+        return tensor.check(buffer);
+      } catch (err) {
+        if (err instanceof OptimizerError && err.code === 'OPTIMIZER_NON_FINITE_GRADIENT') {
+          throw new PserverError(
+            'PSERVER_NON_FINITE_GRADIENT',
+            `gradient ${tensor.name}: holds NaN or Infinity (policy NON_FINITE_POLICY_REJECT); nothing of the push was applied`,
+          );
+        }
+        throw err;
+      }
+    });
+    const skippedNonFinite: string[] = [];
+    gradients.forEach(({ tensor, buffer }, i) => {
+      if (verdicts[i] === 'skip') skippedNonFinite.push(tensor.name);
+      else {
+        tensor.apply(buffer);
+        this.updatesApplied++;
+      }
+    });
+    this.marks.set(trainerId, step);
+    return { outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite, lastAppliedStep: step };
+  }
+}

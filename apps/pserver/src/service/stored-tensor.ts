@@ -1,0 +1,131 @@
+import {
+  Optimizer,
+  type GradientBuffer,
+  type OptimizerConfigInput,
+  type TensorMemory,
+} from '@pserver/optimizer';
+import { elementSizes, type ElementTypeName } from '@pserver/proto';
+import { PserverError } from './errors';
+import { bytesOf, toFloatArray } from './tensor-bytes';
+
+export type FloatTypeName = 'ELEMENT_TYPE_FLOAT32' | 'ELEMENT_TYPE_FLOAT64';
+
+export function isFloatType(elementType: ElementTypeName): elementType is FloatTypeName {
+  return elementType === 'ELEMENT_TYPE_FLOAT32' || elementType === 'ELEMENT_TYPE_FLOAT64';
+}
+
+/**
+ * One tensor or block held by the shard. Float32 and float64 tensors are optimized (their values
+ * live in the optimizer's storage); other types are stored and returned as they came.
+ */
+export class StoredTensor {
+  private constructor(
+    readonly name: string,
+    readonly elementType: ElementTypeName,
+    readonly shape: readonly number[],
+    readonly byteLength: number,
+    /** The configuration as InitParam gave it, kept for checkpoints and status. */
+    readonly config: OptimizerConfigInput | null,
+    private readonly optimizer: Optimizer | undefined,
+    private readonly raw: Uint8Array | undefined,
+  ) {}
+
+  /** Creates a tensor from InitParam's bytes. Throws OptimizerError for a bad config. */
+  static create(options: {
+    name: string;
+    elementType: ElementTypeName;
+    shape: readonly number[];
+    content: Uint8Array;
+    config: OptimizerConfigInput | null;
+    memory: TensorMemory | undefined;
+  }): StoredTensor {
+    const { name, elementType, shape, content, config, memory } = options;
+    if (!isFloatType(elementType)) {
+      if (
+        config &&
+        Object.values(config).some(
+          (v) => v !== null && v !== undefined && v !== 'NON_FINITE_POLICY_REJECT',
+        )
+      ) {
+        throw new PserverError(
+          'PSERVER_NOT_OPTIMIZABLE',
+          `optimizer: ${name} is ${elementType}, which is stored, not optimized: leave the optimizer config empty`,
+        );
+      }
+      return new StoredTensor(
+        name,
+        elementType,
+        shape,
+        content.byteLength,
+        null,
+        undefined,
+        Uint8Array.from(content),
+      );
+    }
+    const optimizer = new Optimizer({
+      elementType,
+      values: toFloatArray(content, elementType),
+      config,
+      storage: memory,
+    });
+    return new StoredTensor(
+      name,
+      elementType,
+      shape,
+      content.byteLength,
+      config,
+      optimizer,
+      undefined,
+    );
+  }
+
+  get optimizable(): boolean {
+    return this.optimizer !== undefined;
+  }
+
+  get elements(): number {
+    return this.byteLength / elementSizes[this.elementType];
+  }
+
+  /** Updates applied (t). */
+  get updates(): number {
+    return this.optimizer?.updates ?? 0;
+  }
+
+  get algorithm(): string {
+    return this.optimizer?.config.algorithm.kind ?? 'none';
+  }
+
+  /** The current values, copied (a reply may be serialized after later updates). */
+  content(): Buffer {
+    if (this.optimizer) return bytesOf(this.optimizer.values);
+    return Buffer.from(this.raw!);
+  }
+
+  /** A gradient-sized buffer next to the values; fill its bytes, then `check` and `apply`. */
+  allocateGradient(): GradientBuffer {
+    return this.requireOptimizer().allocateGradient();
+  }
+
+  check(gradient: GradientBuffer): 'apply' | 'skip' {
+    return this.requireOptimizer().check(gradient.values);
+  }
+
+  apply(gradient: GradientBuffer): void {
+    this.requireOptimizer().update(gradient.values);
+  }
+
+  release(): void {
+    this.optimizer?.release();
+  }
+
+  private requireOptimizer(): Optimizer {
+    if (!this.optimizer) {
+      throw new PserverError(
+        'PSERVER_NOT_OPTIMIZABLE',
+        `gradient ${this.name}: ${this.elementType} tensors are stored, not optimized`,
+      );
+    }
+    return this.optimizer;
+  }
+}

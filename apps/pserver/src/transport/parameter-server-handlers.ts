@@ -1,0 +1,27 @@
+import type { Logger } from '@pserver/logging';
+import type { ParameterServerHandlers } from '@pserver/proto';
+import { clientStreamHandler, unaryHandler } from '@pserver/rpc';
+import type { ParameterService } from '../service/parameter-service';
+
+/** The grpc-js handlers of `pserver.v1.ParameterServer`, each adapting one service method. */
+export function parameterServerHandlers(
+  service: ParameterService,
+  logger: Logger,
+): Omit<ParameterServerHandlers, 'SaveCheckpoint'> {
+  return {
+    InitParam: unaryHandler('InitParam', (request, ctx) => service.initParam(request, ctx), logger),
+    FinishInitParams: unaryHandler(
+      'FinishInitParams',
+      (request, ctx) => service.finishInitParams(request, ctx),
+      logger,
+    ),
+    SendGrads: unaryHandler('SendGrads', (request, ctx) => service.sendGrads(request, ctx), logger),
+    SendGradsStream: clientStreamHandler(
+      'SendGradsStream',
+      (requests, ctx) => service.sendGradsStream(requests, ctx),
+      logger,
+    ),
+    GetParams: unaryHandler('GetParams', (request, ctx) => service.getParams(request, ctx), logger),
+    GetShardStatus: unaryHandler('GetShardStatus', () => service.getShardStatus(), logger),
+  };
+}

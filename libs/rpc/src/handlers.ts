@@ -1,0 +1,92 @@
+import {
+  type handleClientStreamingCall,
+  type handleUnaryCall,
+  type sendUnaryData,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+} from '@grpc/grpc-js';
+import type { Logger } from '@pserver/logging';
+import type { CallContext } from './call-context';
+import { toStatus } from './status-mapping';
+
+/** A service method: plain request in, plain response out, errors thrown as coded errors. */
+export type UnaryMethod<Req, Res> = (request: Req, ctx: CallContext) => Res | Promise<Res>;
+export type ClientStreamMethod<Req, Res> = (
+  requests: AsyncIterable<Req>,
+  ctx: CallContext,
+) => Promise<Res>;
+
+type AnyCall = ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>;
+
+function contextOf(call: AnyCall, method: string, logger: Logger): CallContext {
+  const controller = new AbortController();
+  call.once('cancelled', () =>
+    controller.abort(new Error(`${method}: cancelled by the client or its deadline`)),
+  );
+  const deadline = call.getDeadline();
+  const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+  return {
+    signal: controller.signal,
+    deadline: Number.isFinite(deadlineMs) ? deadlineMs : Number.POSITIVE_INFINITY,
+    peer: call.getPeer(),
+    logger: logger.child({ method }),
+  };
+}
+
+/**
+ * Answers a call exactly once: the result, or the error mapped through the status table. An
+ * error outside the table is logged with its cause and answered INTERNAL with a generic message.
+ */
+function respond<Res>(
+  run: () => Promise<Res>,
+  callback: sendUnaryData<Res>,
+  ctx: CallContext,
+): void {
+  run().then(
+    (response) => callback(null, response),
+    (err: unknown) => {
+      const answer = toStatus(err);
+      if (!answer.expected && !ctx.signal.aborted)
+        ctx.logger.error('call failed unexpectedly', { err });
+      callback({ code: answer.code, details: answer.details, metadata: answer.metadata });
+    },
+  );
+}
+
+/** Adapts a service method to a grpc-js unary handler. */
+export function unaryHandler<Req, Res>(
+  method: string,
+  implementation: UnaryMethod<Req, Res>,
+  logger: Logger,
+): handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    const ctx = contextOf(call as AnyCall, method, logger);
+    respond(async () => implementation(call.request, ctx), callback, ctx);
+  };
+}
+
+/**
+ * Adapts a service method to a grpc-js client-streaming handler. The method reads the requests
+ * as an async iterable; a client that cancels ends the iteration with an error.
+ */
+export function clientStreamHandler<Req, Res>(
+  method: string,
+  implementation: ClientStreamMethod<Req, Res>,
+  logger: Logger,
+): handleClientStreamingCall<Req, Res> {
+  return (call, callback) => {
+    const ctx = contextOf(call as AnyCall, method, logger);
+    respond(() => implementation(readStream<Req>(call, ctx.signal), ctx), callback, ctx);
+  };
+}
+
+async function* readStream<Req>(
+  call: ServerReadableStream<Req, unknown>,
+  signal: AbortSignal,
+): AsyncIterable<Req> {
+  for await (const message of call) {
+    signal.throwIfAborted();
+    yield message as Req;
+  }
+  signal.throwIfAborted();
+}
