@@ -1,4 +1,4 @@
-/// <reference path="./webassembly.d.ts" />
+import type {} from './webassembly-globals';
 import { kernelsWasmBase64 } from './wasm-binary';
 
 /** The exports of kernels.wat. Pointers are byte offsets in the memory; n4 counts 4-float vectors. */

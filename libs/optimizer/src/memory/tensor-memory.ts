@@ -1,4 +1,4 @@
-/// <reference path="../kernels/webassembly.d.ts" />
+import type {} from '../kernels/webassembly-globals';
 import {
   instantiateKernels,
   kernelsModule,
