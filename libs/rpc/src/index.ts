@@ -24,3 +24,5 @@ export {
   parameterServerService,
   serviceNames,
 } from './services';
+export type { CallSettings } from './client-calls';
+export { callClientStream, callUnary } from './client-calls';

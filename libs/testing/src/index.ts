@@ -6,3 +6,13 @@ export { freePort } from './free-port';
 export type { WaitForOptions } from './wait-for';
 export { sleep, waitFor } from './wait-for';
 export { appBundle, workspaceRoot } from './workspace';
+export type { PserverDriverOptions } from './pserver-driver';
+export {
+  bytesOf,
+  defaultPserverDriverOptions,
+  float32s,
+  float64s,
+  PserverDriver,
+} from './pserver-driver';
+export type { PserverProcess } from './pserver-process';
+export { startPserverProcess } from './pserver-process';

@@ -1,0 +1,120 @@
+import { credentials } from '@grpc/grpc-js';
+import type {
+  GetParamsResponse__Output,
+  GetShardStatusResponse__Output,
+  ParameterServerClient,
+  RequestContext,
+  SendGradsChunk,
+  SendGradsResponse__Output,
+  Tensor,
+  OptimizerConfig,
+} from '@pserver/proto';
+import {
+  callClientStream,
+  callUnary,
+  clientChannelOptions,
+  parameterServerClient,
+} from '@pserver/rpc';
+
+export interface PserverDriverOptions {
+  maxMessageBytes: number;
+  flowControlWindowBytes: number;
+  timeoutMs: number;
+}
+
+export const defaultPserverDriverOptions: PserverDriverOptions = {
+  maxMessageBytes: 256 * 1024 * 1024,
+  flowControlWindowBytes: 32 * 1024 * 1024,
+  timeoutMs: 30_000,
+};
+
+/**
+ * A plain gRPC driver of one pserver for tests and benchmarks: each method is one call, and a
+ * failure rejects with `RpcError`. It adds nothing of the trainer client (no placement, no
+ * retries), so tests see exactly what the server answers.
+ */
+export class PserverDriver {
+  readonly client: ParameterServerClient;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly address: string,
+    options: Partial<PserverDriverOptions> = {},
+  ) {
+    const settings = { ...defaultPserverDriverOptions, ...options };
+    this.timeoutMs = settings.timeoutMs;
+    this.client = parameterServerClient(
+      address,
+      credentials.createInsecure(),
+      clientChannelOptions(settings),
+    );
+  }
+
+  status(timeoutMs = this.timeoutMs): Promise<GetShardStatusResponse__Output> {
+    return callUnary(this.client.getShardStatus.bind(this.client), {}, { timeoutMs });
+  }
+
+  /** The shard's epoch, as a trainer learns it in standalone mode. */
+  async epoch(): Promise<number> {
+    return (await this.status()).shardEpoch;
+  }
+
+  initParam(context: RequestContext, param: Tensor, optimizer?: OptimizerConfig): Promise<unknown> {
+    return callUnary(
+      this.client.initParam.bind(this.client),
+      { context, param, optimizer },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  finishInitParams(context: RequestContext): Promise<unknown> {
+    return callUnary(
+      this.client.finishInitParams.bind(this.client),
+      { context },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  sendGrads(context: RequestContext, grads: Tensor[]): Promise<SendGradsResponse__Output> {
+    return callUnary(
+      this.client.sendGrads.bind(this.client),
+      { context, grads },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  sendGradsStream(
+    chunks: Iterable<SendGradsChunk> | AsyncIterable<SendGradsChunk>,
+  ): Promise<SendGradsResponse__Output> {
+    return callClientStream(this.client.sendGradsStream.bind(this.client), chunks, {
+      timeoutMs: this.timeoutMs,
+    });
+  }
+
+  getParams(
+    context: RequestContext,
+    names: string[],
+    timeoutMs = this.timeoutMs,
+  ): Promise<GetParamsResponse__Output> {
+    return callUnary(this.client.getParams.bind(this.client), { context, names }, { timeoutMs });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** The little-endian bytes of a typed array, as a tensor's `content`. */
+export function bytesOf(array: ArrayBufferView): Buffer {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/** Reads `content` bytes (at any alignment) as float32 values. */
+export function float32s(content: Uint8Array): number[] {
+  return [...new Float32Array(Uint8Array.from(content).buffer)];
+}
+
+/** Reads `content` bytes (at any alignment) as float64 values. */
+export function float64s(content: Uint8Array): number[] {
+  return [...new Float64Array(Uint8Array.from(content).buffer)];
+}
