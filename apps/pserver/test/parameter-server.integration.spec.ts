@@ -4,10 +4,12 @@ import { status } from '@grpc/grpc-js';
 import type { RequestContext, Tensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
+  appBundle,
   bytesOf,
   float32s,
   float64s,
   PserverDriver,
+  spawnNode,
   startPserverProcess,
   stopAllProcesses,
   type PserverProcess,
@@ -34,11 +36,13 @@ describe('a pserver over real gRPC', () => {
   let pserver: PserverProcess;
   let driver: PserverDriver;
   let context: RequestContext;
+  let epoch: number;
 
   beforeAll(async () => {
     pserver = await startPserverProcess(['--max-message-mb', '4']);
     driver = new PserverDriver(pserver.address);
-    context = { trainerId: 42, shardEpoch: await driver.epoch() };
+    epoch = await driver.epoch();
+    context = { trainerId: 42, shardEpoch: epoch };
   });
 
   afterAll(async () => {
@@ -109,7 +113,7 @@ describe('a pserver over real gRPC', () => {
       -7,
       2 ** 31 - 1,
     ]);
-    expect(reply.shardEpoch).toBe(context.shardEpoch);
+    expect(reply.shardEpoch).toBe(epoch);
   });
 
   it('acknowledges a repeated step as a duplicate and does not apply it again', async () => {
@@ -139,13 +143,11 @@ describe('a pserver over real gRPC', () => {
   });
 
   it('answers a stale shard epoch ABORTED with the current epoch in the trailers', async () => {
-    const error = await rejection(
-      driver.getParams({ ...context, shardEpoch: context.shardEpoch! - 1 }, ['w']),
-    );
+    const error = await rejection(driver.getParams({ ...context, shardEpoch: epoch - 1 }, ['w']));
     expect(error).toMatchObject({
       status: status.ABORTED,
       code: 'PSERVER_STALE_EPOCH',
-      facts: { shardEpoch: context.shardEpoch },
+      facts: { shardEpoch: epoch },
     });
   });
 
@@ -278,7 +280,6 @@ describe('pserver shutdown', () => {
   });
 
   it('refuses --index outside --shards at start, naming the flag', async () => {
-    const { spawnNode, appBundle } = await import('@pserver/testing');
     const child = spawnNode(appBundle('pserver'), ['--index', '2', '--shards', '2'], {
       name: 'pserver-bad-index',
     });
