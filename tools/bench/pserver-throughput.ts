@@ -125,7 +125,7 @@ async function measureGrpc(port: number): Promise<{ push: number; pull: number }
     `127.0.0.1:${port}`,
     credentials.createInsecure(),
     clientChannelOptions(transport),
-  ) as Client &
+  ) as unknown as Client &
     Record<
       'push' | 'pull',
       (req: Buffer, md: Metadata, cb: (err: Error | null, reply?: Buffer) => void) => void
