@@ -25,7 +25,8 @@ export interface CheckpointMeta {
    */
   'checksumAlgorithm'?: (_pserver_v1_ChecksumAlgorithm);
   /**
-   * The footer's checksum.
+   * The checksum of the whole file, footer included (the footer's own checksum covers the bytes
+   * before it, so a file can be checked without its meta; this one also covers the footer).
    */
   'checksum'?: (Buffer | Uint8Array | string);
   /**
@@ -76,7 +77,8 @@ export interface CheckpointMeta__Output {
    */
   'checksumAlgorithm': (_pserver_v1_ChecksumAlgorithm__Output);
   /**
-   * The footer's checksum.
+   * The checksum of the whole file, footer included (the footer's own checksum covers the bytes
+   * before it, so a file can be checked without its meta; this one also covers the footer).
    */
   'checksum': (Buffer);
   /**

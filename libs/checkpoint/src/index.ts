@@ -1,0 +1,17 @@
+export type { CheckpointErrorCode } from './errors';
+export { CheckpointError } from './errors';
+export { checkpointPath, markBroken, removeLeftoverTemporaries, removeUnreferenced } from './files';
+export { checksumAlgorithm, formatVersion } from './format';
+export { fsyncDirectory, writeFileAtomic } from './fs-sync';
+export type { MetaStore } from './manifest-store';
+export { ManifestStore, shardDirectory } from './manifest-store';
+export type { CheckpointMeta } from './meta';
+export { metaFromJson, metaToJson } from './meta';
+export type { CheckpointHeader, CheckpointVisitor, ExpectedFile, ReadResult } from './reader';
+export { readCheckpointFile } from './reader';
+export type { ShardSnapshot, StepMarkSnapshot, TensorSnapshot } from './snapshot';
+export { nowUnixNs } from './snapshot';
+export type { WritePoint, WritePointHook } from './write-points';
+export { isWritePoint, writePoints } from './write-points';
+export type { WriteOptions, WrittenFile } from './writer';
+export { writeCheckpointFile } from './writer';

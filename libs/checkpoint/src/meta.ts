@@ -1,0 +1,65 @@
+import { messageType } from '@pserver/proto';
+import { checksumAlgorithm } from './format';
+
+/**
+ * Names a committed checkpoint file and how to verify it. Kept in the standalone manifest (and,
+ * in cluster mode, in etcd) as the proto3 JSON of `pserver.v1.CheckpointMeta`, so any language
+ * can read it.
+ */
+export interface CheckpointMeta {
+  uuid: string;
+  /** Relative to the checkpoint directory, e.g. `shard-0/e7-s3-<uuid>.ckpt`. */
+  path: string;
+  size: number;
+  checksumAlgorithm: typeof checksumAlgorithm;
+  /** CRC-32C of the whole file, 8 hex digits. */
+  checksum: string;
+  /** Nanoseconds since the Unix epoch, as a decimal string (it does not fit a double). */
+  timestampNs: string;
+  shardEpoch: number;
+  index: number;
+  seq: number;
+  updatesApplied: number;
+  formatVersion: number;
+}
+
+/** The proto3 JSON of a meta (64-bit integers as strings, bytes as base64). */
+export function metaToJson(meta: CheckpointMeta): Record<string, unknown> {
+  const type = messageType('CheckpointMeta');
+  return type.toObject(type.fromObject({ ...meta, checksum: Buffer.from(meta.checksum, 'hex') }), {
+    longs: String,
+    enums: String,
+    bytes: String,
+  });
+}
+
+/** Reads a meta from its proto3 JSON; throws on a value that is not one. */
+export function metaFromJson(json: unknown): CheckpointMeta {
+  const type = messageType('CheckpointMeta');
+  const message = type.fromObject(json as Record<string, unknown>);
+  const raw = type.toObject(message, {
+    longs: String,
+    enums: String,
+    bytes: Buffer,
+    defaults: true,
+  }) as Record<string, unknown>;
+  const number = (key: string): number => Number(raw[key]);
+  if (raw['checksumAlgorithm'] !== checksumAlgorithm) {
+    throw new Error(
+      `checkpoint meta: checksum algorithm ${String(raw['checksumAlgorithm'])} is not supported`,
+    );
+  }
+  return {
+    uuid: String(raw['uuid']),
+    path: String(raw['path']),
+    size: number('size'),
+    checksumAlgorithm,
+    checksum: (raw['checksum'] as Buffer).toString('hex'),
+    timestampNs: String(raw['timestampNs']),
+    shardEpoch: number('shardEpoch'),
+    index: number('index'),
+    seq: number('seq'),
+    updatesApplied: number('updatesApplied'),
+    formatVersion: number('formatVersion'),
+  };
+}

@@ -1,0 +1,170 @@
+import fs from 'node:fs/promises';
+import type {
+  CheckpointHeader__Output,
+  StepMark__Output,
+  TensorRecord__Output,
+} from '@pserver/proto';
+import { CheckpointError, ioError } from './errors';
+import { Checksum, decodeFrame, formatVersion } from './format';
+
+/** The header, with its nanosecond timestamp exact (a decimal string). */
+export type CheckpointHeader = Omit<CheckpointHeader__Output, 'createdUnixNs'> & {
+  createdUnixNs: string;
+};
+
+export interface CheckpointVisitor {
+  header?(header: CheckpointHeader): void;
+  /** Called once per record; the record's buffers are its own (they may be kept). */
+  tensor?(record: TensorRecord__Output): void;
+  stepMarks?(marks: StepMark__Output[]): void;
+}
+
+export interface ReadResult {
+  header: CheckpointHeader;
+  records: number;
+  size: number;
+  /** CRC-32C of the whole file (what the meta records). */
+  checksum: string;
+}
+
+/** What the meta says the file is; checked before and after reading. */
+export interface ExpectedFile {
+  size: number;
+  checksum: string;
+}
+
+const maxVarintBytes = 10;
+
+/**
+ * Reads a checkpoint file frame by frame (memory stays near one record), handing each record to
+ * the visitor, and verifies it: header first, format version known, checksum and record count as
+ * the footer says, nothing after the footer, and size and whole-file checksum as `expected` (the
+ * meta) says — with the meta, every byte of the file is covered. Any
+ * mismatch throws CHECKPOINT_CORRUPT; the visitor may have seen records of a file that then
+ * failed, so callers load into fresh state and keep it only on success.
+ */
+export async function readCheckpointFile(
+  file: string,
+  visitor: CheckpointVisitor = {},
+  expected?: ExpectedFile,
+): Promise<ReadResult> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, 'r');
+  } catch (err) {
+    throw ioError(`checkpoint ${file}`, err);
+  }
+  try {
+    const { size } = await handle.stat();
+    const corrupt = (what: string): CheckpointError =>
+      new CheckpointError('CHECKPOINT_CORRUPT', `checkpoint ${file}: ${what}`);
+    if (expected && size !== expected.size)
+      throw corrupt(`${size} bytes, its meta says ${expected.size}`);
+    const checksum = new Checksum();
+    let position = 0;
+    let header: CheckpointHeader | undefined;
+    let records = 0;
+    for (;;) {
+      if (position >= size) throw corrupt(`ends after ${size} bytes without a footer (truncated)`);
+      const lengthBytes = Buffer.alloc(Math.min(maxVarintBytes, size - position));
+      await readFully(handle, lengthBytes, position);
+      const { value: length, bytes: prefix } = readVarint(lengthBytes);
+      if (prefix === 0 || position + prefix + length > size) {
+        throw corrupt(
+          `a frame at byte ${position} claims ${length} bytes past the end of the file (truncated or corrupt)`,
+        );
+      }
+      const frameBytes = Buffer.alloc(prefix + length);
+      await readFully(handle, frameBytes, position);
+      position += frameBytes.byteLength;
+      const body = frameBytes.subarray(prefix);
+      let frame;
+      try {
+        frame = decodeFrame(body);
+      } catch (err) {
+        throw new CheckpointError(
+          'CHECKPOINT_CORRUPT',
+          `checkpoint ${file}: undecodable frame before byte ${position}`,
+          { cause: err },
+        );
+      }
+      if (!header) {
+        if (frame.frame !== 'header' || !frame.header)
+          throw corrupt('does not start with a header');
+        const exact = decodeFrame(body, String).header!;
+        header = { ...frame.header, createdUnixNs: String(exact.createdUnixNs) };
+        if (header.formatVersion < 1 || header.formatVersion > formatVersion) {
+          throw corrupt(
+            `format version ${header.formatVersion} is not one this reader knows (1..${formatVersion})`,
+          );
+        }
+        checksum.update(frameBytes);
+        visitor.header?.(header);
+        continue;
+      }
+      if (frame.frame === 'footer' && frame.footer) {
+        const digest = checksum.digest().toString('hex');
+        const stored = frame.footer.checksum.toString('hex');
+        if (frame.footer.checksumAlgorithm !== 'CHECKSUM_ALGORITHM_CRC32C') {
+          throw corrupt(
+            `checksum algorithm ${frame.footer.checksumAlgorithm} is not one this reader knows`,
+          );
+        }
+        if (stored !== digest)
+          throw corrupt(`checksum ${digest} does not match the footer's ${stored}`);
+        if (frame.footer.recordCount !== records)
+          throw corrupt(`${records} records, the footer says ${frame.footer.recordCount}`);
+        if (position !== size) throw corrupt(`${size - position} bytes after the footer`);
+        const whole = checksum.fork();
+        whole.update(frameBytes);
+        const fileChecksum = whole.digest().toString('hex');
+        if (expected && fileChecksum !== expected.checksum) {
+          throw corrupt(`checksum ${fileChecksum}, its meta says ${expected.checksum}`);
+        }
+        return { header, records, size, checksum: fileChecksum };
+      }
+      checksum.update(frameBytes);
+      records++;
+      if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
+      else if (frame.frame === 'stepMarks' && frame.stepMarks)
+        visitor.stepMarks?.(frame.stepMarks.marks);
+      else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);
+    }
+  } catch (err) {
+    if (err instanceof CheckpointError) throw err;
+    throw ioError(`checkpoint ${file}`, err);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readFully(handle: fs.FileHandle, buffer: Buffer, position: number): Promise<void> {
+  let read = 0;
+  while (read < buffer.byteLength) {
+    const { bytesRead } = await handle.read(
+      buffer,
+      read,
+      buffer.byteLength - read,
+      position + read,
+    );
+    if (bytesRead === 0)
+      throw new CheckpointError(
+        'CHECKPOINT_CORRUPT',
+        `unexpected end of file at byte ${position + read}`,
+      );
+    read += bytesRead;
+  }
+}
+
+/** A protobuf varint; `bytes` is 0 when none is complete within the buffer. */
+function readVarint(buffer: Uint8Array): { value: number; bytes: number } {
+  let value = 0;
+  let multiplier = 1;
+  for (let i = 0; i < buffer.byteLength; i++) {
+    const byte = buffer[i]!;
+    value += (byte & 0x7f) * multiplier;
+    if ((byte & 0x80) === 0) return { value, bytes: i + 1 };
+    multiplier *= 128;
+  }
+  return { value: 0, bytes: 0 };
+}

@@ -1,0 +1,117 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { CheckpointError, ioError } from './errors';
+import { Checksum, encodeFrame, formatVersion } from './format';
+import { fsyncDirectory } from './fs-sync';
+import type { ShardSnapshot } from './snapshot';
+import type { WritePointHook } from './write-points';
+
+export interface WrittenFile {
+  /** Relative to the checkpoint directory. */
+  path: string;
+  size: number;
+  /** CRC-32C of the whole file, 8 hex digits (what the meta records). */
+  checksum: string;
+}
+
+export interface WriteOptions {
+  /** The checkpoint directory. */
+  root: string;
+  /** The file's path relative to `root`, e.g. `shard-0/e7-s3-<uuid>.ckpt`. */
+  path: string;
+  hook?: WritePointHook;
+}
+
+/**
+ * Writes a snapshot as a checkpoint file, crash-safely: to `<path>.tmp`, frame by frame (memory
+ * beyond the snapshot stays near one record), fsync, rename, fsync the directory. A failure
+ * removes the temporary file; a failed fsync is never retried on the same file (the page cache
+ * may have dropped the dirty pages it reported), the next checkpoint writes a new one.
+ * Committing the meta is the caller's next step; until then the file is not a checkpoint.
+ */
+export async function writeCheckpointFile(
+  snapshot: ShardSnapshot,
+  options: WriteOptions,
+): Promise<WrittenFile> {
+  const hook = options.hook ?? (() => undefined);
+  const final = path.join(options.root, options.path);
+  const tmp = `${final}.tmp`;
+  await hook('before-tmp-write');
+  let handle: fs.FileHandle;
+  try {
+    await fs.mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+    handle = await fs.open(tmp, 'wx', 0o600);
+  } catch (err) {
+    throw ioError(`checkpoint ${options.path}`, err);
+  }
+  let size = 0;
+  const checksum = new Checksum();
+  const write = async (frame: Uint8Array, hashed: boolean): Promise<void> => {
+    if (hashed) checksum.update(frame);
+    let written = 0;
+    while (written < frame.byteLength) {
+      const { bytesWritten } = await handle.write(frame, written, frame.byteLength - written);
+      written += bytesWritten;
+    }
+    size += frame.byteLength;
+  };
+  try {
+    await write(
+      encodeFrame({
+        header: {
+          formatVersion,
+          shardIndex: snapshot.index,
+          shardCount: snapshot.shardCount,
+          shardEpoch: snapshot.shardEpoch,
+          createdUnixNs: snapshot.createdUnixNs,
+          blockSize: snapshot.blockSize,
+          job: snapshot.job,
+          seq: snapshot.seq,
+        },
+      }),
+      true,
+    );
+    let records = 0;
+    const half = Math.floor(snapshot.tensors.length / 2);
+    for (const tensor of snapshot.tensors) {
+      await write(encodeFrame({ tensor }), true);
+      if (++records === half) await hook('mid-write');
+    }
+    if (half === 0) await hook('mid-write');
+    await write(
+      encodeFrame({
+        stepMarks: {
+          marks: snapshot.marks.map((m) => ({
+            trainerId: m.trainerId,
+            step: m.step,
+            updatedUnixMs: m.updatedUnixMs,
+          })),
+        },
+      }),
+      true,
+    );
+    records++;
+    // The footer's checksum covers the bytes before it; the file's (in the meta) covers it too.
+    const footer = encodeFrame({
+      footer: {
+        recordCount: records,
+        checksumAlgorithm: 'CHECKSUM_ALGORITHM_CRC32C',
+        checksum: checksum.digest(),
+      },
+    });
+    await write(footer, true);
+    await hook('after-write-before-fsync');
+    await handle.sync();
+    await handle.close();
+    await hook('after-fsync-before-rename');
+    await fs.rename(tmp, final);
+    await hook('after-rename-before-dir-fsync');
+    await fsyncDirectory(path.dirname(final));
+    return { path: options.path, size, checksum: checksum.digest().toString('hex') };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    if (err instanceof CheckpointError) throw err;
+    throw ioError(`checkpoint ${options.path}`, err);
+  }
+}
