@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
 import { defaultLogFormat, logLevels, type LogFormat, type LogLevel } from '@pserver/logging';
 
 /** Everything the pserver reads from its command line and environment, parsed and checked. */
@@ -12,6 +13,14 @@ export interface PserverConfig {
   maxMessageBytes: number;
   flowControlWindowBytes: number;
   maxPushBytesInFlight: number;
+  /** The checkpoint directory; this shard writes `<dir>/shard-<index>/`. */
+  checkpointDir: string;
+  checkpointIntervalMs: number;
+  checkpointRetain: number;
+  /** Start empty even though committed checkpoints were all lost. */
+  allowFreshStart: boolean;
+  /** Test setting: at this write-path point, SIGKILL the process or fail with ENOSPC once. */
+  failpoint: { point: WritePoint; action: 'kill' | 'enospc' } | undefined;
   logLevel: LogLevel;
   logFormat: LogFormat;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
@@ -97,6 +106,49 @@ export function loadConfig(argv: string[]): PserverConfig {
       ),
     )
     .addOption(
+      new Option(
+        '--checkpoint-dir <dir>',
+        'checkpoint directory (this shard uses <dir>/shard-<index>/)',
+      )
+        .env('PSERVER_CHECKPOINT_DIR')
+        .default('checkpoints'),
+    )
+    .addOption(
+      integerOption(
+        '--checkpoint-interval-s <s>',
+        'seconds between periodic checkpoints (when the shard changed)',
+        'PSERVER_CHECKPOINT_INTERVAL_S',
+        600,
+        1,
+        31_536_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--checkpoint-retain <n>',
+        'committed checkpoints kept',
+        'PSERVER_CHECKPOINT_RETAIN',
+        3,
+        1,
+        1000,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allow-fresh-start',
+        'start empty when every committed checkpoint is lost or corrupt (otherwise: exit 3)',
+      ).env('PSERVER_ALLOW_FRESH_START'),
+    )
+    .addOption(
+      new Option(
+        '--failpoint <point[:enospc]>',
+        'testing only: SIGKILL the process (or fail with ENOSPC once) at a checkpoint write point',
+      )
+        .env('PSERVER_FAILPOINT')
+        .argParser(parseFailpoint)
+        .hideHelp(),
+    )
+    .addOption(
       new Option('--log-level <level>', 'least severe level logged')
         .env('PSERVER_LOG_LEVEL')
         .choices(logLevels)
@@ -129,6 +181,11 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxMessageMb: number;
     flowControlWindowMb: number;
     maxPushMbInFlight: number;
+    checkpointDir: string;
+    checkpointIntervalS: number;
+    checkpointRetain: number;
+    allowFreshStart?: boolean;
+    failpoint?: PserverConfig['failpoint'];
     logLevel: LogLevel; // checked by .choices()
     logFormat?: LogFormat;
     shutdownGraceMs: number;
@@ -146,6 +203,11 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxMessageBytes: options.maxMessageMb * mib,
     flowControlWindowBytes: options.flowControlWindowMb * mib,
     maxPushBytesInFlight: options.maxPushMbInFlight * mib,
+    checkpointDir: options.checkpointDir,
+    checkpointIntervalMs: options.checkpointIntervalS * 1000,
+    checkpointRetain: options.checkpointRetain,
+    allowFreshStart: options.allowFreshStart ?? false,
+    failpoint: options.failpoint,
     logLevel: options.logLevel,
     logFormat: options.logFormat ?? defaultLogFormat(),
     shutdownGraceMs: options.shutdownGraceMs,
@@ -172,4 +234,12 @@ function integerOption(
       }
       return n;
     });
+}
+
+function parseFailpoint(value: string): PserverConfig['failpoint'] {
+  const [point = '', action = 'kill'] = value.split(':');
+  if (!isWritePoint(point) || (action !== 'kill' && action !== 'enospc')) {
+    throw new InvalidArgumentError(`expected <write point>[:enospc], got '${value}'.`);
+  }
+  return { point, action };
 }

@@ -1,6 +1,6 @@
 import { createLogger } from '@pserver/logging';
 import { loadConfig } from './config';
-import { PserverNode } from './pserver-node';
+import { exitCodes, PserverNode, RefusedToStart } from './pserver-node';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv);
@@ -9,12 +9,21 @@ async function main(): Promise<void> {
     level: config.logLevel,
     format: config.logFormat,
   });
-  const node = new PserverNode(config, logger);
   process.on('uncaughtException', (err) => {
     logger.fatal('uncaught exception', { err });
     process.exit(70);
   });
-  await node.start();
+  const node = new PserverNode(config, logger);
+  try {
+    await node.start();
+  } catch (err) {
+    if (err instanceof RefusedToStart) {
+      logger.fatal(err.message);
+      process.exit(err.exitCode);
+    }
+    logger.fatal('failed to start', { err });
+    process.exit(exitCodes.failure);
+  }
 
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -22,10 +31,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     node.stop().then(
-      () => process.exit(0),
+      () => process.exit(exitCodes.ok),
       (err: unknown) => {
-        logger.error('shutdown failed', { err });
-        process.exit(1);
+        logger.fatal('shutdown failed: updates since the last checkpoint are lost', { err });
+        process.exit(exitCodes.failure);
       },
     );
   };
@@ -33,7 +42,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 }
 
-main().catch((err: unknown) => {
-  console.error('pserver failed to start:', err);
-  process.exit(1);
-});
+void main();

@@ -14,5 +14,6 @@ export {
   float64s,
   PserverDriver,
 } from './pserver-driver';
-export type { PserverProcess } from './pserver-process';
+export type { PserverProcess, StartPserverOptions } from './pserver-process';
 export { startPserverProcess } from './pserver-process';
+export { tempDir } from './temp-dir';

@@ -24,6 +24,10 @@ function setup(options: { index?: number; shards?: number; admissionBytes?: numb
     shard,
     epoch: new FixedEpochGuard(epoch),
     admission: new AdmissionControl(options.admissionBytes ?? 1 << 30),
+    checkpointer: {
+      lastCommitted: undefined,
+      save: () => Promise.reject(new Error('no checkpoints in unit tests')),
+    },
     mode: 'SHARD_MODE_STANDALONE',
   });
   return { shard, service };

@@ -7,14 +7,17 @@ import {
   type GetParamsRequest__Output,
   type GetParamsResponse,
   type GetShardStatusResponse,
+  type CheckpointMeta,
   type InitParamRequest__Output,
   type InitParamResponse,
+  type SaveCheckpointResponse,
   type RequestContext__Output,
   type SendGradsChunk__Output,
   type SendGradsRequest__Output,
   type SendGradsResponse,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
+import type { CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
 import type { AdmissionControl } from './admission';
 import type { EpochGuard } from './epoch-guard';
 import { PserverError } from './errors';
@@ -23,10 +26,17 @@ import { StagedPush } from './staged-push';
 import { StoredTensor } from './stored-tensor';
 import { elementCount, elementTypeOf } from './tensor-bytes';
 
+/** What the service needs of the checkpointer (a fake in unit tests). */
+export interface CheckpointSaver {
+  readonly lastCommitted: StoredMeta | undefined;
+  save(reason: string): Promise<StoredMeta>;
+}
+
 export interface ParameterServiceOptions {
   shard: Shard;
   epoch: EpochGuard;
   admission: AdmissionControl;
+  checkpointer: CheckpointSaver;
   mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER';
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
@@ -225,6 +235,17 @@ export class ParameterService {
     return { shardEpoch: this.epoch.current, params };
   }
 
+  /** Writes and commits a checkpoint now; answers its meta. */
+  async saveCheckpoint(): Promise<SaveCheckpointResponse> {
+    if (!this.shard.initialized) {
+      throw new PserverError(
+        'PSERVER_NOT_INITIALIZED',
+        'SaveCheckpoint: the shard is not initialized yet (FinishInitParams)',
+      );
+    }
+    return { meta: toProtoMeta(await this.options.checkpointer.save('request')) };
+  }
+
   getShardStatus(): GetShardStatusResponse {
     const tensors = [...this.shard.tensors.values()].map((t) => ({
       name: t.name,
@@ -247,6 +268,9 @@ export class ParameterService {
       uptimeMs: Math.round(performance.now() - this.startedAtMs),
       trainers: this.shard.marks.size,
       pushBytesInFlight: this.admission.inFlight,
+      lastCheckpoint: this.options.checkpointer.lastCommitted
+        ? toProtoMeta(this.options.checkpointer.lastCommitted)
+        : null,
     };
   }
 
@@ -325,4 +349,8 @@ function alreadyInitialized(): PserverError {
 
 function shuttingDownError(): PserverError {
   return new PserverError('PSERVER_SHUTTING_DOWN', 'the pserver is shutting down');
+}
+
+function toProtoMeta(meta: StoredMeta): CheckpointMeta {
+  return { ...meta, checksum: Buffer.from(meta.checksum, 'hex') };
 }

@@ -1,3 +1,5 @@
+import type { ShardSnapshot, StepMarkSnapshot } from '@pserver/checkpoint';
+import { nowUnixNs } from '@pserver/checkpoint';
 import { OptimizerError, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
 import type { StagedPush } from './staged-push';
@@ -44,6 +46,35 @@ export class Shard {
   put(tensor: StoredTensor): void {
     this.tensors.get(tensor.name)?.release();
     this.tensors.set(tensor.name, tensor);
+  }
+
+  /**
+   * A copy of everything a checkpoint holds, taken synchronously: no update can land in the
+   * middle, and updates resume as soon as the copy is taken.
+   */
+  snapshot(shardEpoch: number, seq: number): ShardSnapshot {
+    return {
+      index: this.index,
+      shardCount: this.shardCount,
+      shardEpoch,
+      seq,
+      blockSize: 0,
+      job: '',
+      createdUnixNs: nowUnixNs(),
+      updatesApplied: this.updatesApplied,
+      tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot()),
+      marks: this.marks.entries(),
+    };
+  }
+
+  /** Replaces the shard's content with a recovered one and marks it initialized. */
+  load(tensors: StoredTensor[], marks: StepMarkSnapshot[], updatesApplied: number): void {
+    for (const tensor of this.tensors.values()) tensor.release();
+    this.tensors.clear();
+    for (const tensor of tensors) this.tensors.set(tensor.name, tensor);
+    for (const mark of marks) this.marks.set(mark.trainerId, mark.step, mark.updatedUnixMs);
+    this.updatesApplied = updatesApplied;
+    this.markInitialized();
   }
 
   markInitialized(): void {

@@ -1,12 +1,19 @@
+import type { TensorSnapshot } from '@pserver/checkpoint';
 import {
   Optimizer,
+  stateFromMessage,
+  stateToMessage,
   type GradientBuffer,
-  type OptimizerConfigInput,
   type TensorMemory,
 } from '@pserver/optimizer';
-import { elementSizes, type ElementTypeName } from '@pserver/proto';
+import {
+  elementSizes,
+  type ElementTypeName,
+  type OptimizerConfig__Output,
+  type TensorRecord__Output,
+} from '@pserver/proto';
 import { PserverError } from './errors';
-import { bytesOf, toFloatArray } from './tensor-bytes';
+import { bytesOf, elementTypeOf, toFloatArray } from './tensor-bytes';
 
 export type FloatTypeName = 'ELEMENT_TYPE_FLOAT32' | 'ELEMENT_TYPE_FLOAT64';
 
@@ -25,7 +32,7 @@ export class StoredTensor {
     readonly shape: readonly number[],
     readonly byteLength: number,
     /** The configuration as InitParam gave it, kept for checkpoints and status. */
-    readonly config: OptimizerConfigInput | null,
+    readonly config: OptimizerConfig__Output | null,
     private readonly optimizer: Optimizer | undefined,
     private readonly raw: Uint8Array | undefined,
   ) {}
@@ -36,7 +43,7 @@ export class StoredTensor {
     elementType: ElementTypeName;
     shape: readonly number[];
     content: Uint8Array;
-    config: OptimizerConfigInput | null;
+    config: OptimizerConfig__Output | null;
     memory: TensorMemory | undefined;
   }): StoredTensor {
     const { name, elementType, shape, content, config, memory } = options;
@@ -77,6 +84,59 @@ export class StoredTensor {
       optimizer,
       undefined,
     );
+  }
+
+  /** Rebuilds a tensor, with its optimizer's exact state, from a checkpoint record. */
+  static restore(record: TensorRecord__Output, memory: TensorMemory | undefined): StoredTensor {
+    const tensor = record.tensor!;
+    const elementType = elementTypeOf(
+      tensor.elementType,
+      `checkpoint record ${tensor.name}: elementType`,
+    );
+    if (!isFloatType(elementType)) {
+      return new StoredTensor(
+        tensor.name,
+        elementType,
+        tensor.shape,
+        tensor.content.byteLength,
+        null,
+        undefined,
+        Uint8Array.from(tensor.content),
+      );
+    }
+    const state = record.state
+      ? stateFromMessage(record.state, elementType === 'ELEMENT_TYPE_FLOAT64')
+      : undefined;
+    const optimizer = new Optimizer({
+      elementType,
+      values: toFloatArray(tensor.content, elementType),
+      config: record.optimizer,
+      state,
+      storage: memory,
+    });
+    return new StoredTensor(
+      tensor.name,
+      elementType,
+      tensor.shape,
+      tensor.content.byteLength,
+      record.optimizer,
+      optimizer,
+      undefined,
+    );
+  }
+
+  /** A copy of the tensor, its config and its optimizer's state, for a checkpoint. */
+  snapshot(): TensorSnapshot {
+    return {
+      tensor: {
+        name: this.name,
+        elementType: this.elementType,
+        shape: [...this.shape],
+        content: this.content(),
+      },
+      optimizer: this.config,
+      state: this.optimizer ? stateToMessage(this.optimizer.exportState()) : null,
+    };
   }
 
   get optimizable(): boolean {

@@ -7,7 +7,7 @@ import type { ParameterService } from '../service/parameter-service';
 export function parameterServerHandlers(
   service: ParameterService,
   logger: Logger,
-): Omit<ParameterServerHandlers, 'SaveCheckpoint'> {
+): ParameterServerHandlers {
   return {
     InitParam: unaryHandler('InitParam', (request, ctx) => service.initParam(request, ctx), logger),
     FinishInitParams: unaryHandler(
@@ -22,6 +22,7 @@ export function parameterServerHandlers(
       logger,
     ),
     GetParams: unaryHandler('GetParams', (request, ctx) => service.getParams(request, ctx), logger),
+    SaveCheckpoint: unaryHandler('SaveCheckpoint', () => service.saveCheckpoint(), logger),
     GetShardStatus: unaryHandler('GetShardStatus', () => service.getShardStatus(), logger),
   };
 }

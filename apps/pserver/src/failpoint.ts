@@ -1,0 +1,29 @@
+import type { WritePointHook } from '@pserver/checkpoint';
+import type { Logger } from '@pserver/logging';
+import type { PserverConfig } from './config';
+
+/**
+ * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), or
+ * an ENOSPC failure the first time it is reached (the disk-full test where no small filesystem
+ * can be mounted). Without a failpoint it does nothing.
+ */
+export function failpointHook(
+  failpoint: PserverConfig['failpoint'],
+  logger: Logger,
+): WritePointHook | undefined {
+  if (!failpoint) return undefined;
+  let fired = false;
+  return (point) => {
+    if (point !== failpoint.point) return;
+    if (failpoint.action === 'kill') {
+      logger.warn('failpoint: killing the process', { point });
+      process.kill(process.pid, 'SIGKILL');
+    } else if (!fired) {
+      fired = true;
+      logger.warn('failpoint: failing with ENOSPC', { point });
+      throw Object.assign(new Error(`ENOSPC: no space left on device (failpoint ${point})`), {
+        code: 'ENOSPC',
+      });
+    }
+  };
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CheckpointError,
+  checkpointPath,
+  checksumAlgorithm,
+  formatVersion,
+  markBroken,
+  readCheckpointFile,
+  removeLeftoverTemporaries,
+  removeUnreferenced,
+  writeCheckpointFile,
+  type CheckpointMeta,
+  type MetaStore,
+  type StepMarkSnapshot,
+  type WritePointHook,
+} from '@pserver/checkpoint';
+import type { Logger } from '@pserver/logging';
+import path from 'node:path';
+import type { Shard } from './shard';
+import { StoredTensor } from './stored-tensor';
+
+export interface CheckpointerOptions {
+  /** The checkpoint directory (shared by the shards of a job; each writes `shard-<i>/`). */
+  root: string;
+  shard: Shard;
+  store: MetaStore;
+  epoch: number;
+  /** Committed checkpoints kept; older files are deleted after each commit. */
+  retain: number;
+  logger: Logger;
+  /** Called at each dangerous point of the write path (failpoints in tests). */
+  hook?: WritePointHook;
+}
+
+/** What recovery found. */
+export type RecoveryOutcome =
+  | { kind: 'restored'; meta: CheckpointMeta; broken: string[] }
+  | { kind: 'fresh'; broken: string[] }
+  | { kind: 'lost'; broken: string[] };
+
+/**
+ * Saves the shard and recovers it (DESIGN section 5). A checkpoint is a copy of the shard taken
+ * while no update runs, written to a new file crash-safely, then committed by its meta; only
+ * after the commit are files that no retained meta names deleted. Saves never overlap: a save
+ * asked for during another waits for it and then takes its own copy, so what it returns includes
+ * every update acknowledged before it was asked for.
+ */
+export class Checkpointer {
+  private seq = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+  private lastSavedUpdates = -1;
+  private latest: CheckpointMeta | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: CheckpointerOptions) {
+    this.latest = options.store.checkpoints[0];
+  }
+
+  /** The last committed checkpoint, if any. */
+  get lastCommitted(): CheckpointMeta | undefined {
+    return this.latest;
+  }
+
+  /**
+   * Loads the newest checkpoint that reads back intact. A missing or corrupt file is renamed
+   * `.broken`, logged, and the next older one is tried. 'lost' means checkpoints were committed
+   * once and none is valid now: the caller must not serve an empty shard as if nothing happened.
+   */
+  async recover(): Promise<RecoveryOutcome> {
+    const { root, shard, store, logger, epoch } = this.options;
+    const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
+    if (removed.length > 0)
+      logger.info('removed temporary files of crashed writers', { files: removed });
+    const broken: string[] = [];
+    for (const meta of store.checkpoints) {
+      const tensors: StoredTensor[] = [];
+      let marks: StepMarkSnapshot[] = [];
+      try {
+        const read = await readCheckpointFile(
+          path.join(root, meta.path),
+          {
+            header: (header) => {
+              if (header.shardIndex !== shard.index || header.shardCount !== shard.shardCount) {
+                throw new CheckpointError(
+                  'CHECKPOINT_INCOMPATIBLE',
+                  `checkpoint ${meta.path} holds shard ${header.shardIndex} of ${header.shardCount}, not ${shard.index} of ${shard.shardCount}`,
+                );
+              }
+            },
+            tensor: (record) => tensors.push(StoredTensor.restore(record, shard.memory)),
+            stepMarks: (entries) => (marks = entries),
+          },
+          meta,
+        );
+        shard.load(tensors, marks, meta.updatesApplied);
+        await store.forget(broken);
+        this.latest = meta;
+        this.lastSavedUpdates = meta.updatesApplied;
+        logger.info('recovered the shard from a checkpoint', {
+          checkpoint: meta.path,
+          tensors: tensors.length,
+          bytes: read.size,
+          updatesApplied: meta.updatesApplied,
+          skippedBroken: broken,
+        });
+        await this.removeUnreferenced();
+        return { kind: 'restored', meta, broken };
+      } catch (err) {
+        for (const tensor of tensors) tensor.release();
+        if (err instanceof CheckpointError && err.code === 'CHECKPOINT_INCOMPATIBLE') throw err;
+        const renamed = await markBroken(root, meta.path);
+        logger.error('checkpoint unusable, trying the previous one', {
+          checkpoint: meta.path,
+          renamedTo: renamed ? `${meta.path}.broken` : undefined,
+          err,
+        });
+        broken.push(meta.path);
+      }
+    }
+    await store.forget(broken);
+    await this.removeUnreferenced();
+    return { kind: store.everCommitted ? 'lost' : 'fresh', broken };
+  }
+
+  /** Writes and commits a checkpoint now (after any save in progress). */
+  save(reason: string): Promise<CheckpointMeta> {
+    const run = this.chain.then(() => this.saveNow(reason));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether the shard changed since the last committed checkpoint. */
+  get dirty(): boolean {
+    return (
+      this.options.shard.initialized && this.options.shard.updatesApplied !== this.lastSavedUpdates
+    );
+  }
+
+  /** Saves every `intervalMs` when the shard changed; failures are logged and retried next time. */
+  startPeriodic(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      if (!this.dirty) return;
+      this.save('periodic').catch(() => undefined);
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops periodic saves and waits for a save in progress. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.chain;
+  }
+
+  private async saveNow(reason: string): Promise<CheckpointMeta> {
+    const { root, shard, store, epoch, retain, logger, hook } = this.options;
+    const started = performance.now();
+    const seq = ++this.seq;
+    const uuid = randomUUID();
+    const snapshot = shard.snapshot(epoch, seq);
+    const copiedMs = performance.now() - started;
+    try {
+      const written = await writeCheckpointFile(snapshot, {
+        root,
+        path: checkpointPath(shard.index, epoch, seq, uuid),
+        hook,
+      });
+      const meta: CheckpointMeta = {
+        uuid,
+        path: written.path,
+        size: written.size,
+        checksumAlgorithm,
+        checksum: written.checksum,
+        timestampNs: snapshot.createdUnixNs,
+        shardEpoch: epoch,
+        index: shard.index,
+        seq,
+        updatesApplied: snapshot.updatesApplied,
+        formatVersion,
+      };
+      await hook?.('before-commit');
+      await store.commit(meta, retain);
+      this.latest = meta;
+      this.lastSavedUpdates = snapshot.updatesApplied;
+      await hook?.('after-commit-before-delete');
+      const deleted = await this.removeUnreferenced();
+      logger.info('checkpoint committed', {
+        reason,
+        checkpoint: meta.path,
+        bytes: meta.size,
+        copyMs: Math.round(copiedMs),
+        totalMs: Math.round(performance.now() - started),
+        deleted,
+      });
+      return meta;
+    } catch (err) {
+      logger.error('checkpoint failed; the previous one stays committed', { reason, err });
+      throw err;
+    }
+  }
+
+  private async removeUnreferenced(): Promise<string[]> {
+    const { root, shard, store } = this.options;
+    return removeUnreferenced(root, shard.index, store.checkpoints);
+  }
+}
