@@ -4,7 +4,7 @@ import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { writePoints, type WritePoint } from '@pserver/checkpoint';
 import type { Tensor } from '@pserver/proto';
-import { RpcError } from '@pserver/rpc';
+import { type RpcError } from '@pserver/rpc';
 import {
   appBundle,
   bytesOf,
