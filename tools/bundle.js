@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Bundles a TypeScript benchmark into one runnable file: workspace libraries (@pserver/*) are
+// Bundles a TypeScript entry point (a benchmark, a tool) into one runnable file: workspace libraries (@pserver/*) are
 // bundled in, npm packages stay in node_modules (some, like grpc-health-check, read files next to
 // themselves at run time).
-//   node tools/bench/bundle.js <entry.ts> <out.js>
+//   node tools/bundle.js <entry.ts> <out.js>
 const esbuild = require('esbuild');
 
 const [entry, outfile] = process.argv.slice(2);

@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { metaFromJson, type CheckpointMeta } from '@pserver/checkpoint';
+
+/** A shard's manifest: where its checkpoints live and which are committed, newest first. */
+export interface ShardManifest {
+  /** The checkpoint directory the metas' paths are relative to. */
+  root: string;
+  manifestFile: string;
+  index: number;
+  shardCount: number;
+  checkpoints: CheckpointMeta[];
+}
+
+/**
+ * Finds the manifests a path names: a `manifest.json`, a shard directory holding one, or a
+ * checkpoint directory whose `shard-<i>/` subdirectories hold them.
+ */
+export function findManifests(target: string): ShardManifest[] {
+  const stat = fs.statSync(target);
+  if (stat.isFile()) return [readManifest(target)];
+  const own = path.join(target, 'manifest.json');
+  if (fs.existsSync(own)) return [readManifest(own)];
+  const shards = fs
+    .readdirSync(target)
+    .filter(
+      (name) => /^shard-\d+$/.test(name) && fs.existsSync(path.join(target, name, 'manifest.json')),
+    )
+    .map((name) => readManifest(path.join(target, name, 'manifest.json')));
+  if (shards.length === 0)
+    throw new Error(`${target}: no manifest.json, and no shard-<i>/manifest.json below it`);
+  return shards.sort((a, b) => a.index - b.index);
+}
+
+function readManifest(file: string): ShardManifest {
+  const json = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    index: number;
+    shardCount: number;
+    checkpoints: unknown[];
+  };
+  return {
+    // Metas name files relative to the checkpoint directory: two levels above the manifest.
+    root: path.dirname(path.dirname(path.resolve(file))),
+    manifestFile: file,
+    index: json.index,
+    shardCount: json.shardCount,
+    checkpoints: json.checkpoints.map(metaFromJson),
+  };
+}

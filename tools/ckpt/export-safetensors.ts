@@ -1,0 +1,168 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { readCheckpointFile } from '@pserver/checkpoint';
+import {
+  elementSizes,
+  isElementTypeName,
+  parseBlockName,
+  type ElementTypeName,
+} from '@pserver/proto';
+import { findManifests } from './checkpoint-files';
+
+/** safetensors' names of the element types. */
+const dtypes: Record<ElementTypeName, string> = {
+  ELEMENT_TYPE_FLOAT32: 'F32',
+  ELEMENT_TYPE_FLOAT64: 'F64',
+  ELEMENT_TYPE_INT32: 'I32',
+  ELEMENT_TYPE_UINT32: 'U32',
+  ELEMENT_TYPE_INT64: 'I64',
+  ELEMENT_TYPE_UINT64: 'U64',
+  ELEMENT_TYPE_FLOAT16: 'F16',
+  ELEMENT_TYPE_BFLOAT16: 'BF16',
+};
+
+interface Piece {
+  file: string;
+  block: number;
+  bytes: number;
+}
+
+interface WholeTensor {
+  name: string;
+  elementType: ElementTypeName;
+  shape: number[];
+  pieces: Piece[];
+  bytes: number;
+  offset: number;
+}
+
+/**
+ * Writes the latest checkpoint of every shard of a job as one safetensors file of whole tensors:
+ * blocks `<name>@<k>` reassembled in order, shapes restored. Two passes over the checkpoints, so
+ * memory stays near one record: the first lays the output out, the second writes each block at
+ * its offset.
+ */
+export async function exportSafetensors(
+  targets: string[],
+  out: string,
+  print: (line: string) => void,
+): Promise<void> {
+  const manifests = targets.flatMap(findManifests);
+  const shardCount = manifests[0]?.shardCount ?? 0;
+  const indices = new Set(manifests.map((m) => m.index));
+  if (manifests.some((m) => m.shardCount !== shardCount) || indices.size !== shardCount) {
+    throw new Error(
+      `need the manifests of all ${shardCount} shards once each; got shards [${[...indices].sort().join(', ')}]`,
+    );
+  }
+  const files = manifests.map((m) => {
+    const latest = m.checkpoints[0];
+    if (!latest)
+      throw new Error(`shard ${m.index} (${m.manifestFile}) has no committed checkpoint`);
+    return { file: path.join(m.root, latest.path), meta: latest };
+  });
+
+  // Pass 1: which tensors, which blocks, where each goes.
+  const tensors = new Map<string, WholeTensor>();
+  for (const { file, meta } of files) {
+    await readCheckpointFile(
+      file,
+      {
+        tensor: (record) => {
+          const t = record.tensor!;
+          if (!isElementTypeName(t.elementType))
+            throw new Error(`${file}: ${t.name} has element type ${t.elementType}`);
+          const { tensor: name, block } = parseBlockName(t.name);
+          const whole = tensors.get(name) ?? {
+            name,
+            elementType: t.elementType,
+            shape: t.shape,
+            pieces: [],
+            bytes: 0,
+            offset: 0,
+          };
+          if (whole.elementType !== t.elementType)
+            throw new Error(`${t.name}: element type differs between blocks`);
+          whole.pieces.push({ file, block: block ?? 0, bytes: t.content.byteLength });
+          whole.bytes += t.content.byteLength;
+          tensors.set(name, whole);
+        },
+      },
+      meta,
+    );
+  }
+  const ordered = [...tensors.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  const header: Record<string, unknown> = {
+    __metadata__: { format: 'pt', source: 'pserver checkpoint export' },
+  };
+  let offset = 0;
+  for (const tensor of ordered) {
+    tensor.pieces.sort((a, b) => a.block - b.block);
+    tensor.pieces.forEach((piece, k) => {
+      if (piece.block !== k)
+        throw new Error(
+          `${tensor.name}: block ${k} is missing (found blocks ${tensor.pieces.map((p) => p.block).join(', ')})`,
+        );
+    });
+    const elements = tensor.bytes / elementSizes[tensor.elementType];
+    const shape = tensor.shape.length > 0 ? tensor.shape : [elements];
+    if (shape.reduce((a, b) => a * b, 1) !== elements) {
+      throw new Error(
+        `${tensor.name}: shape [${shape.join(', ')}] does not hold its ${elements} elements`,
+      );
+    }
+    tensor.offset = offset;
+    header[tensor.name] = {
+      dtype: dtypes[tensor.elementType],
+      shape,
+      data_offsets: [offset, offset + tensor.bytes],
+    };
+    offset += tensor.bytes;
+  }
+  // The header is padded with spaces to a multiple of 8 bytes, as the format recommends.
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const headerBytes = Buffer.from(json, 'utf8');
+  const dataStart = 8 + headerBytes.byteLength;
+
+  // Pass 2: each block to its place.
+  const handle = await fs.open(out, 'w', 0o600);
+  try {
+    const prefix = Buffer.alloc(8);
+    prefix.writeBigUInt64LE(BigInt(headerBytes.byteLength));
+    await handle.write(prefix, 0, 8, 0);
+    await handle.write(headerBytes, 0, headerBytes.byteLength, 8);
+    const blockOffsets = new Map<string, number>();
+    for (const tensor of ordered) {
+      let at = dataStart + tensor.offset;
+      for (const piece of tensor.pieces) {
+        blockOffsets.set(`${piece.file}\u0000${tensor.name}\u0000${piece.block}`, at);
+        at += piece.bytes;
+      }
+    }
+    for (const { file, meta } of files) {
+      const writes: Promise<unknown>[] = [];
+      await readCheckpointFile(
+        file,
+        {
+          tensor: (record) => {
+            const t = record.tensor!;
+            const { tensor: name, block } = parseBlockName(t.name);
+            const at = blockOffsets.get(`${file}\u0000${name}\u0000${block ?? 0}`)!;
+            writes.push(handle.write(t.content, 0, t.content.byteLength, at));
+          },
+        },
+        meta,
+      );
+      await Promise.all(writes);
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  print(
+    `wrote ${out}: ${ordered.length} tensors, ${offset} bytes of data, from ${files.length} shards`,
+  );
+}
