@@ -7,9 +7,16 @@ export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
 export type { CheckpointMeta } from './meta';
 export { metaFromJson, metaToJson } from './meta';
-export type { CheckpointHeader, CheckpointVisitor, ExpectedFile, ReadResult } from './reader';
+export type {
+  CheckpointHeader,
+  CheckpointVisitor,
+  ExpectedFile,
+  ReadOptions,
+  ReadResult,
+} from './reader';
 export { readCheckpointFile } from './reader';
 export type { ShardSnapshot, StepMarkSnapshot, TensorSnapshot } from './snapshot';
+export { SnapshotBuffers } from './snapshot-buffers';
 export { nowUnixNs } from './snapshot';
 export type { WritePoint, WritePointHook } from './write-points';
 export { isWritePoint, writePoints } from './write-points';

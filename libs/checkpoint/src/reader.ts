@@ -27,6 +27,14 @@ export interface ReadResult {
   checksum: string;
 }
 
+export interface ReadOptions {
+  /**
+   * Read every frame into one reused buffer: no allocation per record, but the buffers a visitor
+   * gets are valid only during its call (it must copy what it keeps).
+   */
+  reuseBuffers?: boolean;
+}
+
 /** What the meta says the file is; checked before and after reading. */
 export interface ExpectedFile {
   size: number;
@@ -47,6 +55,7 @@ export async function readCheckpointFile(
   file: string,
   visitor: CheckpointVisitor = {},
   expected?: ExpectedFile,
+  options: ReadOptions = {},
 ): Promise<ReadResult> {
   let handle: fs.FileHandle;
   try {
@@ -61,6 +70,13 @@ export async function readCheckpointFile(
     if (expected && size !== expected.size)
       throw corrupt(`${size} bytes, its meta says ${expected.size}`);
     const checksum = new Checksum();
+    let scratch: Buffer | undefined;
+    // A fresh buffer per frame, or one buffer reused (it grows to the largest frame).
+    const frameBuffer = (bytes: number): Buffer => {
+      if (!options.reuseBuffers) return Buffer.allocUnsafe(bytes);
+      if (!scratch || scratch.byteLength < bytes) scratch = Buffer.allocUnsafeSlow(bytes);
+      return scratch.subarray(0, bytes);
+    };
     let position = 0;
     let header: CheckpointHeader | undefined;
     let records = 0;
@@ -74,7 +90,7 @@ export async function readCheckpointFile(
           `a frame at byte ${position} claims ${length} bytes past the end of the file (truncated or corrupt)`,
         );
       }
-      const frameBytes = Buffer.alloc(prefix + length);
+      const frameBytes = frameBuffer(prefix + length);
       await readFully(handle, frameBytes, position);
       position += frameBytes.byteLength;
       const body = frameBytes.subarray(prefix);

@@ -12,5 +12,5 @@ export { learningRateAt } from './learning-rate';
 export { TensorMemory } from './memory/tensor-memory';
 export type { FloatElementType, GradientVerdict, OptimizerOptions } from './optimizer';
 export { defaultTensorMemory, Optimizer } from './optimizer';
-export type { OptimizerStateData, OptimizerStateMessage } from './state';
+export type { OptimizerStateData, OptimizerStateInput, OptimizerStateMessage } from './state';
 export { stateFromMessage, stateToMessage } from './state';

@@ -145,7 +145,7 @@ describe.each(variants)('%s', (_label, elementType, storage) => {
         elementType,
         values: first.values.slice(),
         config,
-        state: stateFromMessage(copied, elementType === 'ELEMENT_TYPE_FLOAT64'),
+        state: stateFromMessage(copied),
         storage: storage === 'js' ? 'js' : undefined,
       });
       first.release();

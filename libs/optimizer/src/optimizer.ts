@@ -6,18 +6,21 @@ import { describe, OptimizerError } from './errors';
 import type { Vector } from './kernels/reference-kernels';
 import { learningRateAt } from './learning-rate';
 import { TensorMemory } from './memory/tensor-memory';
-import { invalidState, type OptimizerStateData } from './state';
+import { invalidState, type OptimizerStateData, type OptimizerStateInput } from './state';
 
 export type FloatElementType = 'ELEMENT_TYPE_FLOAT32' | 'ELEMENT_TYPE_FLOAT64';
 
 export interface OptimizerOptions {
   /** The tensor's element type: FLOAT32 or FLOAT64 (integer and 16-bit types are not optimized). */
   elementType: string;
-  /** The initial values, copied into the optimizer's storage. */
-  values: Float32Array | Float64Array;
+  /**
+   * The initial values, copied into the optimizer's storage: a typed array of the element type, or
+   * its raw little-endian bytes (at any alignment, e.g. straight from a message).
+   */
+  values: Float32Array | Float64Array | Uint8Array;
   config?: OptimizerConfigInput | null;
-  /** State exported earlier, to continue exactly where it stopped. */
-  state?: OptimizerStateData;
+  /** State exported earlier, to continue exactly where it stopped (slots as arrays or raw bytes). */
+  state?: OptimizerStateInput;
   /**
    * Where float32 tensors live: a `TensorMemory` (WebAssembly SIMD kernels; the default is one
    * shared by the process), or 'js' for plain arrays and the TypeScript loops. Float64 tensors
@@ -58,24 +61,14 @@ export class Optimizer {
     this.config = resolveOptimizerConfig(options.config);
     this.slotNames = slotNamesOf(this.config);
     const float32 = this.elementType === 'ELEMENT_TYPE_FLOAT32';
-    if (
-      !(float32 ? options.values instanceof Float32Array : options.values instanceof Float64Array)
-    ) {
-      throw new OptimizerError(
-        'OPTIMIZER_LENGTH_MISMATCH',
-        `values: a ${float32 ? 'Float32Array' : 'Float64Array'} is required for ${this.elementType}`,
-        'values',
-        options.values.constructor.name,
-      );
-    }
+    const length = elementLength(options.values, float32, 'values');
     const storage = options.storage ?? (TensorMemory.supported ? defaultTensorMemory() : 'js');
-    const length = options.values.length;
     this.backend =
       float32 && storage !== 'js'
         ? new WasmBackend(storage, length, this.slotNames.length)
         : new JsBackend(float32, length, this.slotNames.length);
     try {
-      this.backend.values.set(options.values);
+      copyInto(this.backend.values, options.values);
       if (options.state) this.importState(options.state);
       else this.initializeSlots();
     } catch (err) {
@@ -149,6 +142,18 @@ export class Optimizer {
 
   /** A copy of the state, exact to the bit. */
   exportState(): OptimizerStateData {
+    const live = this.stateView();
+    return {
+      ...live,
+      slots: live.slots.map(({ name, values }) => ({ name, values: values.slice() })),
+    };
+  }
+
+  /**
+   * The state with its slots as live views of the optimizer's storage (no copy): valid until the
+   * next update. For callers that copy it somewhere of their own (a checkpoint's snapshot).
+   */
+  stateView(): OptimizerStateData {
     const scalars: Record<string, number> = {};
     if (this.config.algorithm.kind === 'adam' || this.config.algorithm.kind === 'adamw') {
       scalars['beta1Power'] = this.beta1Power;
@@ -156,7 +161,7 @@ export class Optimizer {
     }
     return {
       updates: this.t,
-      slots: this.slotNames.map((name, i) => ({ name, values: this.backend.slots[i]!.slice() })),
+      slots: this.slotNames.map((name, i) => ({ name, values: this.backend.slots[i]! })),
       scalars,
     };
   }
@@ -237,7 +242,7 @@ export class Optimizer {
       this.backend.slots[0]!.fill(a.initialAccumulator);
   }
 
-  private importState(state: OptimizerStateData): void {
+  private importState(state: OptimizerStateInput): void {
     if (!Number.isSafeInteger(state.updates) || state.updates < 0) {
       throw invalidState(`updates must be an integer ≥ 0, got ${describe(state.updates)}`);
     }
@@ -247,13 +252,20 @@ export class Optimizer {
         `slots [${names.join(', ')}] do not match ${this.config.algorithm.kind}'s [${this.slotNames.join(', ')}]`,
       );
     }
+    const float32 = this.elementType === 'ELEMENT_TYPE_FLOAT32';
     state.slots.forEach((slot, i) => {
-      if (slot.values.length !== this.length) {
+      let length: number;
+      try {
+        length = elementLength(slot.values, float32, `slot ${slot.name}`);
+      } catch (err) {
+        throw invalidState((err as Error).message);
+      }
+      if (length !== this.length) {
         throw invalidState(
-          `slot ${slot.name} has ${slot.values.length} elements, the parameter has ${this.length}`,
+          `slot ${slot.name} has ${length} elements, the parameter has ${this.length}`,
         );
       }
-      this.backend.slots[i]!.set(slot.values);
+      copyInto(this.backend.slots[i]!, slot.values);
     });
     const kind = this.config.algorithm.kind;
     if (kind === 'adam' || kind === 'adamw') {
@@ -295,4 +307,35 @@ function floatElementType(elementType: string): FloatElementType {
     'elementType',
     elementType,
   );
+}
+
+/** The element count of values given as a typed array of the type or as raw bytes. */
+function elementLength(values: Vector | Uint8Array, float32: boolean, field: string): number {
+  const size = float32 ? 4 : 8;
+  if (values instanceof Uint8Array) {
+    if (values.byteLength % size !== 0) {
+      throw new OptimizerError(
+        'OPTIMIZER_LENGTH_MISMATCH',
+        `${field}: ${values.byteLength} bytes is not a whole number of ${size}-byte elements`,
+        field,
+        values.byteLength,
+      );
+    }
+    return values.byteLength / size;
+  }
+  if (float32 ? !(values instanceof Float32Array) : !(values instanceof Float64Array)) {
+    throw new OptimizerError(
+      'OPTIMIZER_LENGTH_MISMATCH',
+      `${field}: a ${float32 ? 'Float32Array' : 'Float64Array'} or raw bytes are required, got ${values.constructor.name}`,
+      field,
+      values.constructor.name,
+    );
+  }
+  return values.length;
+}
+
+function copyInto(target: Vector, source: Vector | Uint8Array): void {
+  if (source instanceof Uint8Array)
+    new Uint8Array(target.buffer, target.byteOffset, target.byteLength).set(source);
+  else target.set(source);
 }

@@ -13,6 +13,13 @@ export interface OptimizerStateData {
   scalars: Record<string, number>;
 }
 
+/** State to import: as exported, or with slots as raw little-endian bytes (at any alignment). */
+export interface OptimizerStateInput {
+  updates: number;
+  slots: { name: string; values: Vector | Uint8Array }[];
+  scalars: Record<string, number>;
+}
+
 /** The proto `OptimizerState` shape, with slots as raw little-endian bytes. */
 export interface OptimizerStateMessage {
   updates: number;
@@ -36,26 +43,11 @@ export function stateToMessage(state: OptimizerStateData): OptimizerStateMessage
   };
 }
 
-/** Reads slots back as copies of the given float type (the bytes may be unaligned). */
-export function stateFromMessage(
-  message: OptimizerStateMessage,
-  float64: boolean,
-): OptimizerStateData {
-  const size = float64 ? 8 : 4;
+/** The state of a proto `OptimizerState`, its slots' bytes used as they are (no copy). */
+export function stateFromMessage(message: OptimizerStateMessage): OptimizerStateInput {
   return {
     updates: message.updates,
-    slots: message.slots.map(({ name, content }) => {
-      if (content.byteLength % size !== 0) {
-        throw invalidState(
-          `slot ${name} has ${content.byteLength} bytes, not a multiple of ${size}`,
-        );
-      }
-      const values = float64
-        ? new Float64Array(content.byteLength / size)
-        : new Float32Array(content.byteLength / size);
-      new Uint8Array(values.buffer).set(content);
-      return { name, values };
-    }),
+    slots: message.slots.map(({ name, content }) => ({ name, values: content })),
     scalars: { ...message.scalars },
   };
 }

@@ -6,6 +6,7 @@ import {
   formatVersion,
   markBroken,
   readCheckpointFile,
+  SnapshotBuffers,
   removeLeftoverTemporaries,
   removeUnreferenced,
   writeCheckpointFile,
@@ -51,6 +52,8 @@ export class Checkpointer {
   private lastSavedUpdates = -1;
   private latest: CheckpointMeta | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Memory for snapshots, reused from one checkpoint to the next. */
+  private readonly buffers = new SnapshotBuffers();
 
   constructor(private readonly options: CheckpointerOptions) {
     this.latest = options.store.checkpoints[0];
@@ -72,6 +75,7 @@ export class Checkpointer {
     if (removed.length > 0)
       logger.info('removed temporary files of crashed writers', { files: removed });
     const broken: string[] = [];
+    const started = performance.now();
     for (const meta of store.checkpoints) {
       const tensors: StoredTensor[] = [];
       let marks: StepMarkSnapshot[] = [];
@@ -91,6 +95,8 @@ export class Checkpointer {
             stepMarks: (entries) => (marks = entries),
           },
           meta,
+          // Each record is copied into the shard's storage inside the visitor.
+          { reuseBuffers: true },
         );
         shard.load(tensors, marks, meta.updatesApplied);
         await store.forget(broken);
@@ -102,6 +108,7 @@ export class Checkpointer {
           bytes: read.size,
           updatesApplied: meta.updatesApplied,
           skippedBroken: broken,
+          ms: Math.round(performance.now() - started),
         });
         await this.removeUnreferenced();
         return { kind: 'restored', meta, broken };
@@ -156,7 +163,7 @@ export class Checkpointer {
     const started = performance.now();
     const seq = ++this.seq;
     const uuid = randomUUID();
-    const snapshot = shard.snapshot(epoch, seq);
+    const snapshot = shard.snapshot(epoch, seq, this.buffers);
     const copiedMs = performance.now() - started;
     try {
       const written = await writeCheckpointFile(snapshot, {
@@ -195,6 +202,8 @@ export class Checkpointer {
     } catch (err) {
       logger.error('checkpoint failed; the previous one stays committed', { reason, err });
       throw err;
+    } finally {
+      this.buffers.release();
     }
   }
 

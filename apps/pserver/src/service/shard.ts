@@ -1,4 +1,4 @@
-import type { ShardSnapshot, StepMarkSnapshot } from '@pserver/checkpoint';
+import type { ShardSnapshot, SnapshotBuffers, StepMarkSnapshot } from '@pserver/checkpoint';
 import { nowUnixNs } from '@pserver/checkpoint';
 import { OptimizerError, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
@@ -52,7 +52,7 @@ export class Shard {
    * A copy of everything a checkpoint holds, taken synchronously: no update can land in the
    * middle, and updates resume as soon as the copy is taken.
    */
-  snapshot(shardEpoch: number, seq: number): ShardSnapshot {
+  snapshot(shardEpoch: number, seq: number, buffers: SnapshotBuffers): ShardSnapshot {
     return {
       index: this.index,
       shardCount: this.shardCount,
@@ -62,7 +62,7 @@ export class Shard {
       job: '',
       createdUnixNs: nowUnixNs(),
       updatesApplied: this.updatesApplied,
-      tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot()),
+      tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
       marks: this.marks.entries(),
     };
   }

@@ -1,8 +1,7 @@
-import type { TensorSnapshot } from '@pserver/checkpoint';
+import type { SnapshotBuffers, TensorSnapshot } from '@pserver/checkpoint';
 import {
   Optimizer,
   stateFromMessage,
-  stateToMessage,
   type GradientBuffer,
   type TensorMemory,
 } from '@pserver/optimizer';
@@ -93,49 +92,60 @@ export class StoredTensor {
       tensor.elementType,
       `checkpoint record ${tensor.name}: elementType`,
     );
+    const bytes = tensor.content.byteLength;
     if (!isFloatType(elementType)) {
       return new StoredTensor(
         tensor.name,
         elementType,
         tensor.shape,
-        tensor.content.byteLength,
+        bytes,
         null,
         undefined,
         Uint8Array.from(tensor.content),
       );
     }
-    const state = record.state
-      ? stateFromMessage(record.state, elementType === 'ELEMENT_TYPE_FLOAT64')
-      : undefined;
+    // Values and slots are copied from the record's bytes straight into the optimizer's storage.
     const optimizer = new Optimizer({
       elementType,
-      values: toFloatArray(tensor.content, elementType),
+      values: tensor.content,
       config: record.optimizer,
-      state,
+      state: record.state ? stateFromMessage(record.state) : undefined,
       storage: memory,
     });
     return new StoredTensor(
       tensor.name,
       elementType,
       tensor.shape,
-      tensor.content.byteLength,
+      bytes,
       record.optimizer,
       optimizer,
       undefined,
     );
   }
 
-  /** A copy of the tensor, its config and its optimizer's state, for a checkpoint. */
-  snapshot(): TensorSnapshot {
+  /** A copy of the tensor, its config and its optimizer's state, in `buffers`, for a checkpoint. */
+  snapshot(buffers: SnapshotBuffers): TensorSnapshot {
+    const view = (array: ArrayBufferView): Uint8Array =>
+      new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    const state = this.optimizer?.stateView();
     return {
       tensor: {
         name: this.name,
         elementType: this.elementType,
         shape: [...this.shape],
-        content: this.content(),
+        content: buffers.copy(this.optimizer ? view(this.optimizer.values) : this.raw!),
       },
       optimizer: this.config,
-      state: this.optimizer ? stateToMessage(this.optimizer.exportState()) : null,
+      state: state
+        ? {
+            updates: state.updates,
+            slots: state.slots.map((slot) => ({
+              name: slot.name,
+              content: buffers.copy(view(slot.values)),
+            })),
+            scalars: state.scalars,
+          }
+        : null,
     };
   }
 
