@@ -2,6 +2,7 @@ import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ManifestStore } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
 import {
+  addReflection,
   bindServer,
   createGrpcServer,
   HealthService,
@@ -105,6 +106,7 @@ export class PserverNode {
       parameterServerHandlers(this.service, logger) as unknown as UntypedServiceImplementation,
     );
     this.health.addTo(this.server);
+    addReflection(this.server, [serviceNames.parameterServer]);
     this.port = await bindServer(this.server, config.host, config.port);
     checkpointer.startPeriodic(config.checkpointIntervalMs);
     this.health.setAll('SERVING');

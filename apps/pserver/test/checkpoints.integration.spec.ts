@@ -70,6 +70,27 @@ const tensors: { param: Tensor; optimizer?: object }[] = [
       content: Buffer.from([0x00, 0x3c, 0x00, 0xc0]),
     },
   },
+  {
+    param: {
+      name: 'u',
+      elementType: 'ELEMENT_TYPE_UINT32',
+      content: bytesOf(new Uint32Array([0, 2 ** 32 - 1])),
+    },
+  },
+  {
+    param: {
+      name: 'n',
+      elementType: 'ELEMENT_TYPE_INT64',
+      content: bytesOf(new BigInt64Array([-(2n ** 63n), 7n])),
+    },
+  },
+  {
+    param: {
+      name: 'bf',
+      elementType: 'ELEMENT_TYPE_BFLOAT16',
+      content: Buffer.from([0x80, 0x3f, 0x00, 0xc0, 0x49, 0x40]),
+    },
+  },
 ];
 const names = tensors.map((t) => t.param.name!);
 

@@ -26,3 +26,4 @@ export {
 } from './services';
 export type { CallSettings } from './client-calls';
 export { callClientStream, callUnary } from './client-calls';
+export { addReflection } from './reflection';
