@@ -49,8 +49,9 @@ function generate(outDir) {
       '--oneofs',
       '--includeComments',
       '--grpcLib=@grpc/grpc-js',
+      // Relative, so the generated "Original file" comments do not name this machine's paths.
       '-I',
-      protoDir,
+      'proto',
       '-O',
       outDir,
       ...protoFiles(),

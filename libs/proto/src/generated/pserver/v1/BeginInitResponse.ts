@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 import type { InitDecision as _pserver_v1_InitDecision, InitDecision__Output as _pserver_v1_InitDecision__Output } from '../../pserver/v1/InitDecision';
 import type { Long } from '@grpc/proto-loader';

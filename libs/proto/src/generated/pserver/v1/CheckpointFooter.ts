@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/checkpoint.proto
+// Original file: proto/pserver/v1/checkpoint.proto
 
 import type { ChecksumAlgorithm as _pserver_v1_ChecksumAlgorithm, ChecksumAlgorithm__Output as _pserver_v1_ChecksumAlgorithm__Output } from '../../pserver/v1/ChecksumAlgorithm';
 import type { Long } from '@grpc/proto-loader';

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/checkpoint.proto
+// Original file: proto/pserver/v1/checkpoint.proto
 
 import type { CheckpointHeader as _pserver_v1_CheckpointHeader, CheckpointHeader__Output as _pserver_v1_CheckpointHeader__Output } from '../../pserver/v1/CheckpointHeader';
 import type { TensorRecord as _pserver_v1_TensorRecord, TensorRecord__Output as _pserver_v1_TensorRecord__Output } from '../../pserver/v1/TensorRecord';

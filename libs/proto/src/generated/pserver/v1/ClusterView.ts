@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 import type { ShardAssignment as _pserver_v1_ShardAssignment, ShardAssignment__Output as _pserver_v1_ShardAssignment__Output } from '../../pserver/v1/ShardAssignment';
 import type { Long } from '@grpc/proto-loader';

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/optimizer.proto
+// Original file: proto/pserver/v1/optimizer.proto
 
 
 /**

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/tensor.proto
+// Original file: proto/pserver/v1/tensor.proto
 
 /**
  * The type of every element of a tensor's content. The numbering differs from PaddlePaddle's

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { Tensor as _pserver_v1_Tensor, Tensor__Output as _pserver_v1_Tensor__Output } from '../../pserver/v1/Tensor';
 import type { Long } from '@grpc/proto-loader';

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { ShardMode as _pserver_v1_ShardMode, ShardMode__Output as _pserver_v1_ShardMode__Output } from '../../pserver/v1/ShardMode';
 import type { TensorStatus as _pserver_v1_TensorStatus, TensorStatus__Output as _pserver_v1_TensorStatus__Output } from '../../pserver/v1/TensorStatus';

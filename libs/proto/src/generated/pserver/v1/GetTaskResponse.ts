@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 import type { GetTaskOutcome as _pserver_v1_GetTaskOutcome, GetTaskOutcome__Output as _pserver_v1_GetTaskOutcome__Output } from '../../pserver/v1/GetTaskOutcome';
 import type { Task as _pserver_v1_Task, Task__Output as _pserver_v1_Task__Output } from '../../pserver/v1/Task';

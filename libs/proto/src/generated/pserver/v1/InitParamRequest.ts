@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { Tensor as _pserver_v1_Tensor, Tensor__Output as _pserver_v1_Tensor__Output } from '../../pserver/v1/Tensor';

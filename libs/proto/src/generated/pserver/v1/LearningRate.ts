@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/optimizer.proto
+// Original file: proto/pserver/v1/optimizer.proto
 
 import type { ConstantLr as _pserver_v1_ConstantLr, ConstantLr__Output as _pserver_v1_ConstantLr__Output } from '../../pserver/v1/ConstantLr';
 import type { LinearLr as _pserver_v1_LinearLr, LinearLr__Output as _pserver_v1_LinearLr__Output } from '../../pserver/v1/LinearLr';

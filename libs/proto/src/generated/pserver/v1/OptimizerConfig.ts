@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/optimizer.proto
+// Original file: proto/pserver/v1/optimizer.proto
 
 import type { Sgd as _pserver_v1_Sgd, Sgd__Output as _pserver_v1_Sgd__Output } from '../../pserver/v1/Sgd';
 import type { Adam as _pserver_v1_Adam, Adam__Output as _pserver_v1_Adam__Output } from '../../pserver/v1/Adam';

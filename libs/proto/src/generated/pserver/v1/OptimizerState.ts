@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/optimizer.proto
+// Original file: proto/pserver/v1/optimizer.proto
 
 import type { OptimizerSlot as _pserver_v1_OptimizerSlot, OptimizerSlot__Output as _pserver_v1_OptimizerSlot__Output } from '../../pserver/v1/OptimizerSlot';
 import type { Long } from '@grpc/proto-loader';

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 
 /**

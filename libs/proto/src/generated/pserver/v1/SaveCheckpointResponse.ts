@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Output as _pserver_v1_CheckpointMeta__Output } from '../../pserver/v1/CheckpointMeta';
 

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';

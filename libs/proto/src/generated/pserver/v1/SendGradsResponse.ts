@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/parameter_server.proto
+// Original file: proto/pserver/v1/parameter_server.proto
 
 import type { PushOutcome as _pserver_v1_PushOutcome, PushOutcome__Output as _pserver_v1_PushOutcome__Output } from '../../pserver/v1/PushOutcome';
 import type { Long } from '@grpc/proto-loader';

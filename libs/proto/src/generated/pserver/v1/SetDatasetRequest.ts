@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 import type { FileDataset as _pserver_v1_FileDataset, FileDataset__Output as _pserver_v1_FileDataset__Output } from '../../pserver/v1/FileDataset';
 import type { RecordDataset as _pserver_v1_RecordDataset, RecordDataset__Output as _pserver_v1_RecordDataset__Output } from '../../pserver/v1/RecordDataset';

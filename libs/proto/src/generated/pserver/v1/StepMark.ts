@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/checkpoint.proto
+// Original file: proto/pserver/v1/checkpoint.proto
 
 import type { Long } from '@grpc/proto-loader';
 

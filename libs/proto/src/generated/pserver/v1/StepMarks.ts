@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/checkpoint.proto
+// Original file: proto/pserver/v1/checkpoint.proto
 
 import type { StepMark as _pserver_v1_StepMark, StepMark__Output as _pserver_v1_StepMark__Output } from '../../pserver/v1/StepMark';
 

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/master.proto
+// Original file: proto/pserver/v1/master.proto
 
 import type { FileRange as _pserver_v1_FileRange, FileRange__Output as _pserver_v1_FileRange__Output } from '../../pserver/v1/FileRange';
 import type { RecordRange as _pserver_v1_RecordRange, RecordRange__Output as _pserver_v1_RecordRange__Output } from '../../pserver/v1/RecordRange';

@@ -1,4 +1,4 @@
-// Original file: /work/main/proto/pserver/v1/tensor.proto
+// Original file: proto/pserver/v1/tensor.proto
 
 import type { ElementType as _pserver_v1_ElementType, ElementType__Output as _pserver_v1_ElementType__Output } from '../../pserver/v1/ElementType';
 import type { Long } from '@grpc/proto-loader';
