@@ -1,0 +1,15 @@
+export type { PlannedAssignment } from './assignment';
+export { assign, planAssignments } from './assignment';
+export type { Leader } from './election';
+export { LeaderElection, leaderOf } from './election';
+export type { CoordinationErrorCode } from './errors';
+export { CoordinationError } from './errors';
+export type { EtcdOptions } from './etcd';
+export { connectEtcd, defaultEtcdOptions } from './etcd';
+export { EtcdMetaStore } from './etcd-meta-store';
+export type { JobState, JobWatcherOptions, RegisteredPserver, ShardAssignment } from './job-state';
+export { JobWatcher, readJobState } from './job-state';
+export { JobKeys } from './keys';
+export type { LeaseKeeperOptions } from './lease-keeper';
+export { LeaseKeeper } from './lease-keeper';
+export { PserverMembership } from './membership';

@@ -1,0 +1,190 @@
+import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { Logger } from '@pserver/logging';
+import type { JobKeys } from './keys';
+
+/** A pserver registered under `pservers/<member>`. */
+export interface RegisteredPserver {
+  member: string;
+  address: string;
+  lease: string;
+  createRevision: number;
+}
+
+/** An `assign/<i>` key: who holds index i, under which lease, since which revision (the epoch). */
+export interface ShardAssignment {
+  index: number;
+  member: string;
+  address: string;
+  lease: string;
+  /** The key's create revision: the shard epoch. */
+  epoch: number;
+}
+
+/** What the master reconciles and publishes, read from etcd. */
+export interface JobState {
+  desired: number | undefined;
+  blockSize: number | undefined;
+  pservers: RegisteredPserver[];
+  assignments: ShardAssignment[];
+  initOwner: number | undefined;
+  initDone: boolean;
+  /** The etcd revision the state was read at. */
+  revision: number;
+}
+
+/** Reads the job's coordination keys in one transaction, so they are consistent with each other. */
+export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobState> {
+  const result = await client
+    .if(keys.desired, 'Version', '>', -1)
+    .then(
+      client.get(keys.desired),
+      client.get(keys.blockSize),
+      client.getAll().prefix(keys.pserversPrefix),
+      client.getAll().prefix(keys.assignPrefix),
+      client.get(keys.initOwner),
+      client.get(keys.initDone),
+    )
+    .commit();
+  const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
+  const single = (i: number): string | undefined => ranges[i]?.[0]?.value.toString();
+  return {
+    desired: optionalNumber(single(0)),
+    blockSize: optionalNumber(single(1)),
+    pservers: (ranges[2] ?? []).flatMap((kv) => parsePserver(keys, kv)),
+    assignments: (ranges[3] ?? []).flatMap((kv) => parseAssignment(keys, kv)),
+    initOwner: optionalNumber(single(4)),
+    initDone: single(5) !== undefined,
+    revision: Number(result.header.revision),
+  };
+}
+
+function optionalNumber(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value);
+}
+
+function parsePserver(keys: JobKeys, kv: IKeyValue): RegisteredPserver[] {
+  try {
+    const value = JSON.parse(kv.value.toString()) as { address: string };
+    return [
+      {
+        member: kv.key.toString().slice(keys.pserversPrefix.length),
+        address: value.address,
+        lease: kv.lease,
+        createRevision: Number(kv.create_revision),
+      },
+    ];
+  } catch {
+    return [];
+  }
+}
+
+export function parseAssignment(keys: JobKeys, kv: IKeyValue): ShardAssignment[] {
+  const index = keys.indexOf(kv.key.toString());
+  if (index === undefined) return [];
+  try {
+    const value = JSON.parse(kv.value.toString()) as { member: string; address: string };
+    return [
+      {
+        index,
+        member: value.member,
+        address: value.address,
+        lease: kv.lease,
+        epoch: Number(kv.create_revision),
+      },
+    ];
+  } catch {
+    return [];
+  }
+}
+
+export interface JobWatcherOptions {
+  /** Re-read everything this often even without events (events alone are not trusted). */
+  relistIntervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * Level-triggered observation of the job's coordination keys: `onState` gets the whole state,
+ * read again after every change under the watched prefixes (debounced), on a timer, and after the
+ * watches break (compaction, etcd restart). Callers act on states, never on single events.
+ */
+export class JobWatcher {
+  private watchers: Watcher[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private pending: NodeJS.Timeout | undefined;
+  private closed = false;
+  private reading: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly client: Etcd3,
+    private readonly keys: JobKeys,
+    private readonly onState: (state: JobState) => void | Promise<void>,
+    private readonly options: JobWatcherOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => this.schedule(), this.options.relistIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Reads the state now (after any read in progress) and hands it to `onState`. */
+  refresh(): Promise<void> {
+    this.reading = this.reading.then(() => this.readOnce());
+    return this.reading;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    clearTimeout(this.pending);
+    await this.cancelWatches();
+    await this.reading;
+  }
+
+  private schedule(): void {
+    if (this.closed || this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      void this.refresh();
+    }, 20);
+  }
+
+  private async readOnce(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const state = await readJobState(this.client, this.keys);
+      if (this.watchers.length === 0) await this.watchFrom(state.revision + 1);
+      if (!this.closed) await this.onState(state);
+    } catch (err) {
+      if (!this.closed) this.options.logger.warn('reading the job state failed; retrying', { err });
+      await this.cancelWatches();
+    }
+  }
+
+  private async watchFrom(revision: number): Promise<void> {
+    const prefixes = [
+      `${this.keys.root}config/`,
+      this.keys.pserversPrefix,
+      this.keys.assignPrefix,
+      `${this.keys.root}init/`,
+    ];
+    for (const prefix of prefixes) {
+      const watcher = await this.client
+        .watch()
+        .prefix(prefix)
+        .startRevision(String(revision))
+        .create();
+      watcher.on('data', () => this.schedule());
+      // A broken watch (compaction, etcd restarted): list again and watch from there.
+      watcher.on('error', () => void this.cancelWatches().then(() => this.schedule()));
+      this.watchers.push(watcher);
+    }
+  }
+
+  private async cancelWatches(): Promise<void> {
+    const watchers = this.watchers;
+    this.watchers = [];
+    await Promise.all(watchers.map((w) => w.cancel().catch(() => undefined)));
+  }
+}

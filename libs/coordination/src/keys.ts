@@ -1,0 +1,93 @@
+/**
+ * The etcd keyspace of a job (DESIGN section 3): every key lives under `/pserver/<job>/`.
+ *
+ * | key | value | lease |
+ * | --- | --- | --- |
+ * | `master/election/<lease>` | the candidate's address | the candidate's |
+ * | `config/desired` | desired shard count | none |
+ * | `config/block-size` | block size in elements | none |
+ * | `pservers/<member>` | `{address, startedAtUnixMs}` | the pserver's |
+ * | `assign/<i>` | `{member, address}` | the assigned pserver's |
+ * | `trainers/<id>` | `{name, registeredAtUnixMs}` | none |
+ * | `trainers/next-id` | the next trainer id | none |
+ * | `init/owner`, `init/done` | trainer id | none |
+ * | `ckpt/<i>/latest`, `ckpt/<i>/hist/<epoch>-<seq>` | checkpoint meta (proto3 JSON) | none |
+ */
+export class JobKeys {
+  readonly root: string;
+
+  constructor(readonly job: string) {
+    if (!/^[A-Za-z0-9._-]{1,128}$/.test(job)) {
+      throw new Error(`job name ${JSON.stringify(job)}: 1–128 letters, digits, '.', '_' or '-'`);
+    }
+    this.root = `/pserver/${job}/`;
+  }
+
+  get electionPrefix(): string {
+    return `${this.root}master/election/`;
+  }
+
+  get desired(): string {
+    return `${this.root}config/desired`;
+  }
+
+  get blockSize(): string {
+    return `${this.root}config/block-size`;
+  }
+
+  get pserversPrefix(): string {
+    return `${this.root}pservers/`;
+  }
+
+  pserver(member: string): string {
+    return `${this.pserversPrefix}${member}`;
+  }
+
+  get assignPrefix(): string {
+    return `${this.root}assign/`;
+  }
+
+  assign(index: number): string {
+    return `${this.assignPrefix}${index}`;
+  }
+
+  /** The index of an `assign/<i>` key, or undefined for another key. */
+  indexOf(assignKey: string): number | undefined {
+    if (!assignKey.startsWith(this.assignPrefix)) return undefined;
+    const rest = assignKey.slice(this.assignPrefix.length);
+    return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+  }
+
+  get trainersPrefix(): string {
+    return `${this.root}trainers/`;
+  }
+
+  trainer(id: number): string {
+    return `${this.trainersPrefix}${id}`;
+  }
+
+  get nextTrainerId(): string {
+    return `${this.root}trainers/next-id`;
+  }
+
+  get initOwner(): string {
+    return `${this.root}init/owner`;
+  }
+
+  get initDone(): string {
+    return `${this.root}init/done`;
+  }
+
+  checkpointLatest(index: number): string {
+    return `${this.root}ckpt/${index}/latest`;
+  }
+
+  checkpointHistoryPrefix(index: number): string {
+    return `${this.root}ckpt/${index}/hist/`;
+  }
+
+  /** History keys sort by epoch, then sequence number: both zero-padded. */
+  checkpointHistory(index: number, epoch: number, seq: number): string {
+    return `${this.checkpointHistoryPrefix(index)}${String(epoch).padStart(16, '0')}-${String(seq).padStart(10, '0')}`;
+  }
+}
