@@ -13,6 +13,7 @@ const libs = [
   'type:coordination',
   'type:client',
   'type:util',
+  'type:cluster',
 ];
 const productionConstraints = [
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: libs, bannedExternalImports: etcd },
@@ -39,6 +40,11 @@ const productionConstraints = [
   {
     sourceTag: 'type:client',
     onlyDependOnLibsWithTags: ['type:domain', 'type:proto', 'type:rpc', 'type:util'],
+    bannedExternalImports: etcd,
+  },
+  {
+    sourceTag: 'type:cluster',
+    onlyDependOnLibsWithTags: ['type:coordination', 'type:rpc', 'type:proto', 'type:util'],
     bannedExternalImports: etcd,
   },
   { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', ...libs] },

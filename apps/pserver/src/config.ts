@@ -1,19 +1,34 @@
+import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
-import { defaultLogFormat, logLevels, type LogFormat, type LogLevel } from '@pserver/logging';
+import {
+  integerOption,
+  listOption,
+  logOptions,
+  logSettings,
+  type LogSettings,
+} from '@pserver/config';
 
 /** Everything the pserver reads from its command line and environment, parsed and checked. */
-export interface PserverConfig {
+export interface PserverConfig extends LogSettings {
   host: string;
   port: number;
-  /** This shard's index in standalone mode. */
+  /** Standalone: this shard's index. */
   index: number;
-  /** The job's shard count in standalone mode. */
+  /** Standalone: the job's shard count. */
   shards: number;
+  /** Cluster mode when given: the master assigns the index through etcd. */
+  etcdEndpoints: string[] | undefined;
+  job: string;
+  /** Cluster mode: this process's name among the job's pservers. */
+  member: string;
+  /** Cluster mode: the address registered for trainers (default host:port). */
+  advertiseAddress: string | undefined;
+  leaseTtlSeconds: number;
   maxMessageBytes: number;
   flowControlWindowBytes: number;
   maxPushBytesInFlight: number;
-  /** The checkpoint directory; this shard writes `<dir>/shard-<index>/`. */
+  /** The checkpoint directory; this shard writes `<dir>/shard-<index>/` (shared by a job's pservers). */
   checkpointDir: string;
   checkpointIntervalMs: number;
   checkpointRetain: number;
@@ -21,24 +36,24 @@ export interface PserverConfig {
   allowFreshStart: boolean;
   /** Test setting: at this write-path point, SIGKILL the process or fail with ENOSPC once. */
   failpoint: { point: WritePoint; action: 'kill' | 'enospc' } | undefined;
-  logLevel: LogLevel;
-  logFormat: LogFormat;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
   shutdownGraceMs: number;
+  /** Exit when standard input closes (a supervising process died). */
+  exitOnStdinClose: boolean;
 }
 
 const mib = 1024 * 1024;
 
 /**
  * Parses flags (`argv` as in `process.argv`), falling back to `PSERVER_*` environment variables,
- * which commander reads from `process.env`, and then to defaults. An invalid value stops the
- * process with a message naming the flag (commander exits with code 1).
+ * which commander reads from `process.env`, and then to defaults.
  */
 export function loadConfig(argv: string[]): PserverConfig {
   const program = new Command('pserver')
     .description(
       'A parameter server shard: holds tensors, applies optimizer updates, serves them over gRPC.\n' +
-        'Without etcd endpoints it runs standalone: shard --index of --shards.',
+        'With --etcd-endpoints it joins a job and the master assigns its index; without, it runs\n' +
+        'standalone as shard --index of --shards.',
     )
     .addOption(
       new Option('--host <address>', 'address to listen on')
@@ -58,7 +73,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     .addOption(
       integerOption(
         '--index <i>',
-        "this shard's index (standalone)",
+        "standalone: this shard's index",
         'PSERVER_INDEX',
         0,
         0,
@@ -68,11 +83,45 @@ export function loadConfig(argv: string[]): PserverConfig {
     .addOption(
       integerOption(
         '--shards <n>',
-        'the job’s shard count (standalone)',
+        'standalone: the job’s shard count',
         'PSERVER_SHARDS',
         1,
         1,
         1_000_000,
+      ),
+    )
+    .addOption(
+      listOption(
+        '--etcd-endpoints <urls>',
+        'cluster mode: comma-separated etcd client URLs',
+        'PSERVER_ETCD_ENDPOINTS',
+      ),
+    )
+    .addOption(
+      new Option('--job <name>', 'cluster mode: the job (etcd keys under /pserver/<job>/)')
+        .env('PSERVER_JOB')
+        .default('default'),
+    )
+    .addOption(
+      new Option(
+        '--member <name>',
+        'cluster mode: this pserver’s name (default: host name and pid)',
+      ).env('PSERVER_MEMBER'),
+    )
+    .addOption(
+      new Option(
+        '--advertise-address <host:port>',
+        'cluster mode: the address trainers use (default: host:port)',
+      ).env('PSERVER_ADVERTISE_ADDRESS'),
+    )
+    .addOption(
+      integerOption(
+        '--lease-ttl-s <s>',
+        'cluster mode: etcd lease TTL',
+        'PSERVER_LEASE_TTL_S',
+        5,
+        1,
+        600,
       ),
     )
     .addOption(
@@ -136,7 +185,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     .addOption(
       new Option(
         '--allow-fresh-start',
-        'start empty when every committed checkpoint is lost or corrupt (otherwise: exit 3)',
+        'start empty when every committed checkpoint is lost or corrupt',
       ).env('PSERVER_ALLOW_FRESH_START'),
     )
     .addOption(
@@ -149,18 +198,9 @@ export function loadConfig(argv: string[]): PserverConfig {
         .hideHelp(),
     )
     .addOption(
-      new Option('--log-level <level>', 'least severe level logged')
-        .env('PSERVER_LOG_LEVEL')
-        .choices(logLevels)
-        .default('info'),
-    )
-    .addOption(
-      new Option(
-        '--log-format <format>',
-        'json lines, or pretty for terminals (default: pretty on a TTY)',
-      )
-        .env('PSERVER_LOG_FORMAT')
-        .choices(['json', 'pretty']),
+      new Option('--exit-on-stdin-close', 'exit when standard input closes (set by supervisors)')
+        .env('PSERVER_EXIT_ON_STDIN_CLOSE')
+        .hideHelp(),
     )
     .addOption(
       integerOption(
@@ -172,12 +212,18 @@ export function loadConfig(argv: string[]): PserverConfig {
         3_600_000,
       ),
     );
+  for (const option of logOptions('PSERVER')) program.addOption(option);
   program.parse(argv, { from: 'node' });
-  const options = program.opts<{
+  const o = program.opts<{
     host: string;
     port: number;
     index: number;
     shards: number;
+    etcdEndpoints?: string[];
+    job: string;
+    member?: string;
+    advertiseAddress?: string;
+    leaseTtlS: number;
     maxMessageMb: number;
     flowControlWindowMb: number;
     maxPushMbInFlight: number;
@@ -186,54 +232,38 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointRetain: number;
     allowFreshStart?: boolean;
     failpoint?: PserverConfig['failpoint'];
-    logLevel: LogLevel; // checked by .choices()
-    logFormat?: LogFormat;
+    exitOnStdinClose?: boolean;
     shutdownGraceMs: number;
+    logLevel: string;
+    logFormat?: string;
   }>();
-  if (options.index >= options.shards) {
+  if (o.index >= o.shards) {
     program.error(
-      `error: option '--index <i>' must be below --shards (${options.shards}), got ${options.index}`,
+      `error: option '--index <i>' must be below --shards (${o.shards}), got ${o.index}`,
     );
   }
   return {
-    host: options.host,
-    port: options.port,
-    index: options.index,
-    shards: options.shards,
-    maxMessageBytes: options.maxMessageMb * mib,
-    flowControlWindowBytes: options.flowControlWindowMb * mib,
-    maxPushBytesInFlight: options.maxPushMbInFlight * mib,
-    checkpointDir: options.checkpointDir,
-    checkpointIntervalMs: options.checkpointIntervalS * 1000,
-    checkpointRetain: options.checkpointRetain,
-    allowFreshStart: options.allowFreshStart ?? false,
-    failpoint: options.failpoint,
-    logLevel: options.logLevel,
-    logFormat: options.logFormat ?? defaultLogFormat(),
-    shutdownGraceMs: options.shutdownGraceMs,
+    host: o.host,
+    port: o.port,
+    index: o.index,
+    shards: o.shards,
+    etcdEndpoints: o.etcdEndpoints,
+    job: o.job,
+    member: o.member ?? `${os.hostname()}-${process.pid}`,
+    advertiseAddress: o.advertiseAddress,
+    leaseTtlSeconds: o.leaseTtlS,
+    maxMessageBytes: o.maxMessageMb * mib,
+    flowControlWindowBytes: o.flowControlWindowMb * mib,
+    maxPushBytesInFlight: o.maxPushMbInFlight * mib,
+    checkpointDir: o.checkpointDir,
+    checkpointIntervalMs: o.checkpointIntervalS * 1000,
+    checkpointRetain: o.checkpointRetain,
+    allowFreshStart: o.allowFreshStart ?? false,
+    failpoint: o.failpoint,
+    exitOnStdinClose: o.exitOnStdinClose ?? false,
+    shutdownGraceMs: o.shutdownGraceMs,
+    ...logSettings(o),
   };
-}
-
-function integerOption(
-  flags: string,
-  description: string,
-  env: string,
-  defaultValue: number,
-  min: number,
-  max: number,
-): Option {
-  return new Option(flags, description)
-    .env(env)
-    .default(defaultValue)
-    .argParser((value: string) => {
-      const n = Number(value);
-      if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
-        throw new InvalidArgumentError(
-          `expected an integer from ${min} to ${max}, got '${value}'.`,
-        );
-      }
-      return n;
-    });
 }
 
 function parseFailpoint(value: string): PserverConfig['failpoint'] {

@@ -14,22 +14,13 @@ async function main(): Promise<void> {
     process.exit(70);
   });
   const node = new PserverNode(config, logger);
-  try {
-    await node.start();
-  } catch (err) {
-    if (err instanceof RefusedToStart) {
-      logger.fatal(err.message);
-      process.exit(err.exitCode);
-    }
-    logger.fatal('failed to start', { err });
-    process.exit(exitCodes.failure);
-  }
 
+  // Signals are handled from the start: a hot spare waiting for an index stops cleanly too.
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
+  const stop = (reason: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
+    logger.info('shutting down', { reason });
     node.stop().then(
       () => process.exit(exitCodes.ok),
       (err: unknown) => {
@@ -38,8 +29,24 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  if (config.exitOnStdinClose) {
+    process.stdin.resume();
+    process.stdin.once('end', () => stop('standard input closed'));
+  }
+
+  try {
+    await node.start();
+  } catch (err) {
+    if (stopping) return;
+    if (err instanceof RefusedToStart) {
+      logger.fatal(err.message);
+      process.exit(err.exitCode);
+    }
+    logger.fatal('failed to start', { err });
+    process.exit(exitCodes.failure);
+  }
 }
 
 void main();

@@ -1,5 +1,15 @@
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
-import { ManifestStore } from '@pserver/checkpoint';
+
+import { ManifestStore, type MetaStore } from '@pserver/checkpoint';
+import {
+  connectEtcd,
+  EtcdMetaStore,
+  JobKeys,
+  LeaseKeeper,
+  PserverMembership,
+  readJobState,
+  type EtcdClient,
+} from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import {
   addReflection,
@@ -14,7 +24,9 @@ import type { PserverConfig } from './config';
 import { failpointHook } from './failpoint';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
-import { FixedEpochGuard } from './service/epoch-guard';
+import { ClusterEpochGuard } from './service/cluster-epoch-guard';
+import { FixedEpochGuard, type EpochGuard } from './service/epoch-guard';
+import { PserverError } from './service/errors';
 import { ParameterService } from './service/parameter-service';
 import { Shard } from './service/shard';
 import { parameterServerHandlers } from './transport/parameter-server-handlers';
@@ -23,8 +35,10 @@ import { parameterServerHandlers } from './transport/parameter-server-handlers';
 export const exitCodes = {
   ok: 0,
   failure: 1,
-  /** Checkpoints were committed once and none is valid now (see --allow-fresh-start). */
+  /** Standalone: checkpoints were committed once and none is valid now (see --allow-fresh-start). */
   checkpointsLost: 3,
+  /** Cluster: this pserver can no longer trust its lease or was replaced; start it again. */
+  fenced: 4,
 } as const;
 
 /** Thrown by `start` when the pserver must not serve. */
@@ -37,22 +51,47 @@ export class RefusedToStart extends Error {
   }
 }
 
+/** The shard being served, once it is ready. */
+interface Serving {
+  shard: Shard;
+  service: ParameterService;
+  checkpointer: Checkpointer;
+}
+
 /**
- * The pserver process: recovers its shard, then serves it; `stop()` undoes `start()` and takes a
- * final checkpoint, so no acknowledged push is lost on a graceful stop.
+ * The pserver process. Standalone: shard --index of --shards, its manifest in the checkpoint
+ * directory. Cluster: registers in etcd, waits (as a hot spare) for the master to assign an
+ * index, recovers that shard from the checkpoint metas in etcd, serves it while its lease can be
+ * trusted, and fences itself (NOT_SERVING, UNAVAILABLE, exit 4) when it cannot.
  */
 export class PserverNode {
   private readonly health = new HealthService([serviceNames.parameterServer]);
-  private server: Server | undefined;
-  private checkpointer: Checkpointer | undefined;
-  private service: ParameterService | undefined;
-  private shard: Shard | undefined;
+  private readonly server: Server;
+  private readonly abort = new AbortController();
+  private serving: Serving | undefined;
   private port: number | undefined;
+  private client: EtcdClient | undefined;
+  private lease: LeaseKeeper | undefined;
+  private fenced = false;
 
   constructor(
     private readonly config: PserverConfig,
     private readonly logger: Logger,
-  ) {}
+    /** Called when the process must end now (fenced), with the exit code. */
+    private readonly onFatal: (code: number) => void = (code) => process.exit(code),
+  ) {
+    this.server = createGrpcServer({
+      maxMessageBytes: config.maxMessageBytes,
+      flowControlWindowBytes: config.flowControlWindowBytes,
+    });
+    const handlers = parameterServerHandlers(() => this.requireService(), logger);
+    this.server.addService(
+      parameterServerService,
+      handlers as unknown as UntypedServiceImplementation,
+    );
+    this.health.addTo(this.server);
+    addReflection(this.server, [serviceNames.parameterServer]);
+  }
 
   /** The bound address, once started. */
   get address(): string {
@@ -61,19 +100,38 @@ export class PserverNode {
   }
 
   async start(): Promise<void> {
-    const { config, logger } = this;
+    if (this.config.etcdEndpoints) await this.startCluster(this.config.etcdEndpoints);
+    else await this.startStandalone();
+  }
+
+  /**
+   * NOT_SERVING; refuse changes; let calls in flight finish (up to the grace period); commit a
+   * final checkpoint if the shard changed; in cluster mode revoke the lease, so the index frees at
+   * once.
+   */
+  async stop(): Promise<void> {
+    this.health.setAll('NOT_SERVING');
+    this.abort.abort(new Error('stopping'));
+    this.serving?.service.beginShutdown();
+    const graceful = await shutdownServer(this.server, this.config.shutdownGraceMs);
+    const checkpointer = this.serving?.checkpointer;
+    if (checkpointer && !this.fenced) {
+      await checkpointer.stop();
+      if (checkpointer.dirty) await checkpointer.save('shutdown');
+    }
+    await this.lease
+      ?.revoke()
+      .catch((err: unknown) => this.logger.warn('revoking the lease failed', { err }));
+    this.client?.close();
+    this.logger.info('stopped', { graceful });
+  }
+
+  private async startStandalone(): Promise<void> {
+    const { config } = this;
     // Opening the manifest raises the standalone epoch, durably, before anything is served.
     const store = await ManifestStore.open(config.checkpointDir, config.index, config.shards);
     const shard = new Shard(config.index, config.shards, undefined);
-    const checkpointer = new Checkpointer({
-      root: config.checkpointDir,
-      shard,
-      store,
-      epoch: store.epoch,
-      retain: config.checkpointRetain,
-      logger: logger.child({ component: 'checkpoint' }),
-      hook: failpointHook(config.failpoint, logger),
-    });
+    const checkpointer = this.checkpointer(shard, store, store.epoch);
     const recovery = await checkpointer.recover();
     if (recovery.kind === 'lost') {
       if (!config.allowFreshStart) {
@@ -84,33 +142,13 @@ export class PserverNode {
           exitCodes.checkpointsLost,
         );
       }
-      logger.warn('every committed checkpoint is lost; starting empty (--allow-fresh-start)', {
+      this.logger.warn('every committed checkpoint is lost; starting empty (--allow-fresh-start)', {
         broken: recovery.broken,
       });
     }
-    this.shard = shard;
-    this.checkpointer = checkpointer;
-    this.service = new ParameterService({
-      shard,
-      epoch: new FixedEpochGuard(store.epoch),
-      admission: new AdmissionControl(config.maxPushBytesInFlight),
-      checkpointer,
-      mode: 'SHARD_MODE_STANDALONE',
-    });
-    this.server = createGrpcServer({
-      maxMessageBytes: config.maxMessageBytes,
-      flowControlWindowBytes: config.flowControlWindowBytes,
-    });
-    this.server.addService(
-      parameterServerService,
-      parameterServerHandlers(this.service, logger) as unknown as UntypedServiceImplementation,
-    );
-    this.health.addTo(this.server);
-    addReflection(this.server, [serviceNames.parameterServer]);
     this.port = await bindServer(this.server, config.host, config.port);
-    checkpointer.startPeriodic(config.checkpointIntervalMs);
-    this.health.setAll('SERVING');
-    logger.info('listening', {
+    this.serve(shard, checkpointer, new FixedEpochGuard(store.epoch), 'SHARD_MODE_STANDALONE');
+    this.logger.info('listening', {
       address: this.address,
       mode: 'standalone (no etcd)',
       shard: `${config.index} of ${config.shards}`,
@@ -120,20 +158,121 @@ export class PserverNode {
     });
   }
 
-  /**
-   * NOT_SERVING; refuse changes; let calls in flight finish (up to the grace period); stop the
-   * periodic checkpoints; commit a final checkpoint if the shard changed since the last one.
-   */
-  async stop(): Promise<void> {
-    this.health.setAll('NOT_SERVING');
-    this.service?.beginShutdown();
-    const graceful = this.server
-      ? await shutdownServer(this.server, this.config.shutdownGraceMs)
-      : true;
-    if (this.checkpointer) {
-      await this.checkpointer.stop();
-      if (this.checkpointer.dirty) await this.checkpointer.save('shutdown');
+  private async startCluster(endpoints: string[]): Promise<void> {
+    const { config, logger } = this;
+    const keys = new JobKeys(config.job);
+    const client = (this.client = connectEtcd({ endpoints }));
+    const lease = (this.lease = await LeaseKeeper.grant(client, {
+      ttlSeconds: config.leaseTtlSeconds,
+      logger,
+    }));
+    lease.onExpired((reason) => this.fence(reason));
+    this.port = await bindServer(this.server, config.host, config.port);
+    const address = config.advertiseAddress ?? this.address;
+    this.health.set('', 'NOT_SERVING');
+    logger.info('listening', {
+      address: this.address,
+      mode: 'cluster',
+      job: config.job,
+      member: config.member,
+    });
+    const membership = await PserverMembership.register(
+      client,
+      keys,
+      lease,
+      config.member,
+      address,
+      logger,
+    );
+    logger.info('waiting for a shard index (a hot spare until one frees)');
+    const assignment = await membership.waitForAssignment(this.abort.signal);
+    const { index, epoch } = assignment;
+    const shardCount = (await readJobState(client, keys)).desired ?? index + 1;
+    logger.info('assigned a shard', { index, shardCount, shardEpoch: epoch });
+    await membership.watchAssignment(index, epoch, (reason) => this.fence(reason));
+    const shard = new Shard(index, shardCount, undefined);
+    const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
+    const checkpointer = this.checkpointer(shard, store, epoch);
+    const recovery = await checkpointer.recover();
+    if (recovery.kind === 'lost' && !config.allowFreshStart) {
+      // Keep the index: a spare taking it would only refuse in turn. An operator must act.
+      logger.fatal(
+        `NOT SERVING shard ${index}: checkpoints were committed but none is valid (unusable: ${recovery.broken.join(', ')}). ` +
+          'Restore the files under the checkpoint directory and restart, or restart with --allow-fresh-start.',
+        { index, checkpointDir: config.checkpointDir },
+      );
+      return;
     }
-    this.logger.info('stopped', { graceful });
+    const guard = new ClusterEpochGuard(
+      epoch,
+      () => membership.holds(index, epoch),
+      (reason) => this.fence(reason),
+    );
+    this.serve(shard, checkpointer, guard, 'SHARD_MODE_CLUSTER', () => {
+      if (this.fenced || !lease.isValid())
+        throw new PserverError(
+          'PSERVER_FENCED',
+          `shard ${index}: this pserver's lease can no longer be trusted`,
+        );
+    });
+    logger.info('serving', {
+      index,
+      shardEpoch: epoch,
+      address,
+      recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
+    });
+  }
+
+  private checkpointer(shard: Shard, store: MetaStore, epoch: number): Checkpointer {
+    return new Checkpointer({
+      root: this.config.checkpointDir,
+      shard,
+      store,
+      epoch,
+      retain: this.config.checkpointRetain,
+      logger: this.logger.child({ component: 'checkpoint' }),
+      hook: failpointHook(this.config.failpoint, this.logger),
+      onFenced: (reason) => this.fence(reason),
+    });
+  }
+
+  private serve(
+    shard: Shard,
+    checkpointer: Checkpointer,
+    epoch: EpochGuard,
+    mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER',
+    fence?: () => void,
+  ): void {
+    const service = new ParameterService({
+      shard,
+      epoch,
+      admission: new AdmissionControl(this.config.maxPushBytesInFlight),
+      checkpointer,
+      mode,
+      fence,
+    });
+    this.serving = { shard, service, checkpointer };
+    checkpointer.startPeriodic(this.config.checkpointIntervalMs);
+    this.health.setAll('SERVING');
+  }
+
+  private requireService(): ParameterService {
+    if (this.fenced)
+      throw new PserverError('PSERVER_FENCED', 'this pserver was fenced and is stopping');
+    if (!this.serving)
+      throw new PserverError(
+        'PSERVER_NOT_SERVING',
+        'not serving yet: waiting for a shard index or recovering it',
+      );
+    return this.serving.service;
+  }
+
+  /** Stops acting on the shard at once and exits for the supervisor to start a fresh process. */
+  private fence(reason: string): void {
+    if (this.fenced) return;
+    this.fenced = true;
+    this.health.setAll('NOT_SERVING');
+    this.logger.error('fenced: no longer acting on the shard; exiting', { reason });
+    this.onFatal(exitCodes.fenced);
   }
 }

@@ -12,4 +12,10 @@ export { JobWatcher, readJobState } from './job-state';
 export { JobKeys } from './keys';
 export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';
+export type { InitDecision } from './master-term';
+export { MasterTerm } from './master-term';
 export { PserverMembership } from './membership';
+export type { TrainerSession } from './trainer-sessions';
+export { TrainerSessions } from './trainer-sessions';
+/** The etcd client type, for code that passes a client along without importing etcd3. */
+export type { Etcd3 as EtcdClient } from 'etcd3';

@@ -40,6 +40,7 @@ export const errorTable = {
   MASTER_SHARDS_IN_USE: status.FAILED_PRECONDITION,
   MASTER_NOT_INIT_OWNER: status.FAILED_PRECONDITION,
   PSERVER_MEMBER_TAKEN: status.FAILED_PRECONDITION,
+  MASTER_PLACEMENT_FIXED: status.FAILED_PRECONDITION,
 
   // The caller's view is stale: refresh it and redo the work (trailer: pserver-shard-epoch).
   PSERVER_STALE_EPOCH: status.ABORTED,

@@ -1,5 +1,7 @@
 import {
   type handleClientStreamingCall,
+  type handleServerStreamingCall,
+  type ServerWritableStream,
   type handleUnaryCall,
   type sendUnaryData,
   type ServerReadableStream,
@@ -16,11 +18,21 @@ export type ClientStreamMethod<Req, Res> = (
   ctx: CallContext,
 ) => Promise<Res>;
 
-type AnyCall = ServerUnaryCall<unknown, unknown> | ServerReadableStream<unknown, unknown>;
+export type ServerStreamMethod<Req, Res> = (
+  request: Req,
+  ctx: CallContext,
+  send: (message: Res) => Promise<void>,
+) => Promise<void>;
+
+type AnyCall =
+  | ServerUnaryCall<unknown, unknown>
+  | ServerReadableStream<unknown, unknown>
+  | ServerWritableStream<unknown, unknown>;
 
 function contextOf(call: AnyCall, method: string, logger: Logger): CallContext {
   const controller = new AbortController();
-  call.once('cancelled', () =>
+  // Every call kind emits 'cancelled'; the union's overloads do not line up for TypeScript.
+  (call as ServerUnaryCall<unknown, unknown>).once('cancelled', () =>
     controller.abort(new Error(`${method}: cancelled by the client or its deadline`)),
   );
   const deadline = call.getDeadline();
@@ -89,4 +101,38 @@ async function* readStream<Req>(
     yield message as Req;
   }
   signal.throwIfAborted();
+}
+
+/**
+ * Adapts a service method to a grpc-js server-streaming handler. The method sends messages with
+ * `send` (which waits while the stream's buffer is full) until it returns; a thrown error ends the
+ * stream with its mapped status. A cancelled call aborts `ctx.signal`.
+ */
+export function serverStreamHandler<Req, Res>(
+  method: string,
+  implementation: ServerStreamMethod<Req, Res>,
+  logger: Logger,
+): handleServerStreamingCall<Req, Res> {
+  return (call) => {
+    const ctx = contextOf(call as AnyCall, method, logger);
+    const send = (message: Res): Promise<void> =>
+      new Promise((resolve) => {
+        if (ctx.signal.aborted) return resolve();
+        if (call.write(message)) resolve();
+        else call.once('drain', () => resolve());
+      });
+    implementation(call.request, ctx, send).then(
+      () => call.end(),
+      (err: unknown) => {
+        if (ctx.signal.aborted) return;
+        const answer = toStatus(err);
+        if (!answer.expected) ctx.logger.error('stream failed unexpectedly', { err });
+        call.emit('error', {
+          code: answer.code,
+          details: answer.details,
+          metadata: answer.metadata,
+        });
+      },
+    );
+  };
 }

@@ -1,11 +1,6 @@
-export type { ExitStatus, SpawnOptions } from './child-process';
-export { ManagedProcess, spawnNode, spawnProcess, stopAllProcesses } from './child-process';
-export type { EtcdServer, EtcdServerOptions } from './etcd-server';
-export { defaultEtcdServerOptions, etcdBinary, etcdInstallHint, startEtcd } from './etcd-server';
-export { freePort } from './free-port';
-export type { WaitForOptions } from './wait-for';
-export { sleep, waitFor } from './wait-for';
-export { appBundle, workspaceRoot } from './workspace';
+// The test harness: the process, etcd and cluster helpers of @pserver/local-cluster, plus
+// drivers that talk to servers the way tests need to.
+export * from '@pserver/local-cluster';
 export type { PserverDriverOptions } from './pserver-driver';
 export {
   bytesOf,
@@ -14,6 +9,4 @@ export {
   float64s,
   PserverDriver,
 } from './pserver-driver';
-export type { PserverProcess, StartPserverOptions } from './pserver-process';
-export { startPserverProcess } from './pserver-process';
-export { tempDir } from './temp-dir';
+export { MasterDriver } from './master-driver';

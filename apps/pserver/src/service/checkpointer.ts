@@ -9,6 +9,7 @@ import {
   SnapshotBuffers,
   removeLeftoverTemporaries,
   removeUnreferenced,
+  shardDirectory,
   writeCheckpointFile,
   type CheckpointMeta,
   type MetaStore,
@@ -16,6 +17,7 @@ import {
   type WritePointHook,
 } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from './shard';
 import { StoredTensor } from './stored-tensor';
@@ -31,6 +33,8 @@ export interface CheckpointerOptions {
   logger: Logger;
   /** Called at each dangerous point of the write path (failpoints in tests). */
   hook?: WritePointHook;
+  /** Called when a commit was refused because this pserver no longer holds its shard. */
+  onFenced?: (reason: string) => void;
 }
 
 /** What recovery found. */
@@ -71,6 +75,7 @@ export class Checkpointer {
    */
   async recover(): Promise<RecoveryOutcome> {
     const { root, shard, store, logger, epoch } = this.options;
+    await fs.mkdir(path.join(root, shardDirectory(shard.index)), { recursive: true, mode: 0o700 });
     const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
     if (removed.length > 0)
       logger.info('removed temporary files of crashed writers', { files: removed });
@@ -201,6 +206,9 @@ export class Checkpointer {
       return meta;
     } catch (err) {
       logger.error('checkpoint failed; the previous one stays committed', { reason, err });
+      // Replaced by another pserver: stop, and delete nothing.
+      if ((err as { code?: string }).code === 'PSERVER_FENCED')
+        this.options.onFenced?.((err as Error).message);
       throw err;
     } finally {
       this.buffers.release();

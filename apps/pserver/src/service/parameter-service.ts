@@ -38,6 +38,12 @@ export interface ParameterServiceOptions {
   admission: AdmissionControl;
   checkpointer: CheckpointSaver;
   mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER';
+  /**
+   * Throws PSERVER_FENCED when this pserver may no longer act on its shard (cluster mode: its
+   * lease can no longer be trusted). Checked synchronously before every change and before every
+   * GetParams reply leaves.
+   */
+  fence?: () => void;
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
 }
@@ -143,7 +149,7 @@ export class ParameterService {
           true,
         );
       }
-      return this.reply(this.shard.applyPush(trainerId, step, push));
+      return this.reply(this.applyPush(trainerId, step, push));
     } finally {
       push.discard();
       this.admission.release(bytes);
@@ -188,7 +194,7 @@ export class ParameterService {
           'SendGradsStream: the stream ended without a message',
         );
       if (duplicate) return duplicate;
-      return this.reply(this.shard.applyPush(context.trainerId, context.step, push));
+      return this.reply(this.applyPush(context.trainerId, context.step, push));
     } finally {
       push.discard();
       this.admission.release(admitted);
@@ -232,6 +238,7 @@ export class ParameterService {
         content: tensor.content(),
       };
     });
+    this.options.fence?.();
     return { shardEpoch: this.epoch.current, params };
   }
 
@@ -339,7 +346,18 @@ export class ParameterService {
   }
 
   private refuseIfShuttingDown(): void {
+    this.options.fence?.();
     if (this.shuttingDown) throw shuttingDownError();
+  }
+
+  /** Applies a push: the fence is checked again right before, with no await in between. */
+  private applyPush(
+    trainerId: number,
+    step: number,
+    push: StagedPush,
+  ): ReturnType<Shard['applyPush']> {
+    this.options.fence?.();
+    return this.shard.applyPush(trainerId, step, push);
   }
 }
 

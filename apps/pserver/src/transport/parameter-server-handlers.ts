@@ -3,26 +3,42 @@ import type { ParameterServerHandlers } from '@pserver/proto';
 import { clientStreamHandler, unaryHandler } from '@pserver/rpc';
 import type { ParameterService } from '../service/parameter-service';
 
-/** The grpc-js handlers of `pserver.v1.ParameterServer`, each adapting one service method. */
+/**
+ * The grpc-js handlers of `pserver.v1.ParameterServer`, each adapting one service method. The
+ * service comes from `service()`, which throws PSERVER_NOT_SERVING until the shard is ready (in
+ * cluster mode the server listens before the master has assigned an index).
+ */
 export function parameterServerHandlers(
-  service: ParameterService,
+  service: () => ParameterService,
   logger: Logger,
 ): ParameterServerHandlers {
   return {
-    InitParam: unaryHandler('InitParam', (request, ctx) => service.initParam(request, ctx), logger),
+    InitParam: unaryHandler(
+      'InitParam',
+      (request, ctx) => service().initParam(request, ctx),
+      logger,
+    ),
     FinishInitParams: unaryHandler(
       'FinishInitParams',
-      (request, ctx) => service.finishInitParams(request, ctx),
+      (request, ctx) => service().finishInitParams(request, ctx),
       logger,
     ),
-    SendGrads: unaryHandler('SendGrads', (request, ctx) => service.sendGrads(request, ctx), logger),
+    SendGrads: unaryHandler(
+      'SendGrads',
+      (request, ctx) => service().sendGrads(request, ctx),
+      logger,
+    ),
     SendGradsStream: clientStreamHandler(
       'SendGradsStream',
-      (requests, ctx) => service.sendGradsStream(requests, ctx),
+      (requests, ctx) => service().sendGradsStream(requests, ctx),
       logger,
     ),
-    GetParams: unaryHandler('GetParams', (request, ctx) => service.getParams(request, ctx), logger),
-    SaveCheckpoint: unaryHandler('SaveCheckpoint', () => service.saveCheckpoint(), logger),
-    GetShardStatus: unaryHandler('GetShardStatus', () => service.getShardStatus(), logger),
+    GetParams: unaryHandler(
+      'GetParams',
+      (request, ctx) => service().getParams(request, ctx),
+      logger,
+    ),
+    SaveCheckpoint: unaryHandler('SaveCheckpoint', () => service().saveCheckpoint(), logger),
+    GetShardStatus: unaryHandler('GetShardStatus', () => service().getShardStatus(), logger),
   };
 }

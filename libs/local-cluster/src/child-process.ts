@@ -10,6 +10,15 @@ export interface SpawnOptions {
   /** Added to the parent's environment; `undefined` removes a variable. */
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /**
+   * Keep a pipe to the child's standard input open for as long as this process lives: a child
+   * started with `--exit-on-stdin-close` then exits when this process dies, even by SIGKILL.
+   */
+  stdinPipe?: boolean;
+  /** Where the output is copied (default `tmp/test-logs/` in the repository). */
+  logDir?: string;
+  /** Called with every line of output (e.g. to print it with a prefix). */
+  onLine?: (line: string) => void;
 }
 
 export interface ExitStatus {
@@ -24,11 +33,11 @@ process.once('exit', () => {
   for (const child of live) child.killNow();
 });
 
-const logDir = path.join(workspaceRoot(), 'tmp', 'test-logs');
+const defaultLogDir = (): string => path.join(workspaceRoot(), 'tmp', 'test-logs');
 
 /**
- * A child process owned by a test: its output is kept line by line (and copied to
- * `tmp/test-logs/<name>-<pid>.log` for post-mortems), it can be signalled, and it is always reaped.
+ * A child process owned by this one (a test, the demo): its output is kept line by line (and copied to
+ * a log file for post-mortems), it can be signalled, and it is always reaped.
  */
 export class ManagedProcess {
   readonly pid: number;
@@ -41,6 +50,8 @@ export class ManagedProcess {
   constructor(
     readonly name: string,
     private readonly child: ChildProcess,
+    logDir: string,
+    echo?: (line: string) => void,
   ) {
     if (child.pid === undefined) throw new Error(`${name}: the process did not start`);
     this.pid = child.pid;
@@ -50,6 +61,7 @@ export class ManagedProcess {
     const onLine = (line: string): void => {
       this.lines.push(line);
       log.write(line + '\n');
+      echo?.(line);
       for (const listener of this.lineListeners) listener(line);
     };
     const streamsClosed = [child.stdout, child.stderr].map((stream) => {
@@ -178,14 +190,14 @@ export function spawnProcess(
   const child = spawn(command, args, {
     cwd: options.cwd ?? workspaceRoot(),
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) {
     // spawn reports a missing binary asynchronously; say so now, by name.
     child.on('error', () => undefined);
     throw new Error(`${options.name}: could not start ${command}`);
   }
-  return new ManagedProcess(options.name, child);
+  return new ManagedProcess(options.name, child, options.logDir ?? defaultLogDir(), options.onLine);
 }
 
 /** Starts a Node.js script (an app bundle, a fixture) with the same Node.js as the tests. */

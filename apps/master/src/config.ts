@@ -1,0 +1,169 @@
+import os from 'node:os';
+import { Command, Option } from 'commander';
+import {
+  integerOption,
+  listOption,
+  logOptions,
+  logSettings,
+  type LogSettings,
+} from '@pserver/config';
+import { defaultBlockSize } from '@pserver/proto';
+
+/** Everything the master reads from its command line and environment, parsed and checked. */
+export interface MasterConfig extends LogSettings {
+  host: string;
+  port: number;
+  /** The address followers send clients to (default host:port). */
+  advertiseAddress: string | undefined;
+  etcdEndpoints: string[];
+  job: string;
+  /** Written to `config/desired` when absent; changed later only by the admin RPC. */
+  desiredPservers: number | undefined;
+  /** Written to `config/block-size` when absent; fixed for the life of the job. */
+  blockSize: number;
+  /** The election lease's TTL. */
+  leaseTtlSeconds: number;
+  /** A trainer session ends after this long without KeepAlive. */
+  sessionTtlSeconds: number;
+  relistIntervalMs: number;
+  shutdownGraceMs: number;
+  exitOnStdinClose: boolean;
+  name: string;
+}
+
+/**
+ * Parses flags (`argv` as in `process.argv`), falling back to `MASTER_*` environment variables,
+ * which commander reads from `process.env`, and then to defaults.
+ */
+export function loadConfig(argv: string[]): MasterConfig {
+  const program = new Command('master')
+    .description(
+      'The job master: elects a leader among its replicas through etcd, assigns shard indices to\n' +
+        'pservers, keeps the trainer registry and elects the trainer that initializes the model.',
+    )
+    .addOption(
+      new Option('--host <address>', 'address to listen on')
+        .env('MASTER_HOST')
+        .default('127.0.0.1'),
+    )
+    .addOption(
+      integerOption(
+        '--port <port>',
+        'gRPC port (0 picks a free one)',
+        'MASTER_PORT',
+        8200,
+        0,
+        65_535,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--advertise-address <host:port>',
+        'the address clients are sent to (default: host:port)',
+      ).env('MASTER_ADVERTISE_ADDRESS'),
+    )
+    .addOption(
+      listOption(
+        '--etcd-endpoints <urls>',
+        'comma-separated etcd client URLs',
+        'MASTER_ETCD_ENDPOINTS',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      new Option('--job <name>', 'the job (etcd keys under /pserver/<job>/)')
+        .env('MASTER_JOB')
+        .default('default'),
+    )
+    .addOption(
+      integerOption(
+        '--desired-pservers <n>',
+        'the shard count, written if the job has none yet',
+        'MASTER_DESIRED_PSERVERS',
+        undefined,
+        1,
+        100_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--block-size <elements>',
+        'placement block size, written if the job has none yet',
+        'MASTER_BLOCK_SIZE',
+        defaultBlockSize,
+        1,
+        2 ** 30,
+      ),
+    )
+    .addOption(
+      integerOption('--lease-ttl-s <s>', 'election lease TTL', 'MASTER_LEASE_TTL_S', 5, 1, 600),
+    )
+    .addOption(
+      integerOption(
+        '--session-ttl-s <s>',
+        'trainer session TTL',
+        'MASTER_SESSION_TTL_S',
+        10,
+        1,
+        3600,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--relist-interval-ms <ms>',
+        'full re-read of the job state even without events',
+        'MASTER_RELIST_INTERVAL_MS',
+        5_000,
+        100,
+        600_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--shutdown-grace-ms <ms>',
+        'time in-flight calls get to finish on SIGTERM',
+        'MASTER_SHUTDOWN_GRACE_MS',
+        5_000,
+        0,
+        600_000,
+      ),
+    )
+    .addOption(
+      new Option('--exit-on-stdin-close', 'exit when standard input closes (set by supervisors)')
+        .env('MASTER_EXIT_ON_STDIN_CLOSE')
+        .hideHelp(),
+    );
+  for (const option of logOptions('MASTER')) program.addOption(option);
+  program.parse(argv, { from: 'node' });
+  const o = program.opts<{
+    host: string;
+    port: number;
+    advertiseAddress?: string;
+    etcdEndpoints: string[];
+    job: string;
+    desiredPservers?: number;
+    blockSize: number;
+    leaseTtlS: number;
+    sessionTtlS: number;
+    relistIntervalMs: number;
+    shutdownGraceMs: number;
+    exitOnStdinClose?: boolean;
+    logLevel: string;
+    logFormat?: string;
+  }>();
+  return {
+    host: o.host,
+    port: o.port,
+    advertiseAddress: o.advertiseAddress,
+    etcdEndpoints: o.etcdEndpoints,
+    job: o.job,
+    desiredPservers: o.desiredPservers,
+    blockSize: o.blockSize,
+    leaseTtlSeconds: o.leaseTtlS,
+    sessionTtlSeconds: o.sessionTtlS,
+    relistIntervalMs: o.relistIntervalMs,
+    shutdownGraceMs: o.shutdownGraceMs,
+    exitOnStdinClose: o.exitOnStdinClose ?? false,
+    name: `${os.hostname()}-${process.pid}`,
+    ...logSettings(o),
+  };
+}

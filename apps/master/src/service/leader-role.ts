@@ -1,0 +1,115 @@
+import {
+  assign,
+  JobWatcher,
+  MasterTerm,
+  planAssignments,
+  TrainerSessions,
+  type EtcdClient,
+  type JobKeys,
+  type JobState,
+  type Leader,
+} from '@pserver/coordination';
+import type { Logger } from '@pserver/logging';
+import { clusterViewOf, sameView, type View } from './cluster-view';
+
+export interface LeaderRoleOptions {
+  job: string;
+  desiredPservers: number | undefined;
+  blockSize: number;
+  sessionTtlMs: number;
+  relistIntervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * What the master does while it leads: writes the job's config if absent, reconciles assignments
+ * from whole job states (level-triggered), keeps the trainer sessions, runs the init election and
+ * publishes the view. Every write is guarded by the term (`MasterTerm`).
+ */
+export class LeaderRole {
+  readonly sessions: TrainerSessions;
+  readonly term: MasterTerm;
+  private watcher: JobWatcher | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+  private current: JobState | undefined;
+  private published: View | undefined;
+  private readonly viewListeners = new Set<(view: View) => void>();
+
+  constructor(
+    private readonly client: EtcdClient,
+    private readonly keys: JobKeys,
+    readonly leader: Leader,
+    private readonly options: LeaderRoleOptions,
+  ) {
+    this.term = new MasterTerm(client, keys, leader);
+    this.sessions = new TrainerSessions(
+      client,
+      keys,
+      leader,
+      options.sessionTtlMs,
+      options.logger.child({ component: 'sessions' }),
+    );
+    // A trainer that dies while initializing frees the init election for another.
+    this.sessions.onEnd((id) => this.term.releaseInitOwner(id));
+  }
+
+  async start(): Promise<void> {
+    await this.term.writeConfigIfAbsent({
+      desired: this.options.desiredPservers,
+      blockSize: this.options.blockSize,
+    });
+    await this.sessions.load();
+    this.watcher = new JobWatcher(this.client, this.keys, (state) => this.onState(state), {
+      relistIntervalMs: this.options.relistIntervalMs,
+      logger: this.options.logger,
+    });
+    await this.watcher.start();
+    const sweepMs = Math.max(100, this.options.sessionTtlMs / 4);
+    this.sweeper = setInterval(() => void this.sessions.sweep().catch(() => undefined), sweepMs);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.watcher?.close();
+  }
+
+  /** The latest job state (after start). */
+  get state(): JobState {
+    if (!this.current) throw new Error('LeaderRole: not started');
+    return this.current;
+  }
+
+  get view(): View {
+    return this.published ?? clusterViewOf(this.options.job, this.state);
+  }
+
+  /** Calls `listener` with every new view; returns the unsubscribe function. */
+  subscribe(listener: (view: View) => void): () => void {
+    this.viewListeners.add(listener);
+    return () => this.viewListeners.delete(listener);
+  }
+
+  /** Reads the job state again now (after a write of this master, so callers see it). */
+  refresh(): Promise<void> {
+    return this.watcher?.refresh() ?? Promise.resolve();
+  }
+
+  private async onState(state: JobState): Promise<void> {
+    this.current = state;
+    let assigned = false;
+    for (const planned of planAssignments(state)) {
+      if (await assign(this.client, this.keys, this.leader, planned, this.options.logger))
+        assigned = true;
+    }
+    // New assignments show up in the next state: publish that one.
+    if (assigned) {
+      void this.refresh();
+      return;
+    }
+    const view = clusterViewOf(this.options.job, state);
+    if (this.published && sameView(this.published, view)) return;
+    this.published = view;
+    for (const listener of this.viewListeners) listener(view);
+  }
+}

@@ -1,0 +1,158 @@
+import type {
+  BeginInitRequest__Output,
+  BeginInitResponse,
+  ClusterView,
+  FinishInitRequest__Output,
+  FinishInitResponse,
+  KeepAliveRequest__Output,
+  KeepAliveResponse,
+  RegisterTrainerRequest__Output,
+  RegisterTrainerResponse,
+  SetDesiredShardsRequest__Output,
+  SetDesiredShardsResponse,
+  StatusResponse,
+  UnregisterTrainerRequest__Output,
+  UnregisterTrainerResponse,
+  WatchClusterRequest__Output,
+} from '@pserver/proto';
+import type { CallContext } from '@pserver/rpc';
+import { MasterError } from './errors';
+import type { View } from './cluster-view';
+import type { LeaderRole } from './leader-role';
+
+export interface MasterServiceOptions {
+  /** This replica's address, for Status. */
+  address: () => string;
+  /** The leader's address, looked up when this replica is a follower. */
+  leaderAddress: () => Promise<string | undefined>;
+}
+
+/**
+ * The `Master` service without gRPC. Every method needs this replica to lead; a follower answers
+ * MASTER_NOT_LEADER (UNAVAILABLE) with the leader's address in the `pserver-leader` trailer, so
+ * clients go there.
+ */
+export class MasterService {
+  private role: LeaderRole | undefined;
+
+  constructor(private readonly options: MasterServiceOptions) {}
+
+  /** Called when this replica starts or stops leading. */
+  setRole(role: LeaderRole | undefined): void {
+    this.role = role;
+  }
+
+  async registerTrainer(request: RegisterTrainerRequest__Output): Promise<RegisterTrainerResponse> {
+    const role = await this.lead();
+    const name = request.name.slice(0, 256);
+    const session = await role.sessions.register(name);
+    return { trainerId: session.id, sessionTtlMs: role.sessions.sessionTtlMs, view: role.view };
+  }
+
+  async keepAlive(request: KeepAliveRequest__Output): Promise<KeepAliveResponse> {
+    const role = await this.lead();
+    if (!role.sessions.keepAlive(request.trainerId)) {
+      throw new MasterError(
+        'MASTER_SESSION_EXPIRED',
+        `trainer ${request.trainerId}: the session has ended; register again`,
+      );
+    }
+    return { sessionTtlMs: role.sessions.sessionTtlMs };
+  }
+
+  async unregisterTrainer(
+    request: UnregisterTrainerRequest__Output,
+  ): Promise<UnregisterTrainerResponse> {
+    const role = await this.lead();
+    await role.sessions.end(request.trainerId, 'unregistered');
+    return {};
+  }
+
+  async getClusterView(): Promise<ClusterView> {
+    return (await this.lead()).view;
+  }
+
+  /** The current view, then every new one, until the call is cancelled or this master stops leading. */
+  async watchCluster(
+    request: WatchClusterRequest__Output,
+    ctx: CallContext,
+    send: (view: ClusterView) => Promise<void>,
+  ): Promise<void> {
+    const role = await this.lead();
+    const queue: View[] = [];
+    let wake: (() => void) | undefined;
+    const unsubscribe = role.subscribe((view) => {
+      queue.push(view);
+      wake?.();
+    });
+    const onAbort = (): void => wake?.();
+    ctx.signal.addEventListener('abort', onAbort);
+    try {
+      if (role.view.revision > request.afterRevision) await send(role.view);
+      while (!ctx.signal.aborted && this.role === role) {
+        const view = queue.shift();
+        if (view) await send(view);
+        else await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      unsubscribe();
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+    if (!ctx.signal.aborted) await this.lead(); // stopped leading: tell the client where to go
+  }
+
+  /** Exactly one live trainer initializes the parameters (see `MasterTerm.beginInit`). */
+  async beginInit(request: BeginInitRequest__Output): Promise<BeginInitResponse> {
+    const role = await this.lead();
+    const { decision, owner } = await role.term.beginInit(
+      request.context?.trainerId ?? 0,
+      role.sessions,
+    );
+    return { decision, ownerTrainerId: owner };
+  }
+
+  async finishInit(request: FinishInitRequest__Output): Promise<FinishInitResponse> {
+    const role = await this.lead();
+    await role.term.finishInit(request.context?.trainerId ?? 0);
+    await role.refresh();
+    return {};
+  }
+
+  async status(): Promise<StatusResponse> {
+    const role = await this.lead();
+    return {
+      leaderAddress: this.options.address(),
+      view: role.view,
+      trainers: role.sessions.list().map((s) => ({
+        trainerId: s.id,
+        name: s.name,
+        registeredUnixMs: s.registeredAtUnixMs,
+        pendingTasks: 0,
+      })),
+    };
+  }
+
+  /** Admin: changes the desired shard count (see `MasterTerm.setDesired` for when it is refused). */
+  async setDesiredShards(
+    request: SetDesiredShardsRequest__Output,
+  ): Promise<SetDesiredShardsResponse> {
+    const role = await this.lead();
+    await role.refresh();
+    await role.term.setDesired(request.shardCount, role.state);
+    await role.refresh();
+    return { shardCount: request.shardCount };
+  }
+
+  private async lead(): Promise<LeaderRole> {
+    if (this.role) return this.role;
+    const leader = await this.options.leaderAddress().catch(() => undefined);
+    throw new MasterError(
+      'MASTER_NOT_LEADER',
+      leader
+        ? `this master is a follower; the leader is ${leader}`
+        : 'no master leads right now; try again shortly',
+      leader ? { leader } : undefined,
+    );
+  }
+}

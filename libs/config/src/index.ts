@@ -1,0 +1,2 @@
+export type { LogSettings } from './options';
+export { integerOption, listOption, logOptions, logSettings } from './options';

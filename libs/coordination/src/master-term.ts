@@ -1,0 +1,124 @@
+import type { Etcd3 } from 'etcd3';
+import { CoordinationError } from './errors';
+import type { Leader } from './election';
+import type { JobState } from './job-state';
+import type { JobKeys } from './keys';
+import type { TrainerSessions } from './trainer-sessions';
+
+export type InitDecision = 'INIT_DECISION_INITIALIZE' | 'INIT_DECISION_WAIT' | 'INIT_DECISION_DONE';
+
+/**
+ * The writes a leading master makes, each in a transaction guarded by its term (the create
+ * revision of its election key): a master that lost its key writes nothing.
+ */
+export class MasterTerm {
+  constructor(
+    private readonly client: Etcd3,
+    private readonly keys: JobKeys,
+    readonly leader: Leader,
+  ) {}
+
+  /** Writes the job's shard count and block size where the job has none yet. */
+  async writeConfigIfAbsent(config: { desired?: number; blockSize: number }): Promise<void> {
+    const writes: [string, string][] = [[this.keys.blockSize, String(config.blockSize)]];
+    if (config.desired !== undefined) writes.push([this.keys.desired, String(config.desired)]);
+    for (const [key, value] of writes) {
+      await this.guarded()
+        .and(key, 'Create', '==', 0)
+        .then(this.client.put(key).value(value))
+        .commit();
+    }
+  }
+
+  /**
+   * Exactly one live trainer initializes: the first to ask, or the next one once the chosen one's
+   * session has ended before FinishInit (PaddlePaddle's `/init_ps`).
+   */
+  async beginInit(
+    trainer: number,
+    sessions: TrainerSessions,
+  ): Promise<{ decision: InitDecision; owner: number }> {
+    sessions.requireAlive(trainer);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const [ownerRange, done] = await Promise.all([
+        this.client.get(this.keys.initOwner).exec(),
+        this.client.get(this.keys.initDone).exists(),
+      ]);
+      if (done) return { decision: 'INIT_DECISION_DONE', owner: 0 };
+      const ownerKv = ownerRange.kvs[0];
+      const owner = ownerKv ? Number(ownerKv.value.toString()) : undefined;
+      if (owner === trainer) return { decision: 'INIT_DECISION_INITIALIZE', owner: trainer };
+      if (owner !== undefined && sessions.isAlive(owner))
+        return { decision: 'INIT_DECISION_WAIT', owner };
+      const claim = await this.guarded()
+        .and(this.keys.initOwner, 'Mod', '==', ownerKv ? Number(ownerKv.mod_revision) : 0)
+        .then(this.client.put(this.keys.initOwner).value(String(trainer)))
+        .commit();
+      if (claim.succeeded) return { decision: 'INIT_DECISION_INITIALIZE', owner: trainer };
+    }
+    throw new CoordinationError(
+      'MASTER_NOT_LEADER',
+      'BeginInit: the init owner could not be settled; ask again',
+    );
+  }
+
+  /** Marks the parameters initialized; only the chosen trainer may. Idempotent. */
+  async finishInit(trainer: number): Promise<void> {
+    const result = await this.guarded()
+      .and(this.keys.initOwner, 'Value', '==', String(trainer))
+      .then(this.client.put(this.keys.initDone).value(String(trainer)))
+      .commit();
+    if (result.succeeded || (await this.client.get(this.keys.initDone).exists())) return;
+    throw new CoordinationError(
+      'MASTER_NOT_INIT_OWNER',
+      `FinishInit: trainer ${trainer} is not the trainer chosen to initialize`,
+    );
+  }
+
+  /** Frees the init election when its owner's session ended. */
+  async releaseInitOwner(trainer: number): Promise<void> {
+    await this.guarded()
+      .and(this.keys.initOwner, 'Value', '==', String(trainer))
+      .then(this.client.delete().key(this.keys.initOwner))
+      .commit();
+  }
+
+  /**
+   * Changes the desired shard count. Refused once parameters are initialized (placement depends on
+   * the count) and while a pserver holds an index the new count would drop.
+   */
+  async setDesired(count: number, state: JobState): Promise<void> {
+    if (!Number.isSafeInteger(count) || count < 1) {
+      throw new CoordinationError(
+        'MASTER_INVALID_ARGUMENT',
+        `shardCount: must be an integer ≥ 1, got ${count}`,
+      );
+    }
+    if (state.initDone) {
+      throw new CoordinationError(
+        'MASTER_PLACEMENT_FIXED',
+        'shardCount: the parameters are initialized, so the placement (and the count) is fixed',
+      );
+    }
+    const orphaned = state.assignments.filter((a) => a.index >= count);
+    if (orphaned.length > 0) {
+      throw new CoordinationError(
+        'MASTER_SHARDS_IN_USE',
+        `shardCount: ${count} would orphan live shards ${orphaned.map((a) => `${a.index} (${a.member})`).join(', ')}; stop them first`,
+      );
+    }
+    const result = await this.guarded()
+      .and(this.keys.initDone, 'Create', '==', 0)
+      .then(this.client.put(this.keys.desired).value(String(count)))
+      .commit();
+    if (!result.succeeded)
+      throw new CoordinationError(
+        'MASTER_NOT_LEADER',
+        'SetDesiredShards: leadership or initialization changed; ask again',
+      );
+  }
+
+  private guarded(): ReturnType<Etcd3['if']> {
+    return this.client.if(this.leader.key, 'Create', '==', this.leader.revision);
+  }
+}

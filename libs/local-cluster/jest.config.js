@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'local-cluster',
+  preset: '../../jest.preset.js',
+  testMatch: ['<rootDir>/src/**/*.spec.ts'],
+};

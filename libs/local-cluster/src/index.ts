@@ -1,0 +1,18 @@
+export type {
+  AppProcess,
+  PserverProcess,
+  StartAppOptions,
+  StartPserverOptions,
+} from './app-processes';
+export { startMasterProcess, startPserverProcess } from './app-processes';
+export type { ExitStatus, SpawnOptions } from './child-process';
+export { ManagedProcess, spawnNode, spawnProcess, stopAllProcesses } from './child-process';
+export type { EtcdServer, EtcdServerOptions } from './etcd-server';
+export { defaultEtcdServerOptions, etcdBinary, etcdInstallHint, startEtcd } from './etcd-server';
+export { freePort } from './free-port';
+export type { LocalClusterOptions } from './local-cluster';
+export { defaultLocalClusterOptions, LocalCluster } from './local-cluster';
+export { tempDir } from './temp-dir';
+export type { WaitForOptions } from './wait-for';
+export { sleep, waitFor } from './wait-for';
+export { appBundle, workspaceRoot } from './workspace';

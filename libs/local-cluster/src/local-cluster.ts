@@ -1,0 +1,215 @@
+import path from 'node:path';
+import {
+  connectEtcd,
+  JobKeys,
+  readJobState,
+  type EtcdClient,
+  type JobState,
+} from '@pserver/coordination';
+import {
+  startMasterProcess,
+  startPserverProcess,
+  type AppProcess,
+  type PserverProcess,
+} from './app-processes';
+import { startEtcd, type EtcdServer } from './etcd-server';
+import { tempDir } from './temp-dir';
+import { waitFor } from './wait-for';
+
+export interface LocalClusterOptions {
+  /** Shards of the job: pservers that get an index. */
+  pservers: number;
+  /** Extra pservers waiting as hot spares. */
+  spares: number;
+  /** Master replicas. */
+  masters: number;
+  job: string;
+  /** pserver and master lease TTL (short in tests: 2 s). */
+  leaseTtlSeconds: number;
+  sessionTtlSeconds: number;
+  blockSize: number | undefined;
+  /** Shared by the pservers; default a new temporary directory. */
+  checkpointDir: string | undefined;
+  /** Where each process's output is copied; default `tmp/test-logs/`. */
+  logDir: string | undefined;
+  /** Called with every line of every process, with its name (to print with a prefix). */
+  onLine: ((name: string, line: string) => void) | undefined;
+  extraPserverArgs: string[];
+  extraMasterArgs: string[];
+  /** Generous bound on waiting for the cluster to come up. */
+  startTimeoutMs: number;
+}
+
+export const defaultLocalClusterOptions: LocalClusterOptions = {
+  pservers: 2,
+  spares: 0,
+  masters: 1,
+  job: 'local',
+  leaseTtlSeconds: 5,
+  sessionTtlSeconds: 10,
+  blockSize: undefined,
+  checkpointDir: undefined,
+  logDir: undefined,
+  onLine: undefined,
+  extraPserverArgs: [],
+  extraMasterArgs: [],
+  startTimeoutMs: 60_000,
+};
+
+/**
+ * A whole job on this machine: etcd on free loopback ports with a throw-away data dir, master
+ * replicas and pservers (and spares) as real processes, each on a free port. Every process is
+ * tied to this one (it exits when this process dies, even by SIGKILL) and `stop()` stops them all.
+ * Used by the integration tests, the demo and `nx run demo:cluster`.
+ */
+export class LocalCluster {
+  readonly masters: AppProcess[] = [];
+  readonly pservers: PserverProcess[] = [];
+  readonly keys: JobKeys;
+  readonly checkpointDir: string;
+  private nextPserver = 0;
+  private nextMaster = 0;
+
+  private constructor(
+    readonly etcd: EtcdServer,
+    readonly client: EtcdClient,
+    readonly options: LocalClusterOptions,
+  ) {
+    this.keys = new JobKeys(options.job);
+    this.checkpointDir = options.checkpointDir ?? tempDir('cluster-checkpoints');
+  }
+
+  /** Starts etcd, the masters and the pservers, and waits until every index is served. */
+  static async start(options: Partial<LocalClusterOptions> = {}): Promise<LocalCluster> {
+    const settings = { ...defaultLocalClusterOptions, ...options };
+    const etcd = await startEtcd();
+    const cluster = new LocalCluster(etcd, connectEtcd({ endpoints: [etcd.endpoint] }), settings);
+    try {
+      for (let i = 0; i < settings.masters; i++) await cluster.startMaster();
+      for (let i = 0; i < settings.pservers; i++) await cluster.startPserver();
+      await cluster.waitUntilServed();
+      for (let i = 0; i < settings.spares; i++) await cluster.startPserver();
+      return cluster;
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+  }
+
+  get masterAddresses(): string[] {
+    return this.masters.filter((m) => m.process.running).map((m) => m.address);
+  }
+
+  /** Starts one more master replica. */
+  async startMaster(): Promise<AppProcess> {
+    const name = `master-${this.nextMaster++}`;
+    const { options } = this;
+    const master = await startMasterProcess(
+      [
+        '--etcd-endpoints',
+        this.etcd.endpoint,
+        '--job',
+        options.job,
+        '--desired-pservers',
+        String(options.pservers),
+        '--lease-ttl-s',
+        String(options.leaseTtlSeconds),
+        '--session-ttl-s',
+        String(options.sessionTtlSeconds),
+        ...(options.blockSize ? ['--block-size', String(options.blockSize)] : []),
+        ...options.extraMasterArgs,
+      ],
+      this.processOptions(name),
+    );
+    this.masters.push(master);
+    return master;
+  }
+
+  /** Starts one more pserver (it gets a free index, or waits as a spare). */
+  async startPserver(
+    extraArgs: string[] = [],
+    env?: Record<string, string>,
+  ): Promise<PserverProcess> {
+    const name = `pserver-${this.nextPserver++}`;
+    const { options } = this;
+    const pserver = await startPserverProcess(
+      [
+        '--etcd-endpoints',
+        this.etcd.endpoint,
+        '--job',
+        options.job,
+        '--member',
+        name,
+        '--lease-ttl-s',
+        String(options.leaseTtlSeconds),
+        ...options.extraPserverArgs,
+        ...extraArgs,
+      ],
+      { ...this.processOptions(name), checkpointDir: this.checkpointDir, env },
+    );
+    this.pservers.push(pserver);
+    return pserver;
+  }
+
+  /** The job's state in etcd now. */
+  state(): Promise<JobState> {
+    return readJobState(this.client, this.keys);
+  }
+
+  /** Waits until every index is assigned to a running pserver that reports it is serving. */
+  async waitUntilServed(timeoutMs = this.options.startTimeoutMs): Promise<JobState> {
+    return waitFor(
+      async () => {
+        const state = await this.state();
+        const desired = state.desired ?? 0;
+        if (desired === 0 || state.assignments.length < desired) return undefined;
+        const serving = state.assignments.every((a) =>
+          this.pservers.some(
+            (p) =>
+              p.process.running &&
+              p.process
+                .jsonLines()
+                .some(
+                  (e) => e.msg === 'serving' && e.index === a.index && e.shardEpoch === a.epoch,
+                ),
+          ),
+        );
+        return serving ? state : undefined;
+      },
+      { timeoutMs, intervalMs: 50, description: 'every shard index assigned and served' },
+    );
+  }
+
+  /** The pserver process serving `index` now. */
+  async pserverServing(index: number): Promise<PserverProcess> {
+    const state = await this.state();
+    const assignment = state.assignments.find((a) => a.index === index);
+    const pserver = this.pservers.find(
+      (p) => p.process.running && p.address === assignment?.address,
+    );
+    if (!pserver) throw new Error(`no running pserver serves index ${index}`);
+    return pserver;
+  }
+
+  /** Stops every process (SIGTERM, then SIGKILL after a grace period) and etcd. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      [...this.pservers, ...this.masters].map((p) => p.process.stop({ graceMs: 10_000 })),
+    );
+    this.client.close();
+    await this.etcd.stop();
+  }
+
+  private processOptions(name: string): {
+    name: string;
+    logDir?: string;
+    onLine?: (line: string) => void;
+  } {
+    const { logDir, onLine } = this.options;
+    return {
+      name,
+      ...(logDir ? { logDir: path.resolve(logDir) } : {}),
+      ...(onLine ? { onLine: (line: string) => onLine(name, line) } : {}),
+    };
+  }
+}

@@ -1,0 +1,104 @@
+import { credentials, type ClientReadableStream } from '@grpc/grpc-js';
+import type {
+  BeginInitResponse__Output,
+  ClusterView__Output,
+  MasterClient,
+  RegisterTrainerResponse__Output,
+  StatusResponse__Output,
+} from '@pserver/proto';
+import { callUnary, fromServiceError, masterClient, RpcError } from '@pserver/rpc';
+
+/**
+ * A plain gRPC driver of one master replica for tests: each method is one call, a failure rejects
+ * with `RpcError` (a follower's answer carries the leader in `facts.leader`). No leader following,
+ * no retries: tests see what each replica answers.
+ */
+export class MasterDriver {
+  readonly client: MasterClient;
+
+  constructor(
+    readonly address: string,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.client = masterClient(address, credentials.createInsecure());
+  }
+
+  registerTrainer(name: string): Promise<RegisterTrainerResponse__Output> {
+    return callUnary(
+      this.client.registerTrainer.bind(this.client),
+      { name },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  keepAlive(trainerId: number): Promise<unknown> {
+    return callUnary(
+      this.client.keepAlive.bind(this.client),
+      { trainerId },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  unregisterTrainer(trainerId: number): Promise<unknown> {
+    return callUnary(
+      this.client.unregisterTrainer.bind(this.client),
+      { trainerId },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  clusterView(): Promise<ClusterView__Output> {
+    return callUnary(
+      this.client.getClusterView.bind(this.client),
+      {},
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  beginInit(trainerId: number): Promise<BeginInitResponse__Output> {
+    return callUnary(
+      this.client.beginInit.bind(this.client),
+      { context: { trainerId } },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  finishInit(trainerId: number): Promise<unknown> {
+    return callUnary(
+      this.client.finishInit.bind(this.client),
+      { context: { trainerId } },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  status(): Promise<StatusResponse__Output> {
+    return callUnary(this.client.status.bind(this.client), {}, { timeoutMs: this.timeoutMs });
+  }
+
+  setDesiredShards(shardCount: number): Promise<unknown> {
+    return callUnary(
+      this.client.setDesiredShards.bind(this.client),
+      { shardCount },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** Collects the views a WatchCluster stream sends until `stop()`. */
+  watch(): { views: ClusterView__Output[]; error: () => RpcError | undefined; stop: () => void } {
+    const views: ClusterView__Output[] = [];
+    let failure: RpcError | undefined;
+    const stream: ClientReadableStream<ClusterView__Output> = this.client.watchCluster({
+      afterRevision: 0,
+    });
+    stream.on('data', (view: ClusterView__Output) => views.push(view));
+    stream.on(
+      'error',
+      (err: Parameters<typeof fromServiceError>[0]) => (failure = fromServiceError(err)),
+    );
+    return { views, error: () => failure, stop: () => stream.cancel() };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
