@@ -1,12 +1,5 @@
 import path from 'node:path';
 import {
-  connectEtcd,
-  JobKeys,
-  readJobState,
-  type EtcdClient,
-  type JobState,
-} from '@pserver/coordination';
-import {
   startMasterProcess,
   startPserverProcess,
   type AppProcess,
@@ -65,17 +58,14 @@ export const defaultLocalClusterOptions: LocalClusterOptions = {
 export class LocalCluster {
   readonly masters: AppProcess[] = [];
   readonly pservers: PserverProcess[] = [];
-  readonly keys: JobKeys;
   readonly checkpointDir: string;
   private nextPserver = 0;
   private nextMaster = 0;
 
   private constructor(
     readonly etcd: EtcdServer,
-    readonly client: EtcdClient,
     readonly options: LocalClusterOptions,
   ) {
-    this.keys = new JobKeys(options.job);
     this.checkpointDir = options.checkpointDir ?? tempDir('cluster-checkpoints');
   }
 
@@ -83,7 +73,7 @@ export class LocalCluster {
   static async start(options: Partial<LocalClusterOptions> = {}): Promise<LocalCluster> {
     const settings = { ...defaultLocalClusterOptions, ...options };
     const etcd = await startEtcd();
-    const cluster = new LocalCluster(etcd, connectEtcd({ endpoints: [etcd.endpoint] }), settings);
+    const cluster = new LocalCluster(etcd, settings);
     try {
       for (let i = 0; i < settings.masters; i++) await cluster.startMaster();
       for (let i = 0; i < settings.pservers; i++) await cluster.startPserver();
@@ -151,44 +141,45 @@ export class LocalCluster {
     return pserver;
   }
 
-  /** The job's state in etcd now. */
-  state(): Promise<JobState> {
-    return readJobState(this.client, this.keys);
+  /**
+   * The shard each running pserver says it serves (its latest 'serving' log line): index → the
+   * process, its address and its shard epoch.
+   */
+  serving(): Map<number, { pserver: PserverProcess; epoch: number }> {
+    const byIndex = new Map<number, { pserver: PserverProcess; epoch: number }>();
+    for (const pserver of this.pservers) {
+      if (!pserver.process.running) continue;
+      const line = pserver.process
+        .jsonLines()
+        .filter((e) => e.msg === 'serving')
+        .at(-1);
+      if (!line) continue;
+      const index = Number(line.index);
+      const epoch = Number(line.shardEpoch);
+      const known = byIndex.get(index);
+      if (!known || known.epoch < epoch) byIndex.set(index, { pserver, epoch });
+    }
+    return byIndex;
   }
 
-  /** Waits until every index is assigned to a running pserver that reports it is serving. */
-  async waitUntilServed(timeoutMs = this.options.startTimeoutMs): Promise<JobState> {
+  /** Waits until every index is served by a running pserver; returns index → pserver and epoch. */
+  async waitUntilServed(
+    timeoutMs = this.options.startTimeoutMs,
+  ): Promise<Map<number, { pserver: PserverProcess; epoch: number }>> {
     return waitFor(
-      async () => {
-        const state = await this.state();
-        const desired = state.desired ?? 0;
-        if (desired === 0 || state.assignments.length < desired) return undefined;
-        const serving = state.assignments.every((a) =>
-          this.pservers.some(
-            (p) =>
-              p.process.running &&
-              p.process
-                .jsonLines()
-                .some(
-                  (e) => e.msg === 'serving' && e.index === a.index && e.shardEpoch === a.epoch,
-                ),
-          ),
-        );
-        return serving ? state : undefined;
+      () => {
+        const serving = this.serving();
+        return serving.size >= this.options.pservers ? serving : undefined;
       },
-      { timeoutMs, intervalMs: 50, description: 'every shard index assigned and served' },
+      { timeoutMs, intervalMs: 25, description: 'every shard index served' },
     );
   }
 
   /** The pserver process serving `index` now. */
-  async pserverServing(index: number): Promise<PserverProcess> {
-    const state = await this.state();
-    const assignment = state.assignments.find((a) => a.index === index);
-    const pserver = this.pservers.find(
-      (p) => p.process.running && p.address === assignment?.address,
-    );
-    if (!pserver) throw new Error(`no running pserver serves index ${index}`);
-    return pserver;
+  pserverServing(index: number): PserverProcess {
+    const entry = this.serving().get(index);
+    if (!entry) throw new Error(`no running pserver serves index ${index}`);
+    return entry.pserver;
   }
 
   /** Stops every process (SIGTERM, then SIGKILL after a grace period) and etcd. */
@@ -196,7 +187,6 @@ export class LocalCluster {
     await Promise.all(
       [...this.pservers, ...this.masters].map((p) => p.process.stop({ graceMs: 10_000 })),
     );
-    this.client.close();
     await this.etcd.stop();
   }
 

@@ -6,7 +6,7 @@ import type {
   RegisterTrainerResponse__Output,
   StatusResponse__Output,
 } from '@pserver/proto';
-import { callUnary, fromServiceError, masterClient, RpcError } from '@pserver/rpc';
+import { callUnary, fromServiceError, masterClient, type RpcError } from '@pserver/rpc';
 
 /**
  * A plain gRPC driver of one master replica for tests: each method is one call, a failure rejects
