@@ -35,7 +35,7 @@ export interface PserverConfig extends LogSettings {
   /** Start empty even though committed checkpoints were all lost. */
   allowFreshStart: boolean;
   /** Test setting: at this write-path point, SIGKILL the process or fail with ENOSPC once. */
-  failpoint: { point: WritePoint; action: 'kill' | 'enospc' } | undefined;
+  failpoint: { point: WritePoint; action: 'kill' | 'enospc' | 'stop' } | undefined;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
   shutdownGraceMs: number;
   /** Exit when standard input closes (a supervising process died). */
@@ -190,8 +190,8 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       new Option(
-        '--failpoint <point[:enospc]>',
-        'testing only: SIGKILL the process (or fail with ENOSPC once) at a checkpoint write point',
+        '--failpoint <point[:enospc|:stop]>',
+        'testing only: at a checkpoint write point, SIGKILL the process, fail with ENOSPC once, or SIGSTOP it',
       )
         .env('PSERVER_FAILPOINT')
         .argParser(parseFailpoint)
@@ -268,8 +268,8 @@ export function loadConfig(argv: string[]): PserverConfig {
 
 function parseFailpoint(value: string): PserverConfig['failpoint'] {
   const [point = '', action = 'kill'] = value.split(':');
-  if (!isWritePoint(point) || (action !== 'kill' && action !== 'enospc')) {
-    throw new InvalidArgumentError(`expected <write point>[:enospc], got '${value}'.`);
+  if (!isWritePoint(point) || (action !== 'kill' && action !== 'enospc' && action !== 'stop')) {
+    throw new InvalidArgumentError(`expected <write point>[:enospc|:stop], got '${value}'.`);
   }
   return { point, action };
 }

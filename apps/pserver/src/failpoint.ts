@@ -3,9 +3,9 @@ import type { Logger } from '@pserver/logging';
 import type { PserverConfig } from './config';
 
 /**
- * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), or
- * an ENOSPC failure the first time it is reached (the disk-full test where no small filesystem
- * can be mounted). Without a failpoint it does nothing.
+ * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), an
+ * ENOSPC failure the first time it is reached (the disk-full test where no small filesystem can be
+ * mounted), or SIGSTOP (the fencing test). Without a failpoint it does nothing.
  */
 export function failpointHook(
   failpoint: PserverConfig['failpoint'],
@@ -18,6 +18,10 @@ export function failpointHook(
     if (failpoint.action === 'kill') {
       logger.warn('failpoint: killing the process', { point });
       process.kill(process.pid, 'SIGKILL');
+    } else if (failpoint.action === 'stop') {
+      // Paused here until a SIGCONT: a pserver that sleeps through losing its lease.
+      logger.warn('failpoint: stopping the process', { point });
+      process.kill(process.pid, 'SIGSTOP');
     } else if (!fired) {
       fired = true;
       logger.warn('failpoint: failing with ENOSPC', { point });
