@@ -119,6 +119,47 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
     b!.close();
   });
 
+  it('streams the view on every change, and refuses a shard count that would orphan a live shard', async () => {
+    const leader = cluster.masters.find((m) =>
+      m.process.jsonLines().some((e) => e.msg === 'leading'),
+    )!;
+    const driver = new MasterDriver(leader.address);
+    const watch = driver.watch();
+    await waitFor(() => watch.views.length > 0, {
+      timeoutMs: 10_000,
+      description: 'the first view',
+    });
+    expect(watch.views[0]!.shards.map((shard) => shard.shardEpoch > 0)).toEqual([true, true]);
+    const refused = await rejection(driver.setDesiredShards(1));
+    expect(refused).toMatchObject({
+      status: status.FAILED_PRECONDITION,
+      code: 'MASTER_SHARDS_IN_USE',
+    });
+    expect(refused.message).toContain('would orphan live shards 1');
+    // Growing is allowed before initialization: the view shows index 2, unassigned until the spare takes it.
+    await driver.setDesiredShards(3);
+    await waitFor(
+      () => watch.views.some((v) => v.shardCount === 3 && v.shards[2]?.address !== ''),
+      {
+        timeoutMs: 15_000,
+        description: 'a view with the spare serving index 2',
+      },
+    );
+    const status_ = await driver.status();
+    expect(status_).toMatchObject({ leaderAddress: leader.address, view: { shardCount: 3 } });
+    // Back to two: the pserver on index 2 must go first.
+    const onTwo = await waitFor(() => cluster.serving().get(2), { timeoutMs: 15_000 });
+    await onTwo.pserver.process.stop();
+    await waitFor(
+      async () => (await readJobState(client, keys)).assignments.every((a) => a.index < 2),
+      { timeoutMs: 15_000 },
+    );
+    await driver.setDesiredShards(2);
+    await cluster.startPserver(); // a spare again, for the tests below
+    watch.stop();
+    driver.close();
+  });
+
   it('refuses a far-future, bogus shard epoch with INVALID_ARGUMENT and keeps serving', async () => {
     const { pserver, epoch } = cluster.serving().get(1)!;
     const driver = new PserverDriver(pserver.address);
@@ -160,7 +201,7 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
       'pserver kill -9 → spare serving (detection + reassignment + recovery)',
       performance.now() - killedAt,
     );
-    expect(replacement.pserver).toBe(cluster.pservers[2]);
+    expect(replacement.pserver).not.toBe(victim);
     const restored = new PserverDriver(replacement.pserver.address);
     const values = await restored.getParams({ trainerId: 1, shardEpoch: replacement.epoch }, [
       name,
@@ -372,18 +413,29 @@ describe('master failover', () => {
     leader.close();
   });
 
+  it('SIGTERM on the leader resigns: the follower leads at once', async () => {
+    const first = await leaderIndex();
+    const stoppedAt = performance.now();
+    expect(await cluster.masters[first]!.process.stop()).toEqual({ code: 0, signal: null });
+    const second = await leaderIndex();
+    record('leader master SIGTERM → follower leads', performance.now() - stoppedAt);
+    expect(second).not.toBe(first);
+    expect(performance.now() - stoppedAt).toBeLessThan(ttlSeconds * 1000);
+    await cluster.startMaster();
+  });
+
   it('kill -9 of the leader: the follower leads, keeps the live sessions, and the old leader writes nothing', async () => {
     const first = await leaderIndex();
     const leader = new MasterDriver(cluster.masters[first]!.address);
     const trainer = (await leader.registerTrainer('survivor')).trainerId;
     leader.close();
-    const view = new MasterDriver(cluster.masters[1 - first]!.address);
 
     const killedAt = performance.now();
     await cluster.masters[first]!.process.kill();
     const second = await leaderIndex();
     record('leader master kill -9 → follower leads', performance.now() - killedAt);
-    expect(second).toBe(1 - first);
+    expect(second).not.toBe(first);
+    const view = new MasterDriver(cluster.masters[second]!.address);
     // The session survived the change of leader.
     await expect(view.keepAlive(trainer)).resolves.toBeDefined();
     view.close();

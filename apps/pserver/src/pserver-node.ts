@@ -73,6 +73,7 @@ export class PserverNode {
   private client: EtcdClient | undefined;
   private lease: LeaseKeeper | undefined;
   private fenced = false;
+  private stopping = false;
 
   constructor(
     private readonly config: PserverConfig,
@@ -110,6 +111,7 @@ export class PserverNode {
    * once.
    */
   async stop(): Promise<void> {
+    this.stopping = true;
     this.health.setAll('NOT_SERVING');
     this.abort.abort(new Error('stopping'));
     this.serving?.service.beginShutdown();
@@ -269,7 +271,9 @@ export class PserverNode {
 
   /** Stops acting on the shard at once and exits for the supervisor to start a fresh process. */
   private fence(reason: string): void {
-    if (this.fenced) return;
+    // Revoking the lease at the end of a graceful stop deletes the assignment on purpose; a
+    // fenced commit during the stop fails the stop itself.
+    if (this.fenced || this.stopping) return;
     this.fenced = true;
     this.health.setAll('NOT_SERVING');
     this.logger.error('fenced: no longer acting on the shard; exiting', { reason });

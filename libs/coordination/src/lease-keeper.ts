@@ -100,7 +100,10 @@ export class LeaseKeeper {
   private async keepalive(): Promise<void> {
     const sentAtMs = performance.now();
     try {
-      const response = await this.lease.keepaliveOnce();
+      // A deadline, so that a keep-alive lost in a stalled connection does not stop the next ones.
+      const response = await this.lease.keepaliveOnce({
+        deadline: Date.now() + (this.options.ttlSeconds * 1000) / 3,
+      });
       if (this.closed) return;
       const ttl = Number(response.TTL);
       if (!(ttl > 0)) {
@@ -120,8 +123,12 @@ export class LeaseKeeper {
 
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
+    // Timers run on the event loop's cached, millisecond clock and may fire a little before the
+    // deadline by `performance.now()`: then arm again rather than stop watching.
     this.deadlineTimer = setTimeout(
-      () => this.isValid(),
+      () => {
+        if (this.isValid()) this.armDeadline();
+      },
       Math.max(0, this.validUntilMs - performance.now()) + 1,
     );
   }
