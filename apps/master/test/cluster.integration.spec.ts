@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { connectEtcd, JobKeys, readJobState, type EtcdClient } from '@pserver/coordination';
 import { shardOf, type RequestContext } from '@pserver/proto';
@@ -24,7 +22,6 @@ const record = (what: string, ms: number): void => void (timings[what] ??= []).p
 
 afterAll(async () => {
   await stopAllProcesses();
-  // eslint-disable-next-line no-console
   console.log('measured timings (ms):', JSON.stringify(timings));
 });
 
