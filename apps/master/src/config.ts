@@ -67,7 +67,7 @@ export function loadConfig(argv: string[]): MasterConfig {
         '--etcd-endpoints <urls>',
         'comma-separated etcd client URLs',
         'MASTER_ETCD_ENDPOINTS',
-      ).makeOptionMandatory(),
+      ).default(['http://127.0.0.1:2379']),
     )
     .addOption(
       new Option('--job <name>', 'the job (etcd keys under /pserver/<job>/)')

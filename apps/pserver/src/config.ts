@@ -34,6 +34,8 @@ export interface PserverConfig extends LogSettings {
   checkpointRetain: number;
   /** Start empty even though committed checkpoints were all lost. */
   allowFreshStart: boolean;
+  /** Step marks of trainers silent this long are forgotten (at checkpoints). */
+  stepMarkRetentionMs: number;
   /** Test setting: at this write-path point, SIGKILL the process or fail with ENOSPC once. */
   failpoint: { point: WritePoint; action: 'kill' | 'enospc' | 'stop' } | undefined;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
@@ -174,6 +176,16 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       integerOption(
+        '--step-mark-retention-h <hours>',
+        'forget the step marks of trainers silent this long',
+        'PSERVER_STEP_MARK_RETENTION_H',
+        168,
+        1,
+        87_600,
+      ),
+    )
+    .addOption(
+      integerOption(
         '--checkpoint-retain <n>',
         'committed checkpoints kept',
         'PSERVER_CHECKPOINT_RETAIN',
@@ -230,6 +242,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointDir: string;
     checkpointIntervalS: number;
     checkpointRetain: number;
+    stepMarkRetentionH: number;
     allowFreshStart?: boolean;
     failpoint?: PserverConfig['failpoint'];
     exitOnStdinClose?: boolean;
@@ -259,6 +272,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
     checkpointRetain: o.checkpointRetain,
     allowFreshStart: o.allowFreshStart ?? false,
+    stepMarkRetentionMs: o.stepMarkRetentionH * 3_600_000,
     failpoint: o.failpoint,
     exitOnStdinClose: o.exitOnStdinClose ?? false,
     shutdownGraceMs: o.shutdownGraceMs,

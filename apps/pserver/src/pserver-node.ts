@@ -235,6 +235,7 @@ export class PserverNode {
       logger: this.logger.child({ component: 'checkpoint' }),
       hook: failpointHook(this.config.failpoint, this.logger),
       onFenced: (reason) => this.fence(reason),
+      stepMarkRetentionMs: this.config.stepMarkRetentionMs,
     });
   }
 

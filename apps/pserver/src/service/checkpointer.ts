@@ -35,6 +35,8 @@ export interface CheckpointerOptions {
   hook?: WritePointHook;
   /** Called when a commit was refused because this pserver no longer holds its shard. */
   onFenced?: (reason: string) => void;
+  /** Step marks of trainers silent this long are dropped at each checkpoint. */
+  stepMarkRetentionMs?: number;
 }
 
 /** What recovery found. */
@@ -168,6 +170,11 @@ export class Checkpointer {
     const started = performance.now();
     const seq = ++this.seq;
     const uuid = randomUUID();
+    if (this.options.stepMarkRetentionMs !== undefined) {
+      const pruned = shard.marks.prune(Date.now() - this.options.stepMarkRetentionMs);
+      if (pruned > 0)
+        logger.info('forgot the step marks of long-gone trainers', { trainers: pruned });
+    }
     const snapshot = shard.snapshot(epoch, seq, this.buffers);
     const copiedMs = performance.now() - started;
     try {

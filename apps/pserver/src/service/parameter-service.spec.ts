@@ -531,6 +531,14 @@ describe('ParameterService', () => {
     });
   });
 
+  it('forgets the step marks of trainers silent for long, and only theirs', () => {
+    const { shard } = setup();
+    shard.marks.set(1, 5, 1_000);
+    shard.marks.set(2, 9, 5_000);
+    expect(shard.marks.prune(2_000)).toBe(1);
+    expect(shard.marks.entries().map((m) => m.trainerId)).toEqual([2]);
+  });
+
   it('reports its status', async () => {
     const { service } = await initialized();
     await service.sendGrads(

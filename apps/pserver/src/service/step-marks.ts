@@ -21,4 +21,20 @@ export class StepMarks {
   entries(): { trainerId: number; step: number; updatedUnixMs: number }[] {
     return [...this.marks].map(([trainerId, mark]) => ({ trainerId, ...mark }));
   }
+
+  /**
+   * Forgets the marks of trainers that pushed nothing since `olderThanUnixMs` (trainers gone for a
+   * long time). Ids are never reused, so no live trainer can collide with a forgotten mark; only a
+   * retry delayed beyond the retention would be applied again.
+   */
+  prune(olderThanUnixMs: number): number {
+    let pruned = 0;
+    for (const [trainerId, mark] of this.marks) {
+      if (mark.updatedUnixMs < olderThanUnixMs) {
+        this.marks.delete(trainerId);
+        pruned++;
+      }
+    }
+    return pruned;
+  }
 }
