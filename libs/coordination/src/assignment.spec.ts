@@ -1,0 +1,74 @@
+import { planAssignments } from './assignment';
+import type { RegisteredPserver, ShardAssignment } from './job-state';
+import { JobKeys } from './keys';
+
+const pserver = (
+  member: string,
+  createRevision: number,
+  lease = `L-${member}`,
+): RegisteredPserver => ({
+  member,
+  address: `${member}:1`,
+  lease,
+  createRevision,
+});
+const held = (index: number, member: string, lease = `L-${member}`): ShardAssignment => ({
+  index,
+  member,
+  address: `${member}:1`,
+  lease,
+  epoch: 10 + index,
+});
+
+describe('planAssignments', () => {
+  it('gives the lowest free indices to the pservers that registered first, and keeps the rest as spares', () => {
+    const plan = planAssignments({
+      desired: 2,
+      pservers: [pserver('c', 3), pserver('a', 1), pserver('b', 2)],
+      assignments: [],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+  });
+
+  it('fills only the free index, and never gives a second index to a pserver holding one', () => {
+    const plan = planAssignments({
+      desired: 3,
+      pservers: [pserver('a', 1), pserver('b', 2), pserver('c', 3)],
+      assignments: [held(0, 'a'), held(2, 'b')],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'c']]);
+  });
+
+  it('treats a member registered again under a new lease as a new pserver', () => {
+    const plan = planAssignments({
+      desired: 2,
+      pservers: [pserver('a', 5, 'L-new')],
+      assignments: [held(0, 'a', 'L-old')],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.lease])).toEqual([[1, 'L-new']]);
+  });
+
+  it('assigns nothing before the job has a desired count', () => {
+    expect(
+      planAssignments({ desired: undefined, pservers: [pserver('a', 1)], assignments: [] }),
+    ).toEqual([]);
+  });
+});
+
+describe('JobKeys', () => {
+  it('puts every key under /pserver/<job>/ and parses indices back', () => {
+    const keys = new JobKeys('mnist-1');
+    expect(keys.assign(3)).toBe('/pserver/mnist-1/assign/3');
+    expect(keys.indexOf('/pserver/mnist-1/assign/12')).toBe(12);
+    expect(keys.indexOf('/pserver/mnist-1/assign/x')).toBeUndefined();
+    expect(keys.checkpointHistory(0, 7, 3) < keys.checkpointHistory(0, 7, 10)).toBe(true);
+    expect(keys.checkpointHistory(0, 7, 99) < keys.checkpointHistory(0, 8, 1)).toBe(true);
+  });
+
+  it('refuses a job name that is not a plain word', () => {
+    expect(() => new JobKeys('a/b')).toThrow('job name "a/b"');
+  });
+});
