@@ -102,9 +102,11 @@ describe('assignment through leases', () => {
       silentLogger,
     ).campaign(new AbortController().signal);
     const leases = [await lease(), await lease(), await lease()];
-    const members = await Promise.all(
-      leases.map((l, i) =>
-        PserverMembership.register(
+    // One after another: the oldest registration gets the lowest free index.
+    const members: PserverMembership[] = [];
+    for (const [i, l] of leases.entries())
+      members.push(
+        await PserverMembership.register(
           client,
           keys,
           l,
@@ -112,8 +114,7 @@ describe('assignment through leases', () => {
           `127.0.0.1:${9000 + i}`,
           silentLogger,
         ),
-      ),
-    );
+      );
     const reconcile = async (): Promise<JobState> => {
       const state = await readJobState(client, keys);
       for (const planned of planAssignments(state))
