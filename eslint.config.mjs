@@ -47,6 +47,12 @@ const productionConstraints = [
     onlyDependOnLibsWithTags: ['type:coordination', 'type:rpc', 'type:proto', 'type:util'],
     bannedExternalImports: etcd,
   },
+  // Examples show the public client API and nothing else.
+  {
+    sourceTag: 'type:example',
+    onlyDependOnLibsWithTags: ['type:client'],
+    bannedExternalImports: [...grpc, ...etcd],
+  },
   { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', ...libs] },
   { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:testing', ...libs] },
 ];

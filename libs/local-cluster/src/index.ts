@@ -15,4 +15,4 @@ export { defaultLocalClusterOptions, LocalCluster } from './local-cluster';
 export { tempDir } from './temp-dir';
 export type { WaitForOptions } from './wait-for';
 export { sleep, waitFor } from './wait-for';
-export { appBundle, workspaceRoot } from './workspace';
+export { appBundle, bundleScript, workspaceRoot } from './workspace';

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -22,4 +23,18 @@ export function appBundle(app: string): string {
     throw new Error(`${bundle} is missing: build it first with 'npx nx build ${app}'`);
   }
   return bundle;
+}
+
+/**
+ * Bundles a TypeScript entry point (a test fixture run as its own process) with
+ * `tools/bundle.js` into `tmp/bundles/`, and returns the bundle's path.
+ */
+export function bundleScript(entry: string): string {
+  const root = workspaceRoot();
+  const name = path.relative(root, entry).replace(/[\\/]/g, '-').replace(/\.ts$/, '.js');
+  const out = path.join(root, 'tmp', 'bundles', name);
+  execFileSync(process.execPath, [path.join(root, 'tools', 'bundle.js'), entry, out], {
+    stdio: 'inherit',
+  });
+  return out;
 }

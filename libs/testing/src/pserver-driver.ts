@@ -5,6 +5,7 @@ import type {
   ParameterServerClient,
   RequestContext,
   SendGradsChunk,
+  SaveCheckpointResponse__Output,
   SendGradsResponse__Output,
   Tensor,
   OptimizerConfig,
@@ -97,6 +98,11 @@ export class PserverDriver {
     timeoutMs = this.timeoutMs,
   ): Promise<GetParamsResponse__Output> {
     return callUnary(this.client.getParams.bind(this.client), { context, names }, { timeoutMs });
+  }
+
+  /** Writes and commits a checkpoint now. */
+  saveCheckpoint(timeoutMs = this.timeoutMs): Promise<SaveCheckpointResponse__Output> {
+    return callUnary(this.client.saveCheckpoint.bind(this.client), {}, { timeoutMs });
   }
 
   close(): void {

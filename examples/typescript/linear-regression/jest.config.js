@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'example-linear-regression',
+  preset: '../../../jest.preset.js',
+  testMatch: ['<rootDir>/src/**/*.spec.ts'],
+};

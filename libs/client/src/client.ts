@@ -1,0 +1,403 @@
+import { randomInt } from 'node:crypto';
+import { silentLogger, type Logger } from '@pserver/logging';
+import { defaultBlockSize, placeTensor, type OptimizerConfig } from '@pserver/proto';
+import { RpcError } from '@pserver/rpc';
+import { ClientError, isStaleView } from './errors';
+import { MasterLink } from './master-link';
+import { sleepFor } from './retry';
+import { ShardCalls } from './shard-calls';
+import { StepContext, type ContextHost, type TestHooks } from './step-context';
+import {
+  elementTypeOf,
+  sliceBytes,
+  type TensorArray,
+  type TensorArrayType,
+  type TensorSpec,
+} from './tensors';
+import { changedShards, complete, viewFromProto, type View } from './view';
+
+export interface ConnectOptions {
+  /** Master replicas; the client follows the leader. */
+  master?: string[];
+  /** Standalone: the pservers, in index order (no master). */
+  pservers?: string[];
+  /** This trainer's name, for the master's Status and logs. */
+  name?: string;
+  /** Standalone: whether this trainer initializes the parameters (default true). */
+  initializer?: boolean;
+  /** Standalone: the block size in elements (the master publishes it otherwise). */
+  blockSize?: number;
+  /** Clip the L2 norm of all of a step's float gradients together, before they are split. */
+  globalClipNorm?: number;
+  /** Runs of a step before its stale-view errors are given up on. */
+  maxStepAttempts?: number;
+  /** Deadline of each call. */
+  callTimeoutMs?: number;
+  /** How long a step waits for a complete view (every shard served). */
+  viewTimeoutMs?: number;
+  maxMessageBytes?: number;
+  logger?: Logger;
+  /** Faults and pauses injected by tests. */
+  testHooks?: TestHooks;
+}
+
+/** Tensors given to `initParams`: values, or values with a shape. */
+export type InitialTensor = TensorArray | { values: TensorArray; shape: number[] };
+
+const mib = 1024 * 1024;
+
+/**
+ * A trainer's connection to a job: through the master (following its leader, with a session kept
+ * alive and a live cluster view) or to fixed pservers. `initParams`, `step`, `getParams` take and
+ * return whole tensors; placement, splitting into blocks, fan-out and reassembly are the client's.
+ */
+export class PserverClient implements ContextHost {
+  private readonly specs = new Map<string, TensorSpec>();
+  private readonly contexts = new Set<StepContext>();
+  private readonly closing = new AbortController();
+  private currentView: View;
+  private nextStep = 0;
+  private passNumber = 0;
+  private keepAliveTimer: NodeJS.Timeout | undefined;
+  private viewWaiters = new Set<() => void>();
+
+  private constructor(
+    private readonly options: ConnectOptions,
+    readonly calls: ShardCalls,
+    private readonly master: MasterLink | undefined,
+    public trainerId: number,
+    view: View,
+    private readonly logger: Logger,
+  ) {
+    this.currentView = view;
+  }
+
+  /** Connects to a job: `{ master: [...] }` or `{ pservers: [...] }`. */
+  static async connect(options: ConnectOptions): Promise<PserverClient> {
+    const logger = options.logger ?? silentLogger;
+    const maxMessageBytes = options.maxMessageBytes ?? 64 * mib;
+    const calls = new ShardCalls({
+      maxMessageBytes,
+      flowControlWindowBytes: 32 * mib,
+      timeoutMs: options.callTimeoutMs ?? 30_000,
+      streamChunkBytes: 4 * mib,
+    });
+    if (options.master) {
+      const master = new MasterLink(options.master, logger, options.callTimeoutMs);
+      const registered = await master.registerTrainer(options.name ?? `trainer-${process.pid}`);
+      const client = new PserverClient(
+        options,
+        calls,
+        master,
+        registered.trainerId,
+        viewFromProto(registered.view!),
+        logger,
+      );
+      client.keepSessionAlive(registered.sessionTtlMs);
+      void master.watch((view) => client.applyView(viewFromProto(view)), client.closing.signal);
+      logger.info('registered with the master', {
+        trainerId: registered.trainerId,
+        master: master.address,
+      });
+      return client;
+    }
+    if (!options.pservers || options.pservers.length === 0) {
+      throw new ClientError(
+        'CLIENT_NO_MASTER',
+        'connect: give master addresses or pserver addresses',
+      );
+    }
+    const view: View = {
+      shardCount: options.pservers.length,
+      blockSize: options.blockSize ?? defaultBlockSize,
+      shards: options.pservers.map((address, index) => ({ index, address, epoch: 0 })),
+      revision: 0,
+      initialized: false,
+    };
+    // Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
+    const client = new PserverClient(
+      options,
+      calls,
+      undefined,
+      randomInt(1, 2 ** 48),
+      view,
+      logger,
+    );
+    await client.refreshView();
+    return client;
+  }
+
+  get globalClipNorm(): number | undefined {
+    return this.options.globalClipNorm;
+  }
+
+  get testHooks(): TestHooks {
+    return this.options.testHooks ?? {};
+  }
+
+  /** The cluster view as the client knows it now. */
+  get view(): View {
+    return this.currentView;
+  }
+
+  /** The dataset pass steps are stamped with (the task API sets it). */
+  get pass(): number {
+    return this.passNumber;
+  }
+
+  set pass(value: number) {
+    this.passNumber = value;
+  }
+
+  liveView(): View {
+    return this.currentView;
+  }
+
+  spec(name: string): TensorSpec {
+    const spec = this.specs.get(name);
+    if (!spec)
+      throw new ClientError(
+        'CLIENT_UNKNOWN_TENSOR',
+        `tensor ${name}: not declared (initParams declares the model's tensors)`,
+      );
+    return spec;
+  }
+
+  /**
+   * Declares the model's tensors and, if this trainer is the one chosen to (the master's init
+   * election, or `initializer` standalone), initializes them on the pservers with their optimizer
+   * configs; other trainers wait until the parameters are initialized. "Already initialized" is
+   * success. Every trainer calls it with the same tensors.
+   */
+  async initParams(
+    tensors: Record<string, InitialTensor>,
+    configs: OptimizerConfig | Record<string, OptimizerConfig> = {},
+  ): Promise<void> {
+    const entries = Object.entries(tensors).map(([name, t]) => {
+      const values = ArrayBuffer.isView(t) ? t : t.values;
+      const shape = ArrayBuffer.isView(t) ? [] : t.shape;
+      if (name.includes('@'))
+        throw new ClientError(
+          'CLIENT_UNKNOWN_TENSOR',
+          `tensor ${name}: '@' is not allowed in tensor names`,
+        );
+      this.specs.set(name, { elementType: elementTypeOf(values), length: values.length, shape });
+      return { name, values, shape };
+    });
+    const configOf = (name: string): OptimizerConfig | undefined =>
+      isConfigMap(
+        configs,
+        entries.map((e) => e.name),
+      )
+        ? (configs as Record<string, OptimizerConfig>)[name]
+        : (configs as OptimizerConfig);
+    if (!this.master) {
+      if (this.options.initializer ?? true) await this.writeInit(entries, configOf);
+      return;
+    }
+    for (;;) {
+      const { decision } = await this.master.beginInit(this.trainerId, this.closing.signal);
+      if (decision === 'INIT_DECISION_DONE') return;
+      if (decision === 'INIT_DECISION_INITIALIZE') {
+        await this.writeInit(entries, configOf);
+        await this.master.finishInit(this.trainerId, this.closing.signal);
+        this.logger.info('initialized the parameters');
+        return;
+      }
+      await sleepFor(200, this.closing.signal);
+    }
+  }
+
+  /**
+   * Runs one training step: `fn` gets a context that captured the view, the next step number and
+   * the pass; every call through it is stamped with them. If the view changes under the step (a
+   * shard replaced, an epoch moved), `fn` runs again with a fresh context and the same step number,
+   * so shards that already applied its push acknowledge it as a duplicate.
+   */
+  async step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+    const step = ++this.nextStep;
+    const attempts = this.options.maxStepAttempts ?? 20;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      await this.waitForCompleteView();
+      this.closing.signal.throwIfAborted();
+      const ctx = new StepContext(this, this.currentView, step, this.passNumber);
+      this.contexts.add(ctx);
+      try {
+        return await fn(ctx);
+      } catch (err) {
+        if (!isStaleView(err) || this.closing.signal.aborted) throw err;
+        lastError = err;
+        this.logger.info('step ran under a stale view; running it again', {
+          step,
+          attempt,
+          reason: (err as Error).message,
+        });
+        await this.refreshView();
+      } finally {
+        this.contexts.delete(ctx);
+      }
+    }
+    throw new ClientError(
+      'CLIENT_STEP_FAILED',
+      `step ${step}: the view kept changing through ${attempts} attempts`,
+      { cause: lastError },
+    );
+  }
+
+  /** Reads whole tensors outside a training step (a step of its own, with no push). */
+  getParams<N extends string, T extends TensorArray = TensorArray>(
+    names: readonly N[],
+    as?: TensorArrayType<T>,
+  ): Promise<Record<N, T>> {
+    return this.step((ctx) => ctx.getParams(names, as));
+  }
+
+  /** Ends the session (the master frees this trainer's tasks at once) and closes every connection. */
+  async close(): Promise<void> {
+    const closed = new ClientError('CLIENT_CLOSED', 'the client was closed');
+    this.closing.abort(closed);
+    for (const ctx of this.contexts) ctx.abort(closed);
+    clearInterval(this.keepAliveTimer);
+    if (this.master) await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
+    this.master?.close();
+    this.calls.close();
+  }
+
+  /** Reports from a context that a shard's epoch moved; refresh before the step runs again. */
+  staleShard(index: number, epoch: number | undefined): void {
+    if (this.master || epoch === undefined) return;
+    // Standalone: the restarted pserver told its new epoch.
+    const shards = this.currentView.shards.map((s) => (s.index === index ? { ...s, epoch } : s));
+    this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
+  }
+
+  /** Gets the current view: from the master, or standalone from each pserver's status. */
+  async refreshView(): Promise<void> {
+    if (this.master) {
+      const view = await this.master.getClusterView(this.closing.signal);
+      this.applyView(viewFromProto(view));
+      return;
+    }
+    const shards = await Promise.all(
+      this.currentView.shards.map(async (s) => {
+        const status = await this.calls
+          .status(s.address, this.closing.signal)
+          .catch(() => undefined);
+        return { ...s, epoch: status?.shardEpoch ?? 0 };
+      }),
+    );
+    this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
+  }
+
+  private applyView(next: View): void {
+    if (next.revision < this.currentView.revision) return;
+    const changed = changedShards(this.currentView, next);
+    this.currentView = next;
+    if (changed.length > 0) {
+      this.logger.info('cluster view changed', { shards: changed, revision: next.revision });
+      const stale = new ClientError('CLIENT_STALE_VIEW', `shards ${changed.join(', ')} changed`);
+      for (const ctx of this.contexts) if (ctx.usesChanged(changed)) ctx.abort(stale);
+    }
+    for (const wake of this.viewWaiters) wake();
+  }
+
+  private async waitForCompleteView(): Promise<void> {
+    const deadline = performance.now() + (this.options.viewTimeoutMs ?? 60_000);
+    while (!complete(this.currentView)) {
+      if (performance.now() > deadline)
+        throw new ClientError(
+          'CLIENT_STALE_VIEW',
+          'no complete cluster view (a shard has no pserver)',
+        );
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 500);
+        this.viewWaiters.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.viewWaiters.clear();
+      if (!this.master || !complete(this.currentView))
+        await this.refreshView().catch(() => undefined);
+    }
+  }
+
+  private keepSessionAlive(ttlMs: number): void {
+    this.keepAliveTimer = setInterval(
+      () => {
+        this.master!.keepAlive(this.trainerId).catch(async (err: unknown) => {
+          if (err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') {
+            const registered = await this.master!.registerTrainer(
+              this.options.name ?? `trainer-${process.pid}`,
+            );
+            this.logger.warn('the session had ended; registered again under a new id', {
+              from: this.trainerId,
+              to: registered.trainerId,
+            });
+            this.trainerId = registered.trainerId;
+          }
+        });
+      },
+      Math.max(100, ttlMs / 3),
+    );
+    this.keepAliveTimer.unref();
+  }
+
+  private async writeInit(
+    entries: { name: string; values: TensorArray; shape: number[] }[],
+    configOf: (name: string) => OptimizerConfig | undefined,
+  ): Promise<void> {
+    await this.step(async (ctx) => {
+      const view = ctx.view;
+      await Promise.all(
+        entries.flatMap(({ name, values, shape }) =>
+          placeTensor(name, values.length, view.blockSize, view.shardCount).map((block) =>
+            ctx.withRetries(block.shard, (address, context) =>
+              this.calls
+                .initParam(
+                  address,
+                  context,
+                  {
+                    name: block.name,
+                    elementType: elementTypeOf(values),
+                    shape,
+                    content: sliceBytes(values, block.start, block.end),
+                  },
+                  configOf(name),
+                  ctx.signal,
+                )
+                .catch(ignoreAlreadyInitialized),
+            ),
+          ),
+        ),
+      );
+      await this.testHooks.beforeFinishInit?.();
+      await Promise.all(
+        view.shards.map((s) =>
+          ctx.withRetries(s.index, (address, context) =>
+            this.calls
+              .finishInitParams(address, context, ctx.signal)
+              .catch(ignoreAlreadyInitialized),
+          ),
+        ),
+      );
+    });
+  }
+}
+
+function ignoreAlreadyInitialized(err: unknown): undefined {
+  if (err instanceof RpcError && err.code === 'PSERVER_ALREADY_INITIALIZED') return undefined;
+  throw err;
+}
+
+/** Whether `configs` maps tensor names to configs (rather than being one config for all). */
+function isConfigMap(configs: object, names: string[]): boolean {
+  const keys = Object.keys(configs);
+  return keys.length > 0 && keys.every((k) => names.includes(k));
+}
+
+/** Connects a trainer to a job. */
+export function connect(options: ConnectOptions): Promise<PserverClient> {
+  return PserverClient.connect(options);
+}

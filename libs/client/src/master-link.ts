@@ -1,0 +1,152 @@
+import { credentials, status, type ClientReadableStream } from '@grpc/grpc-js';
+import type { Logger } from '@pserver/logging';
+import type {
+  BeginInitResponse__Output,
+  ClusterView__Output,
+  MasterClient,
+  RegisterTrainerResponse__Output,
+} from '@pserver/proto';
+import { callUnary, fromServiceError, masterClient, RpcError } from '@pserver/rpc';
+import { ClientError } from './errors';
+import { sleepFor } from './retry';
+
+type UnaryName =
+  | 'registerTrainer'
+  | 'keepAlive'
+  | 'unregisterTrainer'
+  | 'getClusterView'
+  | 'beginInit'
+  | 'finishInit';
+
+/**
+ * Talks to the leading master among the replicas given. A follower answers UNAVAILABLE with the
+ * leader's address in the `pserver-leader` trailer: the link goes there. A replica that does not
+ * answer is skipped; the link tries the others, with a short backoff, until the call's deadline.
+ */
+export class MasterLink {
+  private readonly clients = new Map<string, MasterClient>();
+  private current: string;
+
+  constructor(
+    private readonly addresses: string[],
+    private readonly logger: Logger,
+    private readonly timeoutMs = 10_000,
+  ) {
+    if (addresses.length === 0)
+      throw new ClientError('CLIENT_NO_MASTER', 'connect: no master address given');
+    this.current = addresses[0]!;
+  }
+
+  /** The replica the link talks to now. */
+  get address(): string {
+    return this.current;
+  }
+
+  registerTrainer(name: string, signal?: AbortSignal): Promise<RegisterTrainerResponse__Output> {
+    return this.call('registerTrainer', { name }, signal);
+  }
+
+  keepAlive(trainerId: number, signal?: AbortSignal): Promise<unknown> {
+    return this.call('keepAlive', { trainerId }, signal);
+  }
+
+  unregisterTrainer(trainerId: number, signal?: AbortSignal): Promise<unknown> {
+    return this.call('unregisterTrainer', { trainerId }, signal);
+  }
+
+  getClusterView(signal?: AbortSignal): Promise<ClusterView__Output> {
+    return this.call('getClusterView', {}, signal);
+  }
+
+  beginInit(trainerId: number, signal?: AbortSignal): Promise<BeginInitResponse__Output> {
+    return this.call('beginInit', { context: { trainerId } }, signal);
+  }
+
+  finishInit(trainerId: number, signal?: AbortSignal): Promise<unknown> {
+    return this.call('finishInit', { context: { trainerId } }, signal);
+  }
+
+  /** One unary call to the leader, following redirects and skipping dead replicas. */
+  private async call<Res>(name: UnaryName, request: object, signal?: AbortSignal): Promise<Res> {
+    const deadline = performance.now() + this.timeoutMs;
+    let lastError: unknown;
+    for (let attempt = 0; performance.now() < deadline; attempt++) {
+      signal?.throwIfAborted();
+      const client = this.client(this.current);
+      try {
+        // The generated client overloads each method; the (request, metadata, options, callback)
+        // form is the one callUnary uses.
+        const method = (
+          client[name] as unknown as Parameters<typeof callUnary<object, Res>>[0]
+        ).bind(client);
+        return await callUnary(method, request, {
+          timeoutMs: Math.max(1, deadline - performance.now()),
+          signal,
+        });
+      } catch (err) {
+        lastError = err;
+        if (!(err instanceof RpcError) || err.status !== status.UNAVAILABLE) throw err;
+        this.moveOn(err);
+        if (attempt > 0) await sleepFor(Math.min(50 * attempt, 500), signal);
+      }
+    }
+    throw new ClientError(
+      'CLIENT_NO_MASTER',
+      `no master answered within ${this.timeoutMs} ms (${this.addresses.join(', ')})`,
+      {
+        cause: lastError,
+      },
+    );
+  }
+
+  /**
+   * Streams cluster views from the leader to `onView` until `signal` aborts, reconnecting (and
+   * following the leader) whenever the stream ends.
+   */
+  async watch(onView: (view: ClusterView__Output) => void, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const client = this.client(this.current);
+      await new Promise<void>((resolve) => {
+        const stream: ClientReadableStream<ClusterView__Output> = client.watchCluster({
+          afterRevision: 0,
+        });
+        const stop = (): void => stream.cancel();
+        signal.addEventListener('abort', stop, { once: true });
+        stream.on('data', (view: ClusterView__Output) => onView(view));
+        stream.on('error', (err: Parameters<typeof fromServiceError>[0]) => {
+          if (!signal.aborted) this.moveOn(fromServiceError(err));
+        });
+        stream.on('close', () => {
+          signal.removeEventListener('abort', stop);
+          resolve();
+        });
+      });
+      if (!signal.aborted) await sleepFor(100, signal).catch(() => undefined);
+    }
+  }
+
+  close(): void {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private moveOn(err: RpcError): void {
+    const leader = err.facts.leader;
+    const next =
+      leader && leader !== this.current
+        ? leader
+        : this.addresses[(this.addresses.indexOf(this.current) + 1) % this.addresses.length]!;
+    if (next !== this.current)
+      this.logger.debug('master: moving on', { from: this.current, to: next, reason: err.message });
+    this.current = next;
+  }
+
+  private client(address: string): MasterClient {
+    let client = this.clients.get(address);
+    if (!client) {
+      client = masterClient(address, credentials.createInsecure());
+      this.clients.set(address, client);
+    }
+    return client;
+  }
+}

@@ -1,0 +1,135 @@
+import { credentials } from '@grpc/grpc-js';
+import type {
+  GetParamsResponse__Output,
+  GetShardStatusResponse__Output,
+  OptimizerConfig,
+  ParameterServerClient,
+  RequestContext,
+  SendGradsChunk,
+  SendGradsResponse__Output,
+  Tensor,
+} from '@pserver/proto';
+import {
+  callClientStream,
+  callUnary,
+  clientChannelOptions,
+  parameterServerClient,
+} from '@pserver/rpc';
+
+export interface ShardCallOptions {
+  maxMessageBytes: number;
+  flowControlWindowBytes: number;
+  timeoutMs: number;
+  /** Pushes larger than this are streamed in pieces of this size. */
+  streamChunkBytes: number;
+}
+
+/** The pserver calls the client makes, one gRPC client per address, each call with a deadline. */
+export class ShardCalls {
+  private readonly clients = new Map<string, ParameterServerClient>();
+
+  constructor(private readonly options: ShardCallOptions) {}
+
+  status(address: string, signal?: AbortSignal): Promise<GetShardStatusResponse__Output> {
+    const client = this.client(address);
+    return callUnary(client.getShardStatus.bind(client), {}, this.settings(signal));
+  }
+
+  initParam(
+    address: string,
+    context: RequestContext,
+    param: Tensor,
+    optimizer: OptimizerConfig | undefined,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const client = this.client(address);
+    return callUnary(
+      client.initParam.bind(client),
+      { context, param, optimizer },
+      this.settings(signal),
+    );
+  }
+
+  finishInitParams(
+    address: string,
+    context: RequestContext,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const client = this.client(address);
+    return callUnary(client.finishInitParams.bind(client), { context }, this.settings(signal));
+  }
+
+  getParams(
+    address: string,
+    context: RequestContext,
+    names: string[],
+    signal?: AbortSignal,
+  ): Promise<GetParamsResponse__Output> {
+    const client = this.client(address);
+    return callUnary(client.getParams.bind(client), { context, names }, this.settings(signal));
+  }
+
+  /** One push: unary when it fits in a message, else streamed in pieces (applied all or nothing). */
+  sendGrads(
+    address: string,
+    context: RequestContext,
+    grads: Tensor[],
+    signal?: AbortSignal,
+  ): Promise<SendGradsResponse__Output> {
+    const client = this.client(address);
+    const bytes = grads.reduce((total, g) => total + (g.content as Uint8Array).byteLength, 0);
+    if (bytes + 64 * grads.length + 1024 < this.options.maxMessageBytes) {
+      return callUnary(client.sendGrads.bind(client), { context, grads }, this.settings(signal));
+    }
+    return callClientStream(
+      client.sendGradsStream.bind(client),
+      this.pieces(context, grads),
+      this.settings(signal),
+    );
+  }
+
+  close(): void {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private *pieces(context: RequestContext, grads: Tensor[]): Iterable<SendGradsChunk> {
+    const chunk = this.options.streamChunkBytes;
+    let first = true;
+    for (const grad of grads) {
+      const content = grad.content as Uint8Array;
+      for (let offset = 0; offset < content.byteLength || offset === 0; offset += chunk) {
+        yield {
+          context: first ? context : undefined,
+          grads: [
+            {
+              name: grad.name,
+              elementType: grad.elementType,
+              offset,
+              content: content.subarray(offset, offset + chunk),
+            },
+          ],
+        };
+        first = false;
+        if (content.byteLength === 0) break;
+      }
+    }
+  }
+
+  private settings(signal?: AbortSignal): { timeoutMs: number; signal?: AbortSignal } {
+    return { timeoutMs: this.options.timeoutMs, signal };
+  }
+
+  private client(address: string): ParameterServerClient {
+    let client = this.clients.get(address);
+    if (!client) {
+      client = parameterServerClient(
+        address,
+        credentials.createInsecure(),
+        clientChannelOptions(this.options),
+      );
+      this.clients.set(address, client);
+    }
+    return client;
+  }
+}

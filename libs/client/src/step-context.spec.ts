@@ -1,0 +1,197 @@
+import { status } from '@grpc/grpc-js';
+import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
+import { RpcError } from '@pserver/rpc';
+import { ClientError } from './errors';
+import type { ShardCalls } from './shard-calls';
+import { StepContext } from './step-context';
+import type { TensorSpec } from './tensors';
+import type { View } from './view';
+
+/** Shards held in memory: block name → bytes; every call recorded with its shard and context. */
+class FakeShards {
+  readonly blocks = new Map<string, Buffer>();
+  readonly calls: { method: string; address: string; context: RequestContext; names: string[] }[] =
+    [];
+  /** Errors the next calls throw, in order. */
+  readonly failures: Error[] = [];
+
+  asCalls(): ShardCalls {
+    return {
+      getParams: async (address: string, context: RequestContext, names: string[]) => {
+        this.record('getParams', address, context, names);
+        return { params: names.map((name) => ({ name, content: this.blocks.get(name)! })) };
+      },
+      sendGrads: async (address: string, context: RequestContext, grads: Tensor[]) => {
+        this.record(
+          'sendGrads',
+          address,
+          context,
+          grads.map((g) => g.name!),
+        );
+        for (const g of grads) this.blocks.set(g.name!, Buffer.from(g.content as Uint8Array));
+        return {};
+      },
+    } as unknown as ShardCalls;
+  }
+
+  private record(method: string, address: string, context: RequestContext, names: string[]): void {
+    const failure = this.failures.shift();
+    this.calls.push({ method, address, context, names });
+    if (failure) throw failure;
+  }
+}
+
+const view = (epochs: number[], blockSize = 4): View => ({
+  shardCount: epochs.length,
+  blockSize,
+  shards: epochs.map((epoch, index) => ({ index, address: `ps-${index}:1`, epoch })),
+  revision: 1,
+  initialized: true,
+});
+
+function setup(
+  epochs = [3, 5, 8],
+  specs: Record<string, TensorSpec> = {
+    w: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 10, shape: [10] },
+  },
+) {
+  const shards = new FakeShards();
+  const host = {
+    trainerId: 7,
+    calls: shards.asCalls(),
+    live: view(epochs),
+    stale: [] as number[],
+    globalClipNorm: undefined as number | undefined,
+    testHooks: {},
+    spec: (name: string) => specs[name]!,
+    liveView(): View {
+      return this.live;
+    },
+    staleShard(index: number) {
+      this.stale.push(index);
+    },
+  };
+  const ctx = new StepContext(host, view(epochs), 42, 2);
+  return { shards, host, ctx };
+}
+
+const unavailable = (): RpcError => new RpcError(status.UNAVAILABLE, undefined, 'reset', {});
+
+describe('StepContext', () => {
+  it('splits a tensor into blocks, pushes once per shard stamped with its view, and reads it back whole', async () => {
+    const { shards, ctx } = setup();
+    const w = Float32Array.from({ length: 10 }, (_, i) => i + 0.5);
+    await ctx.sendGrads({ w });
+
+    const placed = placeTensor('w', 10, 4, 3);
+    const usedShards = new Set(placed.map((b) => b.shard));
+    const pushes = shards.calls.filter((c) => c.method === 'sendGrads');
+    expect(pushes).toHaveLength(usedShards.size);
+    for (const push of pushes) {
+      const shard = Number(push.address.slice(3, 4));
+      expect(push.context).toEqual({
+        trainerId: 7,
+        pass: 2,
+        step: 42,
+        shardEpoch: [3, 5, 8][shard],
+      });
+      expect(push.names.sort()).toEqual(
+        placed
+          .filter((b) => b.shard === shard)
+          .map((b) => b.name)
+          .sort(),
+      );
+    }
+
+    const back = await ctx.getParams(['w']);
+    expect(back.w).toEqual(w);
+  });
+
+  it('retries a push whose outcome is unknown with the same step and context', async () => {
+    const { shards, ctx } = setup([4]);
+    shards.failures.push(
+      unavailable(),
+      new RpcError(status.DEADLINE_EXCEEDED, undefined, 'late', {}),
+    );
+    await ctx.sendGrads({ w: new Float32Array(10) });
+    const pushes = shards.calls.filter((c) => c.method === 'sendGrads');
+    expect(pushes).toHaveLength(3);
+    expect(new Set(pushes.map((p) => JSON.stringify(p.context))).size).toBe(1);
+  });
+
+  it('waits out a busy pserver for the time it asks, then pushes', async () => {
+    const { shards, ctx } = setup([4]);
+    shards.failures.push(
+      new RpcError(status.RESOURCE_EXHAUSTED, 'PSERVER_OVERLOADED', 'busy', { retryAfterMs: 30 }),
+    );
+    const started = performance.now();
+    await ctx.sendGrads({ w: new Float32Array(10) });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+    expect(shards.calls).toHaveLength(2);
+  });
+
+  it('ends the step as stale when a shard answers ABORTED, and reports the shard', async () => {
+    const { shards, host, ctx } = setup([4]);
+    shards.failures.push(
+      new RpcError(status.ABORTED, 'PSERVER_STALE_EPOCH', 'epoch 4 < 5', { shardEpoch: 5 }),
+    );
+    await expect(ctx.sendGrads({ w: new Float32Array(10) })).rejects.toMatchObject({
+      code: 'CLIENT_STALE_VIEW',
+    });
+    expect(host.stale).toEqual([0]);
+    expect(shards.calls).toHaveLength(1);
+  });
+
+  it('sends nothing once the live view moved a shard the step captured', async () => {
+    const { shards, host, ctx } = setup([4, 6]);
+    host.live = view([4, 7]);
+    await expect(ctx.sendGrads({ w: new Float32Array(10) })).rejects.toBeInstanceOf(ClientError);
+    expect(shards.calls.filter((c) => c.address === 'ps-1:1')).toHaveLength(0);
+  });
+
+  it('cancels its retries when aborted, with a stale-view error', async () => {
+    const { shards, ctx } = setup([4]);
+    for (let i = 0; i < 100; i++) shards.failures.push(unavailable());
+    const pushing = ctx.sendGrads({ w: new Float32Array(10) });
+    setTimeout(() => ctx.abort(new ClientError('CLIENT_STALE_VIEW', 'shard 0 changed')), 50);
+    await expect(pushing).rejects.toMatchObject({ code: 'CLIENT_STALE_VIEW' });
+  });
+
+  it('passes on an error that is neither stale nor retryable, as it came', async () => {
+    const { shards, ctx } = setup([4]);
+    const invalid = new RpcError(status.INVALID_ARGUMENT, 'PSERVER_INVALID_ARGUMENT', 'bad', {});
+    shards.failures.push(invalid);
+    await expect(ctx.sendGrads({ w: new Float32Array(10) })).rejects.toBe(invalid);
+    expect(shards.calls).toHaveLength(1);
+  });
+
+  it('refuses to read a tensor as a typed array of another type', async () => {
+    const { shards, ctx } = setup([4]);
+    await expect(ctx.getParams(['w'], Float64Array)).rejects.toThrow(
+      'tensor w: holds ELEMENT_TYPE_FLOAT32, not Float64Array',
+    );
+    expect(shards.calls).toHaveLength(0);
+  });
+
+  it('refuses a gradient whose length differs from its tensor', async () => {
+    const { shards, ctx } = setup([4]);
+    await expect(ctx.sendGrads({ w: new Float32Array(9) })).rejects.toThrow(
+      'gradient w: 9 elements, the tensor has 10',
+    );
+    expect(shards.calls).toHaveLength(0);
+  });
+
+  it('clips all float gradients together by their global L2 norm before the split', async () => {
+    const specs: Record<string, TensorSpec> = {
+      a: { elementType: 'ELEMENT_TYPE_FLOAT64', length: 1, shape: [] },
+      b: { elementType: 'ELEMENT_TYPE_FLOAT64', length: 1, shape: [] },
+    };
+    const { shards, host, ctx } = setup([4], specs);
+    host.globalClipNorm = 1;
+    await ctx.sendGrads({ a: Float64Array.of(3), b: Float64Array.of(4) });
+    const read = (name: string): number =>
+      new Float64Array(new Uint8Array(shards.blocks.get(name)!).buffer)[0]!;
+    expect(read('a')).toBeCloseTo(0.6, 12);
+    expect(read('b')).toBeCloseTo(0.8, 12);
+  });
+});

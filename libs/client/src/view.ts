@@ -1,0 +1,49 @@
+import type { ClusterView__Output } from '@pserver/proto';
+
+/** Where one shard is served now, and under which epoch. */
+export interface ShardRoute {
+  index: number;
+  address: string;
+  /** 0 while the index is unassigned. */
+  epoch: number;
+}
+
+/** The trainer's picture of the cluster (DESIGN section 2). */
+export interface View {
+  shardCount: number;
+  blockSize: number;
+  shards: ShardRoute[];
+  /** Orders views: a higher revision is newer. */
+  revision: number;
+  initialized: boolean;
+}
+
+export function viewFromProto(view: ClusterView__Output): View {
+  return {
+    shardCount: view.shardCount,
+    blockSize: view.blockSize,
+    shards: view.shards.map((s) => ({ index: s.index, address: s.address, epoch: s.shardEpoch })),
+    revision: view.revision,
+    initialized: view.initialized,
+  };
+}
+
+/** The indices whose pserver or epoch differs between two views. */
+export function changedShards(before: View, after: View): number[] {
+  const changed: number[] = [];
+  for (let i = 0; i < Math.max(before.shards.length, after.shards.length); i++) {
+    const a = before.shards[i];
+    const b = after.shards[i];
+    if (a?.address !== b?.address || a?.epoch !== b?.epoch) changed.push(i);
+  }
+  return changed;
+}
+
+/** Whether every index has a pserver. */
+export function complete(view: View): boolean {
+  return (
+    view.shardCount > 0 &&
+    view.shards.length === view.shardCount &&
+    view.shards.every((s) => s.address !== '' && s.epoch > 0)
+  );
+}
