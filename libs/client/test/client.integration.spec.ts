@@ -5,12 +5,15 @@ import { RpcError } from '@pserver/rpc';
 import {
   bundleScript,
   bytesOf,
+  freePort,
   LocalCluster,
   PserverDriver,
   spawnNode,
+  startPserverProcess,
   stopAllProcesses,
   waitFor,
   type ManagedProcess,
+  type PserverProcess,
 } from '@pserver/testing';
 
 // Real etcd, a real master and real pservers (with spares to take over), over gRPC on loopback.
@@ -241,5 +244,47 @@ describe('the init election among trainer processes', () => {
     const marker = second.jsonLines().find((e) => e.event === 'wrote')!.marker;
     for (const t of survivors)
       expect(t.jsonLines().find((e) => e.event === 'ready')!.values).toEqual([marker]);
+  });
+});
+
+describe('a standalone trainer: fixed pservers, no master', () => {
+  it('trains, and runs a step again when a restarted pserver answers with its new epoch', async () => {
+    const ports = [await freePort(), await freePort()];
+    const start = (i: number, checkpointDir?: string): Promise<PserverProcess> =>
+      startPserverProcess(['--port', String(ports[i]), '--index', String(i), '--shards', '2'], {
+        name: `standalone-${i}`,
+        checkpointDir,
+      });
+    const pservers = [await start(0), await start(1)];
+    const client = await connect({
+      pservers: ports.map((port) => `127.0.0.1:${port}`),
+      blockSize: 4,
+    });
+    try {
+      await client.initParams({ v: Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8) });
+      await client.step((ctx) => ctx.sendGrads({ v: new Float64Array(8).fill(1) }));
+      const shard = placeTensor('v', 8, 4, 2)[0]!.shard;
+      const before = client.view.shards[shard]!.epoch;
+
+      // The pserver of the first block restarts from its last checkpoint, on the same port.
+      const driver = new PserverDriver(pservers[shard]!.address);
+      await driver.saveCheckpoint().finally(() => driver.close());
+      await pservers[shard]!.process.stop();
+      pservers[shard] = await start(shard, pservers[shard]!.checkpointDir);
+
+      let attempts = 0;
+      await client.step(async (ctx) => {
+        attempts++;
+        const { v } = await ctx.getParams(['v'], Float64Array);
+        await ctx.sendGrads({ v: v.map((x) => x / 2) });
+      });
+      expect(attempts).toBe(2);
+      expect(client.view.shards[shard]!.epoch).toBeGreaterThan(before);
+      const { v } = await client.getParams(['v'], Float64Array);
+      expect([...v]).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((x) => x / 2));
+    } finally {
+      await client.close();
+      await Promise.all(pservers.map((p) => p.process.stop()));
+    }
   });
 });
