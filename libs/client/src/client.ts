@@ -33,6 +33,8 @@ export interface ConnectOptions {
   maxStepAttempts?: number;
   /** Deadline of each call. */
   callTimeoutMs?: number;
+  /** Deadline of a step, all its runs and retries included (default 5 minutes). */
+  stepTimeoutMs?: number;
   /** How long a step waits for a complete view (every shard served). */
   viewTimeoutMs?: number;
   maxMessageBytes?: number;
@@ -217,11 +219,18 @@ export class PserverClient implements ContextHost {
   async step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
     const step = ++this.nextStep;
     const attempts = this.options.maxStepAttempts ?? 20;
+    const deadline = Date.now() + (this.options.stepTimeoutMs ?? 300_000);
     let lastError: unknown;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       await this.waitForCompleteView();
       this.closing.signal.throwIfAborted();
-      const ctx = new StepContext(this, this.currentView, step, this.passNumber);
+      const ctx = new StepContext(
+        this,
+        this.currentView,
+        step,
+        this.passNumber,
+        Math.max(1, deadline - Date.now()),
+      );
       this.contexts.add(ctx);
       try {
         return await fn(ctx);
@@ -235,6 +244,7 @@ export class PserverClient implements ContextHost {
         });
         await this.refreshView();
       } finally {
+        ctx.close();
         this.contexts.delete(ctx);
       }
     }
@@ -282,7 +292,7 @@ export class PserverClient implements ContextHost {
     const shards = await Promise.all(
       this.currentView.shards.map(async (s) => {
         const status = await this.calls
-          .status(s.address, this.closing.signal)
+          .status(s.address, { signal: this.closing.signal })
           .catch(() => undefined);
         return { ...s, epoch: status?.shardEpoch ?? 0 };
       }),
@@ -365,7 +375,7 @@ export class PserverClient implements ContextHost {
                     content: sliceBytes(values, block.start, block.end),
                   },
                   configOf(name),
-                  ctx.signal,
+                  ctx.limits,
                 )
                 .catch(ignoreAlreadyInitialized),
             ),
@@ -377,7 +387,7 @@ export class PserverClient implements ContextHost {
         view.shards.map((s) =>
           ctx.withRetries(s.index, (address, context) =>
             this.calls
-              .finishInitParams(address, context, ctx.signal)
+              .finishInitParams(address, context, ctx.limits)
               .catch(ignoreAlreadyInitialized),
           ),
         ),

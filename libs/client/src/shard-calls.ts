@@ -24,15 +24,21 @@ export interface ShardCallOptions {
   streamChunkBytes: number;
 }
 
+/** What ends a call: its caller's signal, and a deadline (`Date.now()` ms) it cannot outlive. */
+export interface CallLimits {
+  signal?: AbortSignal;
+  deadline?: number;
+}
+
 /** The pserver calls the client makes, one gRPC client per address, each call with a deadline. */
 export class ShardCalls {
   private readonly clients = new Map<string, ParameterServerClient>();
 
   constructor(private readonly options: ShardCallOptions) {}
 
-  status(address: string, signal?: AbortSignal): Promise<GetShardStatusResponse__Output> {
+  status(address: string, limits: CallLimits = {}): Promise<GetShardStatusResponse__Output> {
     const client = this.client(address);
-    return callUnary(client.getShardStatus.bind(client), {}, this.settings(signal));
+    return callUnary(client.getShardStatus.bind(client), {}, this.settings(limits));
   }
 
   initParam(
@@ -40,33 +46,33 @@ export class ShardCalls {
     context: RequestContext,
     param: Tensor,
     optimizer: OptimizerConfig | undefined,
-    signal?: AbortSignal,
+    limits: CallLimits = {},
   ): Promise<unknown> {
     const client = this.client(address);
     return callUnary(
       client.initParam.bind(client),
       { context, param, optimizer },
-      this.settings(signal),
+      this.settings(limits),
     );
   }
 
   finishInitParams(
     address: string,
     context: RequestContext,
-    signal?: AbortSignal,
+    limits: CallLimits = {},
   ): Promise<unknown> {
     const client = this.client(address);
-    return callUnary(client.finishInitParams.bind(client), { context }, this.settings(signal));
+    return callUnary(client.finishInitParams.bind(client), { context }, this.settings(limits));
   }
 
   getParams(
     address: string,
     context: RequestContext,
     names: string[],
-    signal?: AbortSignal,
+    limits: CallLimits = {},
   ): Promise<GetParamsResponse__Output> {
     const client = this.client(address);
-    return callUnary(client.getParams.bind(client), { context, names }, this.settings(signal));
+    return callUnary(client.getParams.bind(client), { context, names }, this.settings(limits));
   }
 
   /** One push: unary when it fits in a message, else streamed in pieces (applied all or nothing). */
@@ -74,17 +80,17 @@ export class ShardCalls {
     address: string,
     context: RequestContext,
     grads: Tensor[],
-    signal?: AbortSignal,
+    limits: CallLimits = {},
   ): Promise<SendGradsResponse__Output> {
     const client = this.client(address);
     const bytes = grads.reduce((total, g) => total + (g.content as Uint8Array).byteLength, 0);
     if (bytes + 64 * grads.length + 1024 < this.options.maxMessageBytes) {
-      return callUnary(client.sendGrads.bind(client), { context, grads }, this.settings(signal));
+      return callUnary(client.sendGrads.bind(client), { context, grads }, this.settings(limits));
     }
     return callClientStream(
       client.sendGradsStream.bind(client),
       this.pieces(context, grads),
-      this.settings(signal),
+      this.settings(limits),
     );
   }
 
@@ -116,8 +122,12 @@ export class ShardCalls {
     }
   }
 
-  private settings(signal?: AbortSignal): { timeoutMs: number; signal?: AbortSignal } {
-    return { timeoutMs: this.options.timeoutMs, signal };
+  private settings(limits: CallLimits): { timeoutMs: number; signal?: AbortSignal } {
+    const left = (limits.deadline ?? Infinity) - Date.now();
+    return {
+      timeoutMs: Math.max(1, Math.min(this.options.timeoutMs, left)),
+      signal: limits.signal,
+    };
   }
 
   private client(address: string): ParameterServerClient {

@@ -54,6 +54,7 @@ function setup(
   specs: Record<string, TensorSpec> = {
     w: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 10, shape: [10] },
   },
+  timeoutMs = 60_000,
 ) {
   const shards = new FakeShards();
   const host = {
@@ -71,7 +72,7 @@ function setup(
       this.stale.push(index);
     },
   };
-  const ctx = new StepContext(host, view(epochs), 42, 2);
+  const ctx = new StepContext(host, view(epochs), 42, 2, timeoutMs);
   return { shards, host, ctx };
 }
 
@@ -155,6 +156,15 @@ describe('StepContext', () => {
     const pushing = ctx.sendGrads({ w: new Float32Array(10) });
     setTimeout(() => ctx.abort(new ClientError('CLIENT_STALE_VIEW', 'shard 0 changed')), 50);
     await expect(pushing).rejects.toMatchObject({ code: 'CLIENT_STALE_VIEW' });
+  });
+
+  it('gives up at the step deadline, cancelling the retries', async () => {
+    const { shards, ctx } = setup([4], undefined, 150);
+    for (let i = 0; i < 1000; i++) shards.failures.push(unavailable());
+    await expect(ctx.sendGrads({ w: new Float32Array(10) })).rejects.toMatchObject({
+      code: 'CLIENT_DEADLINE_EXCEEDED',
+    });
+    ctx.close();
   });
 
   it('passes on an error that is neither stale nor retryable, as it came', async () => {

@@ -2,7 +2,7 @@ import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import { ClientError, isRetryable, isStaleView } from './errors';
 import { backoffMs, sleepFor } from './retry';
-import type { ShardCalls } from './shard-calls';
+import type { CallLimits, ShardCalls } from './shard-calls';
 import {
   allocate,
   elementTypeOf,
@@ -45,6 +45,9 @@ export interface TestHooks {
  */
 export class StepContext {
   private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  /** When the step must be over (`Date.now()` milliseconds); every call's deadline is capped by it. */
+  readonly deadline: number;
 
   constructor(
     private readonly host: ContextHost,
@@ -52,7 +55,31 @@ export class StepContext {
     readonly view: View,
     readonly step: number,
     readonly pass: number,
-  ) {}
+    timeoutMs: number,
+  ) {
+    this.deadline = Date.now() + timeoutMs;
+    this.timer = setTimeout(
+      () =>
+        this.abort(
+          new ClientError(
+            'CLIENT_DEADLINE_EXCEEDED',
+            `step ${step}: not done within ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
+    this.timer.unref();
+  }
+
+  /** The signal and deadline every call of the step carries. */
+  get limits(): CallLimits {
+    return { signal: this.signal, deadline: this.deadline };
+  }
+
+  /** Ends the context once its step is over. */
+  close(): void {
+    clearTimeout(this.timer);
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -106,7 +133,7 @@ export class StepContext {
             address,
             context,
             blocks.map((b) => b.block),
-            this.signal,
+            this.limits,
           ),
         );
         reply.params.forEach((param, i) =>
@@ -151,7 +178,7 @@ export class StepContext {
     await Promise.all(
       [...byShard].map(([shard, tensors]) =>
         this.withRetries(shard, async (address, context) => {
-          const reply = await this.host.calls.sendGrads(address, context, tensors, this.signal);
+          const reply = await this.host.calls.sendGrads(address, context, tensors, this.limits);
           if (this.host.testHooks.dropReply?.(shard, this.step)) {
             throw new RpcError(14, undefined, 'test fault: the reply was lost', {});
           }
