@@ -131,11 +131,15 @@ describe('assignment through leases', () => {
     expect(await members[0]!.holds(0, first.epoch)).toBe(true);
 
     // ps-0 dies: its lease (and the assignment under it) goes; the spare gets index 0, with a higher epoch.
-    const lost = new Promise<string>(
-      (resolve) => void members[0]!.watchAssignment(0, first.epoch, resolve),
-    );
+    let stopWatching = (): Promise<void> => Promise.resolve();
+    const lost = new Promise<string>((resolve) => {
+      void members[0]!.watchAssignment(0, first.epoch, resolve).then((stop) => {
+        stopWatching = stop;
+      });
+    });
     leases[0]!.close();
     await expect(lost).resolves.toContain('deleted');
+    await stopWatching();
     state = await waitFor(
       async () => {
         const s = await reconcile();
