@@ -1,7 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { silentLogger, type Logger } from '@pserver/logging';
-import { defaultBlockSize, placeTensor, type OptimizerConfig } from '@pserver/proto';
+import {
+  defaultBlockSize,
+  placeTensor,
+  type OptimizerConfig,
+  type SetDatasetRequest,
+  type SetDatasetResponse__Output,
+} from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
+import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isStaleView } from './errors';
 import { MasterLink } from './master-link';
 import { sleepFor } from './retry';
@@ -255,6 +262,37 @@ export class PserverClient implements ContextHost {
     );
   }
 
+  /**
+   * Sets the job's dataset (`{ files: { globs, taskBytes } }` or `{ records: { records,
+   * taskRecords } }`). Every trainer may call it: only the first counts, the same one again is
+   * acknowledged (`alreadySet`), a different one is refused.
+   */
+  setDataset(request: SetDatasetRequest): Promise<SetDatasetResponse__Output> {
+    return this.requireMaster('setDataset').setDataset(request, this.closing.signal);
+  }
+
+  /**
+   * The dataset's tasks for this trainer in `pass`, until the pass is over; steps taken meanwhile
+   * are stamped with the pass. `for await (const task of client.tasks(pass))`: a task is reported
+   * finished when the loop moves on, failed when the loop throws or breaks out.
+   */
+  tasks(pass: number): AsyncGenerator<DatasetTask> {
+    const master = this.requireMaster('tasks');
+    this.passNumber = pass;
+    const signal = this.closing.signal;
+    const trainer = (): number => this.trainerId;
+    return tasksOf(
+      {
+        master,
+        signal,
+        get trainerId() {
+          return trainer();
+        },
+      },
+      pass,
+    );
+  }
+
   /** Reads whole tensors outside a training step (a step of its own, with no push). */
   getParams<N extends string, T extends TensorArray = TensorArray>(
     names: readonly N[],
@@ -272,6 +310,14 @@ export class PserverClient implements ContextHost {
     if (this.master) await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
     this.master?.close();
     this.calls.close();
+  }
+
+  private requireMaster(what: string): MasterLink {
+    if (this.master) return this.master;
+    throw new ClientError(
+      'CLIENT_NO_MASTER',
+      `${what}: datasets need a master; connect with { master }`,
+    );
   }
 
   /** Reports from a context that a shard's epoch moved; refresh before the step runs again. */

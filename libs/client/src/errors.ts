@@ -8,7 +8,8 @@ export type ClientErrorCode =
   | 'CLIENT_STEP_FAILED'
   | 'CLIENT_DEADLINE_EXCEEDED'
   | 'CLIENT_CLOSED'
-  | 'CLIENT_UNKNOWN_TENSOR';
+  | 'CLIENT_UNKNOWN_TENSOR'
+  | 'CLIENT_NOT_A_FILE_TASK';
 
 /**
  * A typed client error. Server errors reach callers as `RpcError` (gRPC status, domain code,

@@ -1,4 +1,6 @@
 export type { ConnectOptions, InitialTensor } from './client';
+export type { DatasetTask } from './dataset-tasks';
+export { readRecords } from './dataset-tasks';
 export { connect, PserverClient } from './client';
 export type { ClientErrorCode } from './errors';
 export { ClientError, isStaleView } from './errors';

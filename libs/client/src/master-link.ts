@@ -3,8 +3,11 @@ import type { Logger } from '@pserver/logging';
 import type {
   BeginInitResponse__Output,
   ClusterView__Output,
+  GetTaskResponse__Output,
   MasterClient,
   RegisterTrainerResponse__Output,
+  SetDatasetRequest,
+  SetDatasetResponse__Output,
 } from '@pserver/proto';
 import { callUnary, fromServiceError, masterClient, RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
@@ -16,7 +19,11 @@ type UnaryName =
   | 'unregisterTrainer'
   | 'getClusterView'
   | 'beginInit'
-  | 'finishInit';
+  | 'finishInit'
+  | 'setDataset'
+  | 'getTask'
+  | 'taskFinished'
+  | 'taskFailed';
 
 /**
  * Talks to the leading master among the replicas given. A follower answers UNAVAILABLE with the
@@ -64,6 +71,45 @@ export class MasterLink {
 
   finishInit(trainerId: number, signal?: AbortSignal): Promise<unknown> {
     return this.call('finishInit', { context: { trainerId } }, signal);
+  }
+
+  setDataset(
+    request: SetDatasetRequest,
+    signal?: AbortSignal,
+  ): Promise<SetDatasetResponse__Output> {
+    return this.call('setDataset', request, signal);
+  }
+
+  getTask(trainerId: number, pass: number, signal?: AbortSignal): Promise<GetTaskResponse__Output> {
+    return this.call('getTask', { context: { trainerId, pass } }, signal);
+  }
+
+  taskFinished(
+    trainerId: number,
+    task: { id: number; dispatch: number; pass: number },
+    records: number,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const { id: taskId, dispatch, pass } = task;
+    return this.call(
+      'taskFinished',
+      { context: { trainerId, pass }, taskId, dispatch, records },
+      signal,
+    );
+  }
+
+  taskFailed(
+    trainerId: number,
+    task: { id: number; dispatch: number; pass: number },
+    reason: string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const { id: taskId, dispatch, pass } = task;
+    return this.call(
+      'taskFailed',
+      { context: { trainerId, pass }, taskId, dispatch, reason },
+      signal,
+    );
   }
 
   /** One unary call to the leader, following redirects and skipping dead replicas. */

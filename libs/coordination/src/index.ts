@@ -1,5 +1,7 @@
 export type { PlannedAssignment } from './assignment';
 export { assign, planAssignments } from './assignment';
+export type { DatasetStoreOptions, StoredDataset } from './dataset-store';
+export { DatasetStore, defaultDatasetStoreOptions } from './dataset-store';
 export type { Leader } from './election';
 export { LeaderElection, leaderOf } from './election';
 export type { CoordinationErrorCode } from './errors';

@@ -12,6 +12,10 @@
  * | `trainers/next-id` | the next trainer id | none |
  * | `init/owner`, `init/done` | trainer id | none |
  * | `ckpt/<i>/latest`, `ckpt/<i>/hist/<epoch>-<seq>` | checkpoint meta (proto3 JSON) | none |
+ * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
+ * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
+ * | `data/tasks/<id>` | one task's state in its latest pass | none |
+ * | `data/pass` | the current pass | none |
  */
 export class JobKeys {
   readonly root: string;
@@ -89,5 +93,30 @@ export class JobKeys {
   /** History keys sort by epoch, then sequence number: both zero-padded. */
   checkpointHistory(index: number, epoch: number, seq: number): string {
     return `${this.checkpointHistoryPrefix(index)}${String(epoch).padStart(16, '0')}-${String(seq).padStart(10, '0')}`;
+  }
+
+  get datasetSpec(): string {
+    return `${this.root}data/spec`;
+  }
+
+  get datasetFilesPrefix(): string {
+    return `${this.root}data/files/`;
+  }
+
+  datasetFiles(group: number): string {
+    return `${this.datasetFilesPrefix}${String(group).padStart(8, '0')}`;
+  }
+
+  /** Task keys sort by id: zero-padded. */
+  get taskPrefix(): string {
+    return `${this.root}data/tasks/`;
+  }
+
+  task(id: number): string {
+    return `${this.taskPrefix}${String(id).padStart(12, '0')}`;
+  }
+
+  get pass(): string {
+    return `${this.root}data/pass`;
   }
 }

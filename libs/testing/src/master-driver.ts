@@ -2,8 +2,11 @@ import { credentials, type ClientReadableStream } from '@grpc/grpc-js';
 import type {
   BeginInitResponse__Output,
   ClusterView__Output,
+  GetTaskResponse__Output,
   MasterClient,
   RegisterTrainerResponse__Output,
+  SetDatasetRequest,
+  SetDatasetResponse__Output,
   StatusResponse__Output,
 } from '@pserver/proto';
 import { callUnary, fromServiceError, masterClient, type RpcError } from '@pserver/rpc';
@@ -79,6 +82,44 @@ export class MasterDriver {
     return callUnary(
       this.client.setDesiredShards.bind(this.client),
       { shardCount },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  setDataset(request: SetDatasetRequest): Promise<SetDatasetResponse__Output> {
+    return callUnary(this.client.setDataset.bind(this.client), request, {
+      timeoutMs: this.timeoutMs,
+    });
+  }
+
+  getTask(trainerId: number, pass: number): Promise<GetTaskResponse__Output> {
+    return callUnary(
+      this.client.getTask.bind(this.client),
+      { context: { trainerId, pass } },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  taskFinished(
+    trainerId: number,
+    task: { id: number; dispatch: number },
+    records = 0,
+  ): Promise<unknown> {
+    return callUnary(
+      this.client.taskFinished.bind(this.client),
+      { context: { trainerId }, taskId: task.id, dispatch: task.dispatch, records },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  taskFailed(
+    trainerId: number,
+    task: { id: number; dispatch: number },
+    reason = '',
+  ): Promise<unknown> {
+    return callUnary(
+      this.client.taskFailed.bind(this.client),
+      { context: { trainerId }, taskId: task.id, dispatch: task.dispatch, reason },
       { timeoutMs: this.timeoutMs },
     );
   }

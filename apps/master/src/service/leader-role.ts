@@ -1,5 +1,6 @@
 import {
   assign,
+  DatasetStore,
   JobWatcher,
   MasterTerm,
   planAssignments,
@@ -10,6 +11,7 @@ import {
   type Leader,
 } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
+import { DatasetService } from '../dataset/dataset-service';
 import { clusterViewOf, sameView, type View } from './cluster-view';
 
 export interface LeaderRoleOptions {
@@ -23,12 +25,13 @@ export interface LeaderRoleOptions {
 
 /**
  * What the master does while it leads: writes the job's config if absent, reconciles assignments
- * from whole job states (level-triggered), keeps the trainer sessions, runs the init election and
- * publishes the view. Every write is guarded by the term (`MasterTerm`).
+ * from whole job states (level-triggered), keeps the trainer sessions, runs the init election,
+ * hands out the dataset's tasks and publishes the view. Every write is guarded by the term (`MasterTerm`).
  */
 export class LeaderRole {
   readonly sessions: TrainerSessions;
   readonly term: MasterTerm;
+  readonly dataset: DatasetService;
   private watcher: JobWatcher | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private current: JobState | undefined;
@@ -49,8 +52,15 @@ export class LeaderRole {
       options.sessionTtlMs,
       options.logger.child({ component: 'sessions' }),
     );
-    // A trainer that dies while initializing frees the init election for another.
+    this.dataset = new DatasetService(
+      new DatasetStore(client, keys, leader, options.logger),
+      this.sessions,
+      options.logger.child({ component: 'dataset' }),
+    );
+    // A trainer that dies while initializing frees the init election for another; the tasks it
+    // held go back at once.
     this.sessions.onEnd((id) => this.term.releaseInitOwner(id));
+    this.sessions.onEnd((id) => this.dataset.release(id));
   }
 
   async start(): Promise<void> {
@@ -59,13 +69,17 @@ export class LeaderRole {
       blockSize: this.options.blockSize,
     });
     await this.sessions.load();
+    await this.dataset.load();
     this.watcher = new JobWatcher(this.client, this.keys, (state) => this.onState(state), {
       relistIntervalMs: this.options.relistIntervalMs,
       logger: this.options.logger,
     });
     await this.watcher.start();
     const sweepMs = Math.max(100, this.options.sessionTtlMs / 4);
-    this.sweeper = setInterval(() => void this.sessions.sweep().catch(() => undefined), sweepMs);
+    this.sweeper = setInterval(() => {
+      void this.sessions.sweep().catch(() => undefined);
+      void this.dataset.expire().catch(() => undefined);
+    }, sweepMs);
     this.sweeper.unref();
   }
 

@@ -4,13 +4,21 @@ import type {
   ClusterView,
   FinishInitRequest__Output,
   FinishInitResponse,
+  GetTaskRequest__Output,
+  GetTaskResponse,
   KeepAliveRequest__Output,
   KeepAliveResponse,
   RegisterTrainerRequest__Output,
   RegisterTrainerResponse,
+  SetDatasetRequest__Output,
+  SetDatasetResponse,
   SetDesiredShardsRequest__Output,
   SetDesiredShardsResponse,
   StatusResponse,
+  TaskFailedRequest__Output,
+  TaskFailedResponse,
+  TaskFinishedRequest__Output,
+  TaskFinishedResponse,
   UnregisterTrainerRequest__Output,
   UnregisterTrainerResponse,
   WatchClusterRequest__Output,
@@ -119,6 +127,38 @@ export class MasterService {
     return {};
   }
 
+  /** The job's dataset; only the first one counts (see `DatasetService`). */
+  async setDataset(request: SetDatasetRequest__Output): Promise<SetDatasetResponse> {
+    return (await this.lead()).dataset.setDataset(request);
+  }
+
+  async getTask(request: GetTaskRequest__Output): Promise<GetTaskResponse> {
+    const role = await this.lead();
+    return role.dataset.getTask(request.context?.trainerId ?? 0, request.context?.pass ?? 0);
+  }
+
+  async taskFinished(request: TaskFinishedRequest__Output): Promise<TaskFinishedResponse> {
+    const role = await this.lead();
+    await role.dataset.taskFinished(
+      request.context?.trainerId ?? 0,
+      request.taskId,
+      request.dispatch,
+      request.records,
+    );
+    return {};
+  }
+
+  async taskFailed(request: TaskFailedRequest__Output): Promise<TaskFailedResponse> {
+    const role = await this.lead();
+    await role.dataset.taskFailed(
+      request.context?.trainerId ?? 0,
+      request.taskId,
+      request.dispatch,
+      request.reason.slice(0, 1024),
+    );
+    return {};
+  }
+
   async status(): Promise<StatusResponse> {
     const role = await this.lead();
     return {
@@ -128,8 +168,9 @@ export class MasterService {
         trainerId: s.id,
         name: s.name,
         registeredUnixMs: s.registeredAtUnixMs,
-        pendingTasks: 0,
+        pendingTasks: role.dataset.pendingOf(s.id),
       })),
+      pass: role.dataset.passStatus(),
     };
   }
 

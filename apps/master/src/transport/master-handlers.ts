@@ -3,14 +3,8 @@ import type { MasterHandlers } from '@pserver/proto';
 import { serverStreamHandler, unaryHandler } from '@pserver/rpc';
 import type { MasterService } from '../service/master-service';
 
-/**
- * The grpc-js handlers of `pserver.v1.Master`. The dataset calls (SetDataset, GetTask,
- * TaskFinished, TaskFailed) are not served yet: grpc-js answers them UNIMPLEMENTED.
- */
-export function masterHandlers(
-  service: MasterService,
-  logger: Logger,
-): Omit<MasterHandlers, 'SetDataset' | 'GetTask' | 'TaskFinished' | 'TaskFailed'> {
+/** The grpc-js handlers of `pserver.v1.Master`. */
+export function masterHandlers(service: MasterService, logger: Logger): MasterHandlers {
   return {
     RegisterTrainer: unaryHandler(
       'RegisterTrainer',
@@ -31,6 +25,10 @@ export function masterHandlers(
     ),
     BeginInit: unaryHandler('BeginInit', (request) => service.beginInit(request), logger),
     FinishInit: unaryHandler('FinishInit', (request) => service.finishInit(request), logger),
+    SetDataset: unaryHandler('SetDataset', (request) => service.setDataset(request), logger),
+    GetTask: unaryHandler('GetTask', (request) => service.getTask(request), logger),
+    TaskFinished: unaryHandler('TaskFinished', (request) => service.taskFinished(request), logger),
+    TaskFailed: unaryHandler('TaskFailed', (request) => service.taskFailed(request), logger),
     Status: unaryHandler('Status', () => service.status(), logger),
     SetDesiredShards: unaryHandler(
       'SetDesiredShards',

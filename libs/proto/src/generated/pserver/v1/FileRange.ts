@@ -3,9 +3,10 @@
 import type { Long } from '@grpc/proto-loader';
 
 /**
- * A byte range of a file. The task reads the lines that start at or after the first line start
- * at or after `start`, up to and including the line that ends at or after `end` (the input-split
- * rule: every line is read by exactly one task).
+ * A byte range of a file. The task reads the lines that begin in [start, end): from the first
+ * line start at or after `start` (a line starts at offset 0 or right after a newline), each line
+ * read to its end even past `end` (the input-split rule: the ranges of a file's tasks tile it, so
+ * every line is read by exactly one task).
  */
 export interface FileRange {
   /**
@@ -23,9 +24,10 @@ export interface FileRange {
 }
 
 /**
- * A byte range of a file. The task reads the lines that start at or after the first line start
- * at or after `start`, up to and including the line that ends at or after `end` (the input-split
- * rule: every line is read by exactly one task).
+ * A byte range of a file. The task reads the lines that begin in [start, end): from the first
+ * line start at or after `start` (a line starts at offset 0 or right after a newline), each line
+ * read to its end even past `end` (the input-split rule: the ranges of a file's tasks tile it, so
+ * every line is read by exactly one task).
  */
 export interface FileRange__Output {
   /**

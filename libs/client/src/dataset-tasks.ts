@@ -1,0 +1,85 @@
+import type { GetTaskResponse__Output } from '@pserver/proto';
+import { ClientError } from './errors';
+import type { MasterLink } from './master-link';
+import { readLines } from './read-lines';
+import { sleepFor } from './retry';
+
+/** A task handed to this trainer: a byte range of a line file, or a range of record indices. */
+export interface DatasetTask {
+  id: number;
+  /** This hand-out's number: reports carry it, and the master ignores those of older ones. */
+  dispatch: number;
+  pass: number;
+  /** Lines that begin in [start, end) of the file (see `readRecords`). */
+  file?: { path: string; start: number; end: number };
+  /** Records [start, end) of a generated dataset. */
+  records?: { start: number; end: number };
+  /** Records read through `readRecords` so far. */
+  consumed: number;
+}
+
+/**
+ * The lines of a file task, each read by exactly one task of the pass (the input-split rule).
+ * Counts what it yields, for the task's report.
+ */
+export async function* readRecords(task: DatasetTask): AsyncGenerator<string> {
+  if (!task.file) {
+    throw new ClientError(
+      'CLIENT_NOT_A_FILE_TASK',
+      `task ${task.id}: a range of generated records; use task.records.start and end`,
+    );
+  }
+  for await (const line of readLines(task.file.path, task.file.start, task.file.end)) {
+    task.consumed++;
+    yield line;
+  }
+}
+
+/** What the task iteration needs of its client. */
+export interface TaskSource {
+  readonly master: MasterLink;
+  readonly trainerId: number;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The tasks of `pass` for this trainer, until the pass is over. A task is reported finished
+ * when the loop asks for the next one, and failed when the loop ends without doing so (the
+ * trainer's code threw, or broke out): the master then gives it to another trainer.
+ */
+export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator<DatasetTask> {
+  for (;;) {
+    const reply = await source.master.getTask(source.trainerId, pass, source.signal);
+    if (reply.outcome === 'GET_TASK_OUTCOME_PASS_OVER') return;
+    if (reply.outcome !== 'GET_TASK_OUTCOME_TASK' || !reply.task) {
+      await sleepFor(reply.retryAfterMs || 500, source.signal);
+      continue;
+    }
+    const task = taskOf(reply);
+    let finished = false;
+    try {
+      yield task;
+      finished = true;
+    } finally {
+      const records = task.consumed || (task.records ? task.records.end - task.records.start : 0);
+      if (finished)
+        await source.master.taskFinished(source.trainerId, task, records, source.signal);
+      else
+        await source.master
+          .taskFailed(source.trainerId, task, 'the trainer stopped before finishing the task')
+          .catch(() => undefined);
+    }
+  }
+}
+
+function taskOf(reply: GetTaskResponse__Output): DatasetTask {
+  const task = reply.task!;
+  return {
+    id: task.id,
+    dispatch: task.dispatch,
+    pass: task.pass,
+    ...(task.file ? { file: { ...task.file } } : {}),
+    ...(task.records ? { records: { ...task.records } } : {}),
+    consumed: 0,
+  };
+}
