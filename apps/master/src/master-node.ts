@@ -106,6 +106,7 @@ export class MasterNode {
   private async campaign(): Promise<void> {
     try {
       const leader = await this.election!.campaign(this.campaignAbort.signal);
+      this.logger.info('elected; loading the job state', { revision: leader.revision });
       const role = new LeaderRole(this.client!, this.keys, leader, {
         job: this.config.job,
         desiredPservers: this.config.desiredPservers,

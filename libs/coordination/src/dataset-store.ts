@@ -16,17 +16,22 @@ export interface StoredDataset {
 export interface DatasetStoreOptions {
   /** Puts per transaction: below etcd's --max-txn-ops (128). */
   maxOpsPerTxn: number;
+  /** Transactions in flight at once (they never share a key). */
+  maxInFlight: number;
   /** Keys per page when loading: keeps each range response small. */
   pageSize: number;
 }
 
 export const defaultDatasetStoreOptions: DatasetStoreOptions = {
   maxOpsPerTxn: 100,
+  maxInFlight: 4,
   pageSize: 5_000,
 };
 
 interface Write {
   puts: [string, string][];
+  /** Moves the pass: committed alone, after everything before it and before anything after. */
+  barrier: boolean;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -35,14 +40,18 @@ interface Write {
  * The dataset's keys (`data/…`): the spec, the file list in groups, one small key per task, the
  * pass. No value comes near etcd's request limit, so a dataset of millions of tasks fits.
  *
- * Every write is a transaction guarded by the leader's term. Writes are committed in the order
- * they were made, one transaction at a time; the writes made while a transaction is in flight go
- * together in the next (group commit), so that many trainers asking at once cost a few
- * transactions rather than one each.
+ * Every write is a transaction guarded by the leader's term. Writes queue in the order they were
+ * made and leave the queue in batches (group commit: one transaction for what queued while
+ * others were in flight), a few transactions at a time. A write waits for every earlier write of
+ * the same keys, so each key's writes land in order; a write that moves the pass waits for
+ * everything before it and holds back everything after it.
  */
 export class DatasetStore {
   private readonly queue: Write[] = [];
-  private flushing = false;
+  private inFlight = 0;
+  /** Keys of the transactions in flight. */
+  private readonly busy = new Set<string>();
+  private barrierInFlight = false;
 
   constructor(
     private readonly client: Etcd3,
@@ -110,39 +119,55 @@ export class DatasetStore {
     if (pass !== undefined) puts.push([this.keys.pass, String(pass)]);
     if (puts.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.queue.push({ puts, resolve, reject });
-      void this.flush();
+      this.queue.push({ puts, barrier: pass !== undefined, resolve, reject });
+      this.pump();
     });
   }
 
-  /** Commits queued writes, one transaction at a time, each holding what queued meanwhile. */
-  private async flush(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch: Write[] = [];
-        // Later puts of a key replace earlier ones: etcd refuses a key twice in one transaction.
-        const puts = new Map<string, string>();
-        while (this.queue.length > 0) {
-          const next = this.queue[0]!;
-          const added = next.puts.filter(([key]) => !puts.has(key)).length;
-          if (batch.length > 0 && puts.size + added > this.options.maxOpsPerTxn) break;
-          this.queue.shift();
-          batch.push(next);
-          for (const [key, value] of next.puts) puts.set(key, value);
-        }
-        try {
-          await this.commit([...puts]);
-          for (const write of batch) write.resolve();
-        } catch (err) {
-          this.logger.warn('dataset write failed', { error: (err as Error).message });
-          for (const write of batch) write.reject(err);
-        }
-      }
-    } finally {
-      this.flushing = false;
+  /** Starts transactions for queued writes while there is room in flight. */
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && !this.barrierInFlight) {
+      const batch = this.nextBatch();
+      if (batch.length === 0) return;
+      // Later puts of a key replace earlier ones: etcd refuses a key twice in one transaction.
+      const puts = new Map(batch.flatMap((write) => write.puts));
+      const barrier = batch.some((write) => write.barrier);
+      this.inFlight++;
+      this.barrierInFlight = barrier;
+      for (const key of puts.keys()) this.busy.add(key);
+      void this.commit([...puts])
+        .then(
+          () => batch.forEach((write) => write.resolve()),
+          (err: unknown) => {
+            this.logger.warn('dataset write failed', { error: (err as Error).message });
+            batch.forEach((write) => write.reject(err));
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          if (barrier) this.barrierInFlight = false;
+          for (const key of puts.keys()) this.busy.delete(key);
+          this.pump();
+        });
     }
+  }
+
+  /** Takes from the head of the queue what may go in one transaction now. */
+  private nextBatch(): Write[] {
+    const batch: Write[] = [];
+    const keys = new Set<string>();
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      if (next.puts.some(([key]) => this.busy.has(key))) break;
+      if (next.barrier && (this.inFlight > 0 || batch.length > 0)) break;
+      const added = next.puts.filter(([key]) => !keys.has(key)).length;
+      if (batch.length > 0 && keys.size + added > this.options.maxOpsPerTxn) break;
+      this.queue.shift();
+      batch.push(next);
+      for (const [key] of next.puts) keys.add(key);
+      if (next.barrier) break;
+    }
+    return batch;
   }
 
   /** One guarded transaction of puts (split if more than a transaction holds). */
