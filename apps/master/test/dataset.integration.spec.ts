@@ -196,6 +196,26 @@ describe('a dataset of JSON Lines files, three trainers, two masters', () => {
     expect(sorted(seen)).toEqual(sorted(data.lines));
     expect((await leaderOf(cluster)).address).not.toBe(leader.address);
   });
+
+  it("gives a task back at once when the trainer's loop throws, and the others read it", async () => {
+    const failing = (async () => {
+      for await (const task of trainers[0]!.tasks(3))
+        throw new Error(`cannot train on task ${task.id}`);
+    })();
+    await expect(failing).rejects.toThrow('cannot train on task');
+    const seen: string[] = [];
+    await Promise.all(trainers.slice(1).map((t) => consume(t, 3, seen)));
+    expect(sorted(seen)).toEqual(sorted(data.lines));
+    const leader = await leaderOf(cluster);
+    expect(
+      leader.process
+        .jsonLines()
+        .some(
+          (e) =>
+            e.msg === 'task failed' && e.reason === 'the trainer stopped before finishing the task',
+        ),
+    ).toBe(true);
+  });
 });
 
 describe('a trainer killed while it holds a task', () => {

@@ -1,4 +1,5 @@
 import type { GetTaskResponse__Output } from '@pserver/proto';
+import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
 import type { MasterLink } from './master-link';
 import { readLines } from './read-lines';
@@ -48,8 +49,15 @@ export interface TaskSource {
  * trainer's code threw, or broke out): the master then gives it to another trainer.
  */
 export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator<DatasetTask> {
-  for (;;) {
-    const reply = await source.master.getTask(source.trainerId, pass, source.signal);
+  for (let expired = 0; ;) {
+    const reply = await source.master
+      .getTask(source.trainerId, pass, source.signal)
+      .catch((err: unknown) => {
+        // The session ended (a long pause): the client registers again under a new id.
+        if (!(err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') || ++expired > 20)
+          throw err;
+        return { outcome: 'GET_TASK_OUTCOME_UNSPECIFIED', retryAfterMs: 250 } as const;
+      });
     if (reply.outcome === 'GET_TASK_OUTCOME_PASS_OVER') return;
     if (reply.outcome !== 'GET_TASK_OUTCOME_TASK' || !reply.task) {
       await sleepFor(reply.retryAfterMs || 500, source.signal);

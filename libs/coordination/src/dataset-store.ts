@@ -108,8 +108,8 @@ export class DatasetStore {
   }
 
   /**
-   * Stores task states (and the pass, when it moved on). Resolves once they are committed, in
-   * order with every earlier write; rejects with MASTER_NOT_LEADER if this term has ended.
+   * Stores task states (and the pass, when it moved on). Resolves once they are committed, after
+   * every earlier write of the same keys; rejects with MASTER_NOT_LEADER if this term has ended.
    */
   write(tasks: [id: number, state: object][], pass?: number): Promise<void> {
     const puts: [string, string][] = tasks.map(([id, state]) => [
