@@ -10,6 +10,8 @@ import { waitFor } from './wait-for';
 export interface EtcdServerOptions {
   /** How long to wait for the server to answer its health check. */
   startTimeoutMs: number;
+  /** Where its output is copied (default `tmp/test-logs/`). */
+  logDir?: string;
 }
 
 export const defaultEtcdServerOptions: EtcdServerOptions = { startTimeoutMs: 20_000 };
@@ -43,19 +45,23 @@ export function etcdBinary(): string {
  * machine has it (fsync there is nearly free, which keeps lease and Txn latencies low in tests).
  */
 export async function startEtcd(options: Partial<EtcdServerOptions> = {}): Promise<EtcdServer> {
-  const { startTimeoutMs } = { ...defaultEtcdServerOptions, ...options };
+  const { startTimeoutMs, logDir } = { ...defaultEtcdServerOptions, ...options };
   const binary = etcdBinary();
   // Free ports can be taken between the probe and etcd's bind: try a few times.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(binary, startTimeoutMs);
+      return await startOnce(binary, startTimeoutMs, logDir);
     } catch (err) {
       if (attempt >= 3) throw err;
     }
   }
 }
 
-async function startOnce(binary: string, startTimeoutMs: number): Promise<EtcdServer> {
+async function startOnce(
+  binary: string,
+  startTimeoutMs: number,
+  logDir: string | undefined,
+): Promise<EtcdServer> {
   const tmpRoot = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
   const dataDir = fs.mkdtempSync(path.join(tmpRoot, 'pserver-etcd-'));
   const [clientPort, peerPort] = [await freePort(), await freePort()];
@@ -77,7 +83,7 @@ async function startOnce(binary: string, startTimeoutMs: number): Promise<EtcdSe
       '--heartbeat-interval=10',
       '--election-timeout=100',
     ],
-    { name: `etcd-${clientPort}` },
+    { name: `etcd-${clientPort}`, logDir },
   );
   const removeDataDir = (): void => fs.rmSync(dataDir, { recursive: true, force: true });
   try {

@@ -72,7 +72,7 @@ export class LocalCluster {
   /** Starts etcd, the masters and the pservers, and waits until every index is served. */
   static async start(options: Partial<LocalClusterOptions> = {}): Promise<LocalCluster> {
     const settings = { ...defaultLocalClusterOptions, ...options };
-    const etcd = await startEtcd();
+    const etcd = await startEtcd(settings.logDir ? { logDir: path.resolve(settings.logDir) } : {});
     const cluster = new LocalCluster(etcd, settings);
     try {
       for (let i = 0; i < settings.masters; i++) await cluster.startMaster();
@@ -173,6 +173,24 @@ export class LocalCluster {
       },
       { timeoutMs, intervalMs: 25, description: 'every shard index served' },
     );
+  }
+
+  /**
+   * The running master that logged 'leading' last: the leader, unless it lost its lease a moment
+   * ago without dying (then the next 'leading' line names its successor).
+   */
+  leadingMaster(): AppProcess | undefined {
+    let latest: { master: AppProcess; time: string } | undefined;
+    for (const master of this.masters) {
+      if (!master.process.running) continue;
+      const line = master.process
+        .jsonLines()
+        .filter((e) => e.msg === 'leading')
+        .at(-1);
+      const time = String(line?.time ?? '');
+      if (line && (!latest || time > latest.time)) latest = { master, time };
+    }
+    return latest?.master;
   }
 
   /** The pserver process serving `index` now. */

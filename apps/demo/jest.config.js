@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'demo',
+  preset: '../../jest.preset.js',
+  testMatch: ['<rootDir>/src/**/*.spec.ts'],
+};

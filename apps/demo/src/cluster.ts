@@ -1,0 +1,83 @@
+// `npx nx run demo:cluster -- --pservers 3 --trainers 4`: the demo's cluster and trainers without
+// the show: every process's output with its name in front, and the cluster left running after
+// training, for you to poke at (kill -9 a pserver, start a trainer of your own) until Ctrl-C.
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { workspaceRoot } from '@pserver/local-cluster';
+import { loadDigits, splitDigits, writeCsvFiles } from './digits/digits';
+import { DemoCluster } from './run/demo-cluster';
+import { compactLine } from './view/compact-line';
+
+const positive = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
+  return n;
+};
+
+const options = new Command('demo-cluster')
+  .description('Runs etcd, 2 masters, pservers and a spare, and trainers, until Ctrl-C.')
+  .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
+  .option('--trainers <n>', 'trainer processes (0: none)', (v) => (v === '0' ? 0 : positive(v)), 4)
+  .option('--passes <n>', 'passes over the training digits', positive, 4)
+  .option('--seed <n>', 'seed of the data split and the initial weights', positive, 1)
+  .option('--out <dir>', 'where data and logs go (default tmp/demo/cluster-<time>)')
+  .parse()
+  .opts<{ pservers: number; trainers: number; passes: number; seed: number; out?: string }>();
+
+async function main(): Promise<void> {
+  const outDir = path.resolve(
+    options.out ??
+      path.join(
+        workspaceRoot(),
+        'tmp',
+        'demo',
+        `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      ),
+  );
+  const { train } = splitDigits(loadDigits(), 2000, options.seed);
+  writeCsvFiles(path.join(outDir, 'data'), train, 4);
+  const width = 10;
+  const demo = await DemoCluster.start({
+    ...options,
+    data: path.join(outDir, 'data', 'train-*.csv'),
+    logDir: path.join(outDir, 'logs'),
+    onLine: (name, line) => {
+      const text = compactLine(line);
+      if (text !== undefined) console.log(`${name.padEnd(width)} | ${text}`);
+    },
+  });
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    console.log('stopping every process…');
+    await demo.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+
+  demo.startTrainers();
+  const { cluster } = demo;
+  console.log(
+    [
+      '',
+      `etcd     ${cluster.etcd.endpoint}`,
+      `masters  ${cluster.masterAddresses.join(',')}`,
+      ...cluster.pservers.map(
+        (p) => `${p.process.name.padEnd(width)} ${p.address} pid ${p.process.pid}`,
+      ),
+      `logs     ${path.join(outDir, 'logs')}`,
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  // Stay up until Ctrl-C, also after the trainers are done.
+  await new Promise(() => undefined);
+}
+
+main().catch((err: unknown) => {
+  console.error(`demo-cluster: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+import type { DemoCluster } from './demo-cluster';
+import type { TrainingProgress } from './training-progress';
+
+/** A failure the demo injected, and what it has seen of the recovery so far (ms since the epoch). */
+export interface Failure {
+  target: 'pserver' | 'master';
+  /** The process killed, its pid, and for a pserver the shard it served at which epoch. */
+  victim: string;
+  pid: number;
+  index?: number;
+  epochBefore?: number;
+  killedAt: number;
+  /** Another process took over: the spare serving the shard at a new epoch, or a new leader. */
+  takenOverAt?: number;
+  takenOverBy?: string;
+  epochAfter?: number;
+  /** The checkpoint the spare restored: updates it held, and how long reading it took. */
+  restoredUpdates?: number;
+  restoreMs?: number;
+  /** Every trainer had applied a step begun after the kill. */
+  resumedAt?: number;
+}
+
+export type ChaosEvent =
+  | { kind: 'killed'; failure: Failure }
+  | { kind: 'taken over'; failure: Failure }
+  | { kind: 'resumed'; failure: Failure };
+
+const logTime = (entry: Record<string, unknown> | undefined): number =>
+  entry ? Date.parse(String(entry.time)) : NaN;
+
+/**
+ * The demo's chaos: `kill -9` of the pserver serving one shard when the run is 40 % done, then of
+ * the leading master at 65 %; then it watches the logs and the trainers' steps for the recovery.
+ */
+export class Chaos {
+  readonly failures: Failure[] = [];
+  private readonly plan: { at: number; target: Failure['target'] }[] = [
+    { at: 0.4, target: 'pserver' },
+    { at: 0.65, target: 'master' },
+  ];
+
+  constructor(
+    private readonly demo: DemoCluster,
+    private readonly progress: TrainingProgress,
+    /** The shard whose pserver is killed. */
+    private readonly victimIndex: number,
+    private readonly onEvent: (event: ChaosEvent) => void,
+  ) {}
+
+  /** Injects what is due and notes recoveries; called on every tick of the demo's loop. */
+  tick(now = Date.now()): void {
+    const next = this.plan[0];
+    if (next && this.progress.fraction() >= next.at) {
+      const failure = next.target === 'pserver' ? this.killPserver(now) : this.killLeader(now);
+      if (failure) {
+        this.plan.shift();
+        this.failures.push(failure);
+        this.onEvent({ kind: 'killed', failure });
+      }
+    }
+    for (const failure of this.failures) this.watch(failure);
+  }
+
+  /** True once every planned failure was injected and recovered from. */
+  settled(): boolean {
+    return this.plan.length === 0 && this.failures.every((f) => f.resumedAt !== undefined);
+  }
+
+  private killPserver(now: number): Failure | undefined {
+    const served = this.demo.cluster.serving().get(this.victimIndex);
+    if (!served) return undefined;
+    served.pserver.process.signal('SIGKILL');
+    return {
+      target: 'pserver',
+      victim: served.pserver.process.name,
+      pid: served.pserver.process.pid,
+      index: this.victimIndex,
+      epochBefore: served.epoch,
+      killedAt: now,
+    };
+  }
+
+  private killLeader(now: number): Failure | undefined {
+    const leader = this.demo.cluster.leadingMaster();
+    if (!leader) return undefined;
+    leader.process.signal('SIGKILL');
+    return {
+      target: 'master',
+      victim: leader.process.name,
+      pid: leader.process.pid,
+      killedAt: now,
+    };
+  }
+
+  private watch(failure: Failure): void {
+    if (failure.takenOverAt === undefined) {
+      if (failure.target === 'pserver') this.watchShard(failure);
+      else this.watchLeader(failure);
+      if (failure.takenOverAt !== undefined) this.onEvent({ kind: 'taken over', failure });
+    }
+    if (failure.takenOverAt !== undefined && failure.resumedAt === undefined) {
+      failure.resumedAt = this.progress.resumedAfter(failure.killedAt);
+      if (failure.resumedAt !== undefined) this.onEvent({ kind: 'resumed', failure });
+    }
+  }
+
+  private watchShard(failure: Failure): void {
+    const served = this.demo.cluster.serving().get(failure.index!);
+    if (!served || served.epoch <= failure.epochBefore!) return;
+    const lines = served.pserver.process.jsonLines();
+    const restored = lines.filter((e) => e.msg === 'recovered the shard from a checkpoint').at(-1);
+    failure.takenOverAt = logTime(lines.filter((e) => e.msg === 'serving').at(-1));
+    failure.takenOverBy = served.pserver.process.name;
+    failure.epochAfter = served.epoch;
+    if (restored) {
+      failure.restoredUpdates = Number(restored.updatesApplied);
+      failure.restoreMs = Number(restored.ms);
+    }
+  }
+
+  private watchLeader(failure: Failure): void {
+    const leader = this.demo.cluster.leadingMaster();
+    if (!leader) return;
+    const leading = logTime(
+      leader.process
+        .jsonLines()
+        .filter((e) => e.msg === 'leading')
+        .at(-1),
+    );
+    if (!(leading >= failure.killedAt)) return; // an old line: no new leader yet
+    failure.takenOverAt = leading;
+    failure.takenOverBy = leader.process.name;
+  }
+}

@@ -1,0 +1,94 @@
+import path from 'node:path';
+import { LocalCluster, spawnNode, type ManagedProcess } from '@pserver/local-cluster';
+
+export interface DemoClusterOptions {
+  pservers: number;
+  trainers: number;
+  passes: number;
+  seed: number;
+  /** The training files, a glob the master expands. */
+  data: string;
+  logDir: string;
+  /** Every line of every process, with the process's name. */
+  onLine: (name: string, line: string) => void;
+}
+
+/**
+ * The demo's job on this machine: etcd, two master replicas, the pservers and one spare (a short
+ * lease so that a failure is noticed in seconds, a checkpoint every second so that little is
+ * rolled back), and the trainer processes. Every process is tied to this one: it exits when this
+ * process does, even by SIGKILL (etcd aside, which `stop()` and the exit handler stop).
+ */
+export class DemoCluster {
+  readonly trainers: ManagedProcess[] = [];
+
+  private constructor(
+    readonly cluster: LocalCluster,
+    private readonly options: DemoClusterOptions,
+  ) {}
+
+  static async start(options: DemoClusterOptions): Promise<DemoCluster> {
+    const cluster = await LocalCluster.start({
+      job: 'demo',
+      masters: 2,
+      pservers: options.pservers,
+      spares: 1,
+      leaseTtlSeconds: 2,
+      sessionTtlSeconds: 4,
+      // Blocks of 8,192 elements spread the 50,000 weights of the first layer over every shard.
+      blockSize: 8192,
+      extraPserverArgs: ['--checkpoint-interval-s', '1'],
+      logDir: options.logDir,
+      onLine: options.onLine,
+    });
+    return new DemoCluster(cluster, options);
+  }
+
+  /** Starts the trainer processes (the bundle next to this one). */
+  startTrainers(): void {
+    const { options } = this;
+    for (let i = 0; i < options.trainers; i++) {
+      const name = `trainer-${i}`;
+      this.trainers.push(
+        spawnNode(
+          path.join(__dirname, 'trainer.js'),
+          [
+            '--master',
+            this.cluster.masterAddresses.join(','),
+            '--data',
+            options.data,
+            '--name',
+            name,
+            '--passes',
+            String(options.passes),
+            '--seed',
+            String(options.seed),
+            '--exit-on-stdin-close',
+          ],
+          {
+            name,
+            stdinPipe: true,
+            logDir: options.logDir,
+            onLine: (line) => options.onLine(name, line),
+          },
+        ),
+      );
+    }
+  }
+
+  /** Every process started, running or not: etcd, masters, pservers, trainers. */
+  processes(): ManagedProcess[] {
+    const { cluster } = this;
+    return [
+      cluster.etcd.process,
+      ...[...cluster.masters, ...cluster.pservers].map((app) => app.process),
+      ...this.trainers,
+    ];
+  }
+
+  /** Stops the trainers, then the cluster; resolves once every process has exited. */
+  async stop(): Promise<void> {
+    await Promise.all(this.trainers.map((t) => t.stop({ graceMs: 3_000 })));
+    await this.cluster.stop();
+  }
+}

@@ -1,0 +1,140 @@
+import type { Failure } from '../run/chaos';
+import type { StepRecord } from '../run/training-progress';
+
+export interface ReportData {
+  title: string;
+  /** Settings shown under the title, e.g. `{ pservers: 3, trainers: 4 }`. */
+  settings: Record<string, string | number | boolean>;
+  startedAt: number;
+  finishedAt: number;
+  steps: readonly StepRecord[];
+  failures: readonly Failure[];
+  accuracy: number | undefined;
+}
+
+interface Series {
+  points: [x: number, y: number][];
+  style: 'dots' | 'line';
+  color: string;
+}
+
+const width = 900;
+const height = 260;
+const margin = { left: 60, right: 20, top: 20, bottom: 36 };
+
+const escape = (text: string): string =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** One chart: x is seconds since the start; failures are drawn as marked spans. */
+function chart(
+  series: Series[],
+  yLabel: string,
+  failures: readonly Failure[],
+  t0: number,
+  x1: number,
+): string {
+  const ys = series.flatMap((s) => s.points.map(([, y]) => y));
+  const yMax = Math.max(1e-9, ...ys) * 1.05;
+  const sx = (x: number): number => margin.left + (x / x1) * (width - margin.left - margin.right);
+  const sy = (y: number): number =>
+    height - margin.bottom - (y / yMax) * (height - margin.top - margin.bottom);
+  const parts: string[] = [];
+  for (let k = 0; k <= 4; k++) {
+    const y = (yMax * k) / 4;
+    parts.push(
+      `<line x1="${margin.left}" x2="${width - margin.right}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eee"/>`,
+      `<text x="${margin.left - 6}" y="${sy(y) + 4}" text-anchor="end">${y.toPrecision(2)}</text>`,
+    );
+  }
+  for (let k = 0; k <= 6; k++) {
+    const x = (x1 * k) / 6;
+    parts.push(
+      `<text x="${sx(x)}" y="${height - margin.bottom + 16}" text-anchor="middle">${x.toFixed(0)} s</text>`,
+    );
+  }
+  for (const f of failures) {
+    const from = (f.killedAt - t0) / 1000;
+    const to = ((f.resumedAt ?? f.killedAt) - t0) / 1000;
+    parts.push(
+      `<rect x="${sx(from)}" y="${margin.top}" width="${Math.max(1, sx(to) - sx(from))}" height="${height - margin.top - margin.bottom}" fill="#d33" opacity="0.12"/>`,
+      `<line x1="${sx(from)}" x2="${sx(from)}" y1="${margin.top}" y2="${height - margin.bottom}" stroke="#d33" stroke-dasharray="4 3"/>`,
+      `<text x="${sx(from) + 4}" y="${margin.top + 12}" fill="#b22">kill -9 ${escape(f.victim)}</text>`,
+    );
+  }
+  for (const s of series) {
+    if (s.style === 'dots')
+      for (const [x, y] of s.points)
+        parts.push(
+          `<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="1.5" fill="${s.color}" opacity="0.35"/>`,
+        );
+    else
+      parts.push(
+        `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`,
+      );
+  }
+  parts.push(
+    `<text x="14" y="${height / 2}" transform="rotate(-90 14 ${height / 2})" text-anchor="middle">${escape(yLabel)}</text>`,
+  );
+  return `<svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${parts.join('')}</svg>`;
+}
+
+/** A moving average of `values` over `window` points. */
+function movingAverage(points: [number, number][], window: number): [number, number][] {
+  let sum = 0;
+  return points.map(([x, y], i) => {
+    sum += y - (i >= window ? points[i - window]![1] : 0);
+    return [x, sum / Math.min(i + 1, window)];
+  });
+}
+
+/** The report of a demo run: one self-contained HTML page (no scripts, no network). */
+export function renderReport(data: ReportData): string {
+  const t0 = data.startedAt;
+  const x1 = Math.max(1, (data.finishedAt - t0) / 1000);
+  const steps = [...data.steps].sort((a, b) => a.t - b.t);
+  const loss: [number, number][] = steps.map((s) => [(s.t - t0) / 1000, s.loss]);
+  const perSecond = new Map<number, number>();
+  for (const s of steps) {
+    const second = Math.floor((s.t - t0) / 1000);
+    perSecond.set(second, (perSecond.get(second) ?? 0) + s.samples);
+  }
+  const throughput: [number, number][] = Array.from({ length: Math.ceil(x1) }, (_, k) => [
+    k + 0.5,
+    perSecond.get(k) ?? 0,
+  ]);
+  const rows = data.failures.map(
+    (f) =>
+      `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, epoch ${f.epochBefore})`}</td>` +
+      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
+      `<td>${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'never'}</td></tr>`,
+  );
+  const settings = Object.entries(data.settings)
+    .map(([k, v]) => `${escape(k)} ${escape(String(v))}`)
+    .join(' · ');
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escape(data.title)}</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}svg{font-size:11px}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}</style>
+</head><body>
+<h1>${escape(data.title)}</h1>
+<p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · test accuracy <b>${data.accuracy === undefined ? 'not measured' : `${(data.accuracy * 100).toFixed(1)} %`}</b></p>
+<h2>Loss</h2>
+<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had applied a step begun after it.</p>
+${chart(
+  [
+    { points: loss, style: 'dots', color: '#36c' },
+    { points: movingAverage(loss, 25), style: 'line', color: '#124' },
+  ],
+  'cross-entropy',
+  data.failures,
+  t0,
+  x1,
+)}
+<h2>Throughput</h2>
+${chart([{ points: throughput, style: 'line', color: '#2a7' }], 'samples/s', data.failures, t0, x1)}
+<h2>Failures</h2>
+<table><tr><th>at</th><th>what</th><th>taken over by</th><th>time lost</th></tr>${rows.join('') || '<tr><td colspan="4">none (run without chaos)</td></tr>'}</table>
+</body></html>
+`;
+}

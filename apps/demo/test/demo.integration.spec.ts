@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  spawnNode,
+  stopAllProcesses,
+  tempDir,
+  waitFor,
+  workspaceRoot,
+} from '@pserver/local-cluster';
+
+// The demo as a newcomer runs it, in its short non-interactive form, with chaos on.
+const demoBundle = path.join(workspaceRoot(), 'dist', 'apps', 'demo', 'main.js');
+
+interface DemoEvent {
+  kind: string;
+  t: number;
+  [field: string]: unknown;
+}
+
+const eventsOf = (outDir: string): DemoEvent[] => {
+  const file = path.join(outDir, 'events.jsonl');
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as DemoEvent);
+};
+
+/** True while a process with this pid exists (a zombie counts: it was not reaped). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+afterAll(stopAllProcesses);
+
+describe('npm run demo -- --ci', () => {
+  it('trains past the promised accuracy through a pserver and a master kill, and leaves no process behind', async () => {
+    const outDir = tempDir('demo-ci');
+    const demo = spawnNode(demoBundle, ['--ci', '--out', outDir], { name: 'demo-ci' });
+    const status = await demo.exited;
+    if (status.code !== 0) throw demo.failure(`exited with ${JSON.stringify(status)}`);
+
+    const events = eventsOf(outDir);
+    const accuracy = events.find((e) => e.kind === 'accuracy')?.accuracy;
+    expect(accuracy).toBeGreaterThanOrEqual(0.88);
+    const killed = events.filter((e) => e.kind === 'killed');
+    expect(killed.map((e) => e.kind === 'killed' && e.index !== undefined)).toEqual([true, false]);
+    for (const failure of killed) {
+      const resumed = events.find((e) => e.kind === 'resumed' && e.pid === failure.pid);
+      const takenOver = events.find((e) => e.kind === 'taken over' && e.pid === failure.pid);
+      expect(takenOver?.takenOverBy).toEqual(expect.any(String));
+      expect(takenOver?.takenOverBy).not.toBe(failure.victim);
+      expect(resumed?.resumedAt).toBeGreaterThan(failure.killedAt as number);
+    }
+    const pserverTakeover = events.find((e) => e.kind === 'taken over' && e.index !== undefined)!;
+    expect(pserverTakeover.epochAfter).toBeGreaterThan(pserverTakeover.epochBefore as number);
+    expect(pserverTakeover.restoredUpdates).toBeGreaterThan(0);
+
+    const started = events.filter((e) => e.kind === 'started');
+    expect(started.map((e) => String(e.name).replace(/^etcd-\d+$/, 'etcd')).sort()).toEqual([
+      'etcd',
+      'master-0',
+      'master-1',
+      'pserver-0',
+      'pserver-1',
+      'pserver-2',
+      'pserver-3',
+      'trainer-0',
+      'trainer-1',
+      'trainer-2',
+      'trainer-3',
+    ]);
+    for (const { pid } of started) expect(alive(pid as number)).toBe(false);
+    const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
+    expect(report).toContain('<svg');
+    expect(report).toContain(`kill -9 ${String(killed[0]!.victim)}`);
+    expect(demo.lines.join('\n')).toContain('demo-report.html');
+  });
+
+  it('stops every process within a few seconds of Ctrl-C', async () => {
+    const outDir = tempDir('demo-sigint');
+    const demo = spawnNode(demoBundle, ['--ci', '--out', outDir], { name: 'demo-sigint' });
+    // Wait until the trainers are training, then interrupt.
+    await waitFor(
+      () => eventsOf(outDir).some((e) => e.kind === 'started' && e.name === 'trainer-3'),
+      {
+        timeoutMs: 120_000,
+        description: 'the trainers started',
+      },
+    );
+    await demo.waitForLine((line) => line.includes('samples/s'), { timeoutMs: 120_000 });
+    const started = eventsOf(outDir).filter((e) => e.kind === 'started');
+    const interruptedAt = Date.now();
+    demo.signal('SIGINT');
+    const status = await demo.exited;
+    expect(Date.now() - interruptedAt).toBeLessThan(10_000);
+    expect(status.code).toBe(130);
+    for (const { pid } of started) expect(alive(pid as number)).toBe(false);
+  });
+});
