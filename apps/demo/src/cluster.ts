@@ -37,14 +37,13 @@ async function main(): Promise<void> {
   );
   const { train } = splitDigits(loadDigits(), 2000, options.seed);
   writeCsvFiles(path.join(outDir, 'data'), train, 4);
-  const width = 10;
   const demo = await DemoCluster.start({
     ...options,
     data: path.join(outDir, 'data', 'train-*.csv'),
     logDir: path.join(outDir, 'logs'),
     onLine: (name, line) => {
       const text = compactLine(line);
-      if (text !== undefined) console.log(`${name.padEnd(width)} | ${text}`);
+      if (text !== undefined) console.log(`${name.padEnd(10)} | ${text}`);
     },
   });
   let stopping = false;
@@ -60,14 +59,13 @@ async function main(): Promise<void> {
 
   demo.startTrainers();
   const { cluster } = demo;
+  for (const p of demo.processes()) console.log(`started ${p.name} (pid ${p.pid})`);
   console.log(
     [
       '',
       `etcd     ${cluster.etcd.endpoint}`,
       `masters  ${cluster.masterAddresses.join(',')}`,
-      ...cluster.pservers.map(
-        (p) => `${p.process.name.padEnd(width)} ${p.address} pid ${p.process.pid}`,
-      ),
+      `pservers ${cluster.pservers.map((p) => p.address).join(',')} (the last one is the spare)`,
       `logs     ${path.join(outDir, 'logs')}`,
       'Ctrl-C stops everything.',
       '',

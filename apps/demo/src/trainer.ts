@@ -87,7 +87,11 @@ async function main(): Promise<void> {
   report('done');
 }
 
-main().catch((err: unknown) => {
-  report('failed', { error: String(err) });
-  process.exit(1);
-});
+// Exits at once when done: the pipe on standard input would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    report('failed', { error: String(err) });
+    process.exit(1);
+  },
+);

@@ -105,3 +105,36 @@ describe('npm run demo -- --ci', () => {
     for (const { pid } of started) expect(alive(pid as number)).toBe(false);
   });
 });
+
+describe('nx run demo:cluster', () => {
+  it('keeps the cluster up after training and stops every process on Ctrl-C', async () => {
+    const outDir = tempDir('demo-cluster');
+    const bundle = path.join(workspaceRoot(), 'dist', 'apps', 'demo', 'cluster.js');
+    const run = spawnNode(bundle, ['--trainers', '1', '--passes', '1', '--out', outDir], {
+      name: 'demo-cluster',
+    });
+    await run.waitForLine((line) => line.includes('Ctrl-C stops everything'), {
+      timeoutMs: 120_000,
+    });
+    // Every process's lines come with its name in front, the trainer's too.
+    await run.waitForLine((line) => /^trainer-0 +\| done/.test(line), { timeoutMs: 180_000 });
+    expect(run.lines.some((line) => /^pserver-0 +\| info serving/.test(line))).toBe(true);
+    const pids = run.lines.flatMap((line) => {
+      const match = /^started \S+ \(pid (\d+)\)$/.exec(line);
+      return match ? [Number(match[1])] : [];
+    });
+    expect(pids).toHaveLength(1 + 2 + 4 + 1); // etcd, masters, pservers and the spare, a trainer
+    // The trainer exits when done; the rest stays up.
+    await waitFor(() => pids.filter(alive).length === pids.length - 1, {
+      timeoutMs: 10_000,
+      description: 'the trainer exited',
+    });
+    expect(pids.filter(alive)).toHaveLength(pids.length - 1);
+    const interruptedAt = Date.now();
+    run.signal('SIGINT');
+    const status = await run.exited;
+    expect(Date.now() - interruptedAt).toBeLessThan(10_000);
+    expect(status.code).toBe(0);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+});

@@ -181,9 +181,9 @@ function describe({ kind, failure: f }: ChaosEvent): string {
         : `kill -9 ${f.victim} (pid ${f.pid}), the leading master`;
     case 'taken over':
       return f.target === 'pserver'
-        ? `${f.takenOverBy} took shard ${f.index} at epoch ${f.epochAfter}, ${seconds(f.takenOverAt! - f.killedAt)} after the kill` +
+        ? `${f.takenOverBy} serves shard ${f.index} (epoch ${f.epochAfter}) ${seconds(f.takenOverAt! - f.killedAt)} after the kill` +
             (f.restoredUpdates !== undefined
-              ? `, restored from its checkpoint (${f.restoredUpdates} updates, read in ${f.restoreMs} ms)`
+              ? `, from its checkpoint: ${f.restoredUpdates} updates, read in ${f.restoreMs} ms`
               : '')
         : `${f.takenOverBy} leads, ${seconds(f.takenOverAt! - f.killedAt)} after the kill`;
     case 'resumed':

@@ -25,6 +25,10 @@ const margin = { left: 60, right: 20, top: 20, bottom: 36 };
 const escape = (text: string): string =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
+/** An axis label: whole numbers from 10 up, two significant digits below. */
+const tick = (y: number): string =>
+  y >= 10 ? Math.round(y).toLocaleString('en-US') : Number(y.toPrecision(2)).toString();
+
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /** One chart: x is seconds since the start; failures are drawn as marked spans. */
@@ -45,7 +49,7 @@ function chart(
     const y = (yMax * k) / 4;
     parts.push(
       `<line x1="${margin.left}" x2="${width - margin.right}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eee"/>`,
-      `<text x="${margin.left - 6}" y="${sy(y) + 4}" text-anchor="end">${y.toPrecision(2)}</text>`,
+      `<text x="${margin.left - 6}" y="${sy(y) + 4}" text-anchor="end">${tick(y)}</text>`,
     );
   }
   for (let k = 0; k <= 6; k++) {

@@ -42,17 +42,22 @@ export class TerminalView implements DemoView {
       clearOnComplete: false,
       autopadding: true,
       fps: 10,
+      // Every line every frame: a story line scrolls the block, and a line left as it was would
+      // then show what the line above it said.
+      forceRedraw: true,
     });
-    const empty = { label: '', text: '', bar: true };
-    this.pass = this.bars.create(samplesPerPass, 0, empty);
+    // Each bar keeps (and updates) its own payload object.
+    const payload = (label: string, bar: boolean): object => ({ label, text: '', bar });
+    this.pass = this.bars.create(samplesPerPass, 0, payload('pass', true));
     for (const name of trainers)
-      this.trainers.set(name, this.bars.create(samplesPerPass, 0, empty));
-    this.shards = this.bars.create(1, 0, { ...empty, label: 'shards', bar: false });
-    this.masters = this.bars.create(1, 0, { ...empty, label: 'masters', bar: false });
+      this.trainers.set(name, this.bars.create(samplesPerPass, 0, payload(name, true)));
+    this.shards = this.bars.create(1, 0, payload('shards', false));
+    this.masters = this.bars.create(1, 0, payload('masters', false));
   }
 
   note(text: string, at: number): void {
-    this.bars.log(`[${clock(at, this.startedAt)}] ${text}\n`);
+    // Cleared to the end of the row: the line may be written over a longer bar line.
+    this.bars.log(`[${clock(at, this.startedAt)}] ${text}\x1b[0K\n`);
   }
 
   render(snapshot: DemoSnapshot): void {
