@@ -2,18 +2,12 @@
 // the show: every process's output with its name in front, and the cluster left running after
 // training, for you to poke at (kill -9 a pserver, start a trainer of your own) until Ctrl-C.
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
-import { workspaceRoot } from '@pserver/local-cluster';
+import { Command } from 'commander';
+import { positive } from './cli-options';
+import { defaultOutDir } from './run/out-dir';
 import { loadDigits, splitDigits, writeCsvFiles } from './digits/digits';
 import { DemoCluster } from './run/demo-cluster';
 import { compactLine } from './view/compact-line';
-
-const positive = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
-  return n;
-};
 
 const options = new Command('demo-cluster')
   .description('Runs etcd, 2 masters, pservers and a spare, and trainers, until Ctrl-C.')
@@ -26,15 +20,7 @@ const options = new Command('demo-cluster')
   .opts<{ pservers: number; trainers: number; passes: number; seed: number; out?: string }>();
 
 async function main(): Promise<void> {
-  const outDir = path.resolve(
-    options.out ??
-      path.join(
-        workspaceRoot(),
-        'tmp',
-        'demo',
-        `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}`,
-      ),
-  );
+  const outDir = path.resolve(options.out ?? defaultOutDir('cluster-'));
   const { train } = splitDigits(loadDigits(), 2000, options.seed);
   writeCsvFiles(path.join(outDir, 'data'), train, 4);
   const demo = await DemoCluster.start({

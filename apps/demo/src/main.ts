@@ -1,21 +1,15 @@
 // `npm run demo`: the digits MLP trained on a local fault-tolerant cluster, with a pserver and the
 // leading master killed halfway; prints the test accuracy and the time each failure cost.
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
-import { workspaceRoot } from '@pserver/local-cluster';
+import { Command } from 'commander';
+import { positive } from './cli-options';
+import { defaultOutDir } from './run/out-dir';
 import { runDemo } from './run/demo-run';
 import { PlainView } from './view/plain-view';
 import { TerminalView } from './view/terminal-view';
 
 /** The accuracy the README promises (measured over several seeds with chaos on). */
 const accuracyFloor = 0.88;
-
-const positive = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
-  return n;
-};
 
 const options = new Command('demo')
   .description(
@@ -44,10 +38,7 @@ async function main(): Promise<number> {
   const interrupted = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => interrupted.abort());
-  const outDir = path.resolve(
-    options.out ??
-      path.join(workspaceRoot(), 'tmp', 'demo', new Date().toISOString().replace(/[:.]/g, '-')),
-  );
+  const outDir = path.resolve(options.out ?? defaultOutDir());
   const interactive = !options.ci && process.stdout.isTTY;
   const result = await runDemo(
     {

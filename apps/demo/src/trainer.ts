@@ -1,18 +1,12 @@
 // A demo trainer: digits through the MLP, with the weights on the pservers and the data handed out
 // as tasks by the master. It uses only the public API of @pserver/client, and reports what it does
 // as one JSON line per event on stdout (the demo draws its view and report from them).
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { connect, readRecords } from '@pserver/client';
+import { positive } from './cli-options';
 import { fromCsvLine } from './digits/digits';
 import { hyperparameters } from './model/hyperparameters';
 import { gradients, initialParams, paramNames, type Sample } from './model/mlp';
-
-const positive = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
-  return n;
-};
 
 const options = new Command('demo-trainer')
   .description('Trains the digits MLP on the tasks of a pserver job.')

@@ -101,6 +101,15 @@ export class ManagedProcess {
     });
   }
 
+  /** The latest structured log line with this message, if any. */
+  lastLog(msg: string): Record<string, unknown> | undefined {
+    for (let i = this.lines.length - 1; i >= 0; i--) {
+      const entry = parseJson(this.lines[i]!);
+      if (entry?.msg === msg) return entry;
+    }
+    return undefined;
+  }
+
   /** Resolves with the first line (already written or still to come) that matches. */
   waitForLine(match: (line: string) => boolean, options: { timeoutMs: number }): Promise<string> {
     const seen = this.lines.find(match);

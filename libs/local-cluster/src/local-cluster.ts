@@ -149,10 +149,7 @@ export class LocalCluster {
     const byIndex = new Map<number, { pserver: PserverProcess; epoch: number }>();
     for (const pserver of this.pservers) {
       if (!pserver.process.running) continue;
-      const line = pserver.process
-        .jsonLines()
-        .filter((e) => e.msg === 'serving')
-        .at(-1);
+      const line = pserver.process.lastLog('serving');
       if (!line) continue;
       const index = Number(line.index);
       const epoch = Number(line.shardEpoch);
@@ -183,10 +180,7 @@ export class LocalCluster {
     let latest: { master: AppProcess; time: string } | undefined;
     for (const master of this.masters) {
       if (!master.process.running) continue;
-      const line = master.process
-        .jsonLines()
-        .filter((e) => e.msg === 'leading')
-        .at(-1);
+      const line = master.process.lastLog('leading');
       const time = String(line?.time ?? '');
       if (line && (!latest || time > latest.time)) latest = { master, time };
     }

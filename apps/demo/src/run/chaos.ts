@@ -108,9 +108,8 @@ export class Chaos {
   private watchShard(failure: Failure): void {
     const served = this.demo.cluster.serving().get(failure.index!);
     if (!served || served.epoch <= failure.epochBefore!) return;
-    const lines = served.pserver.process.jsonLines();
-    const restored = lines.filter((e) => e.msg === 'recovered the shard from a checkpoint').at(-1);
-    failure.takenOverAt = logTime(lines.filter((e) => e.msg === 'serving').at(-1));
+    const restored = served.pserver.process.lastLog('recovered the shard from a checkpoint');
+    failure.takenOverAt = logTime(served.pserver.process.lastLog('serving'));
     failure.takenOverBy = served.pserver.process.name;
     failure.epochAfter = served.epoch;
     if (restored) {
@@ -122,12 +121,7 @@ export class Chaos {
   private watchLeader(failure: Failure): void {
     const leader = this.demo.cluster.leadingMaster();
     if (!leader) return;
-    const leading = logTime(
-      leader.process
-        .jsonLines()
-        .filter((e) => e.msg === 'leading')
-        .at(-1),
-    );
+    const leading = logTime(leader.process.lastLog('leading'));
     if (!(leading >= failure.killedAt)) return; // an old line: no new leader yet
     failure.takenOverAt = leading;
     failure.takenOverBy = leader.process.name;

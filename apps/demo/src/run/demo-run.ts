@@ -161,9 +161,7 @@ function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: numb
         index,
         name: pserver.process.name,
         epoch,
-        restored: pserver.process
-          .jsonLines()
-          .some((e) => e.msg === 'recovered the shard from a checkpoint'),
+        restored: pserver.process.lastLog('recovered the shard from a checkpoint') !== undefined,
       })),
     masters: cluster.masters.map((m) => ({
       name: m.process.name,
