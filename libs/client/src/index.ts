@@ -7,5 +7,6 @@ export { ClientError, isStaleView } from './errors';
 export type { TestHooks } from './step-context';
 export { StepContext } from './step-context';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
+export { BFloat16Bits, Float16Bits } from './tensors';
 export type { ShardRoute, View } from './view';
 export { RpcError } from '@pserver/rpc';

@@ -1,8 +1,25 @@
 import type { ElementTypeName } from '@pserver/proto';
 
+/**
+ * IEEE 754 half-precision values as their raw 16-bit patterns: JavaScript has no 16-bit float, so
+ * the client carries them unchanged and the trainer converts (e.g. with `Math.f16round` where the
+ * runtime has it).
+ */
+export class Float16Bits extends Uint16Array {}
+
+/** bfloat16 values (the upper 16 bits of a float32) as their raw 16-bit patterns. */
+export class BFloat16Bits extends Uint16Array {}
+
 /** The typed arrays a trainer hands over and gets back, by element type. */
 export type TensorArray =
-  Float32Array | Float64Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array;
+  | Float32Array
+  | Float64Array
+  | Int32Array
+  | Uint32Array
+  | BigInt64Array
+  | BigUint64Array
+  | Float16Bits
+  | BFloat16Bits;
 
 /** The constructor of a typed array (`Float64Array`, …), to say which one a caller expects. */
 export type TensorArrayType<T extends TensorArray> = abstract new (...args: never[]) => T;
@@ -15,8 +32,10 @@ export interface TensorSpec {
   shape: number[];
 }
 
-/** The element type of a typed array (16-bit floats travel as raw bytes and are not handled here). */
+/** The element type of a typed array. */
 export function elementTypeOf(array: TensorArray): ElementTypeName {
+  if (array instanceof Float16Bits) return 'ELEMENT_TYPE_FLOAT16';
+  if (array instanceof BFloat16Bits) return 'ELEMENT_TYPE_BFLOAT16';
   if (array instanceof Float32Array) return 'ELEMENT_TYPE_FLOAT32';
   if (array instanceof Float64Array) return 'ELEMENT_TYPE_FLOAT64';
   if (array instanceof Int32Array) return 'ELEMENT_TYPE_INT32';
@@ -40,6 +59,10 @@ export function allocate(spec: TensorSpec): TensorArray {
       return new BigInt64Array(spec.length);
     case 'ELEMENT_TYPE_UINT64':
       return new BigUint64Array(spec.length);
+    case 'ELEMENT_TYPE_FLOAT16':
+      return new Float16Bits(spec.length);
+    case 'ELEMENT_TYPE_BFLOAT16':
+      return new BFloat16Bits(spec.length);
     default:
       throw new Error(`element type ${spec.elementType} is not supported by the TypeScript client`);
   }
