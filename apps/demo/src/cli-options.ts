@@ -7,3 +7,8 @@ export function positive(value: string): number {
     throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
   return n;
 }
+
+/** A commander parser for flags that take a count, zero included. */
+export function count(value: string): number {
+  return value === '0' ? 0 : positive(value);
+}

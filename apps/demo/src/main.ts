@@ -2,9 +2,10 @@
 // leading master killed halfway; prints the test accuracy and the time each failure cost.
 import path from 'node:path';
 import { Command } from 'commander';
-import { positive } from './cli-options';
+import { count, positive } from './cli-options';
 import { defaultOutDir } from './run/out-dir';
 import { runDemo } from './run/demo-run';
+import { trainerLineup } from './run/trainer-programs';
 import { PlainView } from './view/plain-view';
 import { TerminalView } from './view/terminal-view';
 
@@ -17,7 +18,9 @@ const options = new Command('demo')
       'and kills a pserver and the leading master halfway.',
   )
   .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
-  .option('--trainers <n>', 'trainer processes', positive, 4)
+  .option('--trainers <n>', 'TypeScript trainer processes', count, 4)
+  .option('--python-trainers <n>', 'Python trainers (examples/python)', count, 0)
+  .option('--go-trainers <n>', 'Go trainers (examples/go; build first)', count, 0)
   .option('--passes <n>', 'passes over the training digits (default 4, 2 with --ci)', positive)
   .option('--seed <n>', 'seed of the data split, the initial weights and the chaos', positive, 1)
   .option('--no-chaos', 'kill nothing')
@@ -27,6 +30,8 @@ const options = new Command('demo')
   .opts<{
     pservers: number;
     trainers: number;
+    pythonTrainers: number;
+    goTrainers: number;
     passes?: number;
     seed: number;
     chaos: boolean;
@@ -43,7 +48,11 @@ async function main(): Promise<number> {
   const result = await runDemo(
     {
       pservers: options.pservers,
-      trainers: options.trainers,
+      trainers: trainerLineup({
+        typescript: options.trainers,
+        python: options.pythonTrainers,
+        go: options.goTrainers,
+      }),
       passes: options.passes ?? (options.ci ? 2 : 4),
       seed: options.seed,
       chaos: options.chaos,

@@ -1,9 +1,10 @@
-import path from 'node:path';
-import { LocalCluster, spawnNode, type ManagedProcess } from '@pserver/local-cluster';
+import { LocalCluster, spawnProcess, type ManagedProcess } from '@pserver/local-cluster';
+import { trainerProgram, type TrainerSpec } from './trainer-programs';
 
 export interface DemoClusterOptions {
   pservers: number;
-  trainers: number;
+  /** The trainer processes, in TypeScript, Python or Go. */
+  trainers: TrainerSpec[];
   passes: number;
   seed: number;
   /** The training files, a glob the master expands. */
@@ -44,15 +45,16 @@ export class DemoCluster {
     return new DemoCluster(cluster, options);
   }
 
-  /** Starts the trainer processes (the bundle next to this one). */
+  /** Starts the trainer processes. */
   startTrainers(): void {
     const { options } = this;
-    for (let i = 0; i < options.trainers; i++) {
-      const name = `trainer-${i}`;
+    for (const { name, language } of options.trainers) {
+      const program = trainerProgram(language);
       this.trainers.push(
-        spawnNode(
-          path.join(__dirname, 'trainer.js'),
+        spawnProcess(
+          program.command,
           [
+            ...program.args,
             '--master',
             this.cluster.masterAddresses.join(','),
             '--data',
@@ -67,6 +69,7 @@ export class DemoCluster {
           ],
           {
             name,
+            env: program.env,
             stdinPipe: true,
             logDir: options.logDir,
             onLine: (line) => options.onLine(name, line),

@@ -9,11 +9,12 @@ import { renderReport } from '../view/report';
 import type { DemoSnapshot, DemoView } from '../view/demo-view';
 import { Chaos, type ChaosEvent, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
+import type { TrainerSpec } from './trainer-programs';
 import { TrainingProgress } from './training-progress';
 
 export interface DemoOptions {
   pservers: number;
-  trainers: number;
+  trainers: TrainerSpec[];
   passes: number;
   seed: number;
   chaos: boolean;
@@ -49,7 +50,7 @@ export async function runDemo(
   const dataDir = path.join(options.outDir, 'data');
   writeCsvFiles(dataDir, train, 4);
 
-  const names = Array.from({ length: options.trainers }, (_, i) => `trainer-${i}`);
+  const names = options.trainers.map((t) => t.name);
   const progress = new TrainingProgress(names, options.passes, train.length);
   const view = makeView(names, train.length);
   const record = (event: Record<string, unknown>, text?: string): void => {
@@ -97,6 +98,8 @@ export async function runDemo(
     const failed = [...progress.trainers.values()].find((t) => t.phase === 'failed');
     if (failed) throw new Error(`${failed.name} failed: ${failed.error}`);
     record({ kind: 'pass over', pass: options.passes - 1 }, 'training done');
+    for (const t of progress.trainers.values())
+      record({ kind: 'trainer', name: t.name, steps: t.steps, samples: t.samplesByPass });
 
     const measured = await testAccuracy(demo, options.seed, test);
     record(
@@ -111,7 +114,7 @@ export async function runDemo(
         title: 'pserver demo: MNIST digits on a fault-tolerant cluster',
         settings: {
           pservers: options.pservers,
-          trainers: options.trainers,
+          trainers: options.trainers.map((t) => t.name).join(' '),
           passes: options.passes,
           seed: options.seed,
           chaos: options.chaos,

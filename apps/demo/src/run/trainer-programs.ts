@@ -1,0 +1,67 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { workspaceRoot } from '@pserver/local-cluster';
+
+/** The languages the demo has a trainer in; all print the same JSON event lines. */
+export type TrainerLanguage = 'typescript' | 'python' | 'go';
+
+export interface TrainerSpec {
+  name: string;
+  language: TrainerLanguage;
+}
+
+/** Names the trainers: `trainer-<k>` in TypeScript, `python-<k>` and `go-<k>` for the others. */
+export function trainerLineup(counts: Record<TrainerLanguage, number>): TrainerSpec[] {
+  const prefix: Record<TrainerLanguage, string> = {
+    typescript: 'trainer',
+    python: 'python',
+    go: 'go',
+  };
+  return (Object.keys(prefix) as TrainerLanguage[]).flatMap((language) =>
+    Array.from({ length: counts[language] }, (_, k) => ({
+      name: `${prefix[language]}-${k}`,
+      language,
+    })),
+  );
+}
+
+/**
+ * How to start a trainer of `language`: the TypeScript bundle next to this one, the Python
+ * example with Debian's interpreter (the one with python3-grpcio; `command -pv python3`), the Go
+ * example's binary. A program that is not there yet is an error that says how to build it.
+ */
+export function trainerProgram(language: TrainerLanguage): {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+} {
+  const root = workspaceRoot();
+  const required = (file: string, build: string): string => {
+    if (!fs.existsSync(file)) throw new Error(`${file} is missing: ${build}`);
+    return file;
+  };
+  switch (language) {
+    case 'typescript':
+      return { command: process.execPath, args: [path.join(__dirname, 'trainer.js')] };
+    case 'python':
+      return {
+        command: execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' }).trim(),
+        args: [
+          required(
+            path.join(root, 'examples', 'python', 'digits_trainer.py'),
+            'check out the repository whole',
+          ),
+        ],
+        env: { PYTHONPATH: path.join(root, 'clients', 'python') },
+      };
+    case 'go':
+      return {
+        command: required(
+          path.join(root, 'dist', 'examples', 'go', 'digits-trainer'),
+          "build it with 'npx nx run client-go:build-trainer'",
+        ),
+        args: [],
+      };
+  }
+}
