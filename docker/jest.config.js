@@ -1,0 +1,6 @@
+module.exports = {
+  displayName: 'docker',
+  preset: '../jest.preset.js',
+  testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  testPathIgnorePatterns: ['\\.integration\\.spec\\.ts$'],
+};
