@@ -138,3 +138,23 @@ describe('nx run demo:cluster', () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 });
+
+describe('mixed training', () => {
+  it('trains the model with 2 TypeScript, 1 Python and 1 Go trainer past the accuracy floor', async () => {
+    const outDir = tempDir('demo-mixed');
+    const demo = spawnNode(
+      demoBundle,
+      ['--ci', '--trainers', '2', '--python-trainers', '1', '--go-trainers', '1', '--out', outDir],
+      { name: 'demo-mixed' },
+    );
+    const status = await demo.exited;
+    if (status.code !== 0) throw demo.failure(`exited with ${JSON.stringify(status)}`);
+    const events = eventsOf(outDir);
+    expect(events.find((e) => e.kind === 'accuracy')?.accuracy).toBeGreaterThanOrEqual(0.88);
+    const steps = Object.fromEntries(
+      events.filter((e) => e.kind === 'trainer').map((e) => [e.name, e.steps]),
+    );
+    expect(Object.keys(steps).sort()).toEqual(['go-0', 'python-0', 'trainer-0', 'trainer-1']);
+    for (const count of Object.values(steps)) expect(count).toBeGreaterThan(10);
+  });
+});

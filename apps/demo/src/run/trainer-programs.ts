@@ -58,8 +58,8 @@ export function trainerProgram(language: TrainerLanguage): {
     case 'go':
       return {
         command: required(
-          path.join(root, 'dist', 'examples', 'go', 'digits-trainer'),
-          "build it with 'npx nx run client-go:build-trainer'",
+          path.join(root, 'dist', 'examples', 'go', 'digits-trainer', 'digits-trainer'),
+          "build it with 'npx nx run client-go:build'",
         ),
         args: [],
       };

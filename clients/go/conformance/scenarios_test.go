@@ -1,0 +1,125 @@
+//go:build integration
+
+package conformance
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+)
+
+// settings is the cluster every scenario starts.
+type settings struct {
+	Pservers  int `json:"pservers"`
+	Spares    int `json:"spares"`
+	Masters   int `json:"masters"`
+	BlockSize int `json:"blockSize"`
+}
+
+type tensorSpec struct {
+	Name        string `json:"name"`
+	ElementType string `json:"elementType"`
+	Length      int    `json:"length"`
+}
+
+type optimizerSpec struct {
+	Sgd          *struct{} `json:"sgd"`
+	LearningRate *struct {
+		Base float64 `json:"base"`
+	} `json:"learningRate"`
+}
+
+// scenarios is proto/testdata/conformance/scenarios.json, the scenarios every client runs.
+type scenarios struct {
+	Cluster   settings `json:"cluster"`
+	Placement struct {
+		Vectors string `json:"vectors"`
+	} `json:"placement"`
+	RoundTrip struct {
+		Tensors []struct {
+			Name        string            `json:"name"`
+			ElementType string            `json:"elementType"`
+			Values      []json.RawMessage `json:"values"`
+			ContentHex  string            `json:"contentHex"`
+		} `json:"tensors"`
+	} `json:"roundTrip"`
+	InitElection struct {
+		Trainers int        `json:"trainers"`
+		Tensor   tensorSpec `json:"tensor"`
+	} `json:"initElection"`
+	StaleEpoch struct {
+		Tensor    tensorSpec    `json:"tensor"`
+		Optimizer optimizerSpec `json:"optimizer"`
+		Gradient  []float32     `json:"gradient"`
+		Expect    struct {
+			RunsOfStep3  int       `json:"runsOfStep3"`
+			PulledInRun1 []float32 `json:"pulledInRun1"`
+			PulledInRun2 []float32 `json:"pulledInRun2"`
+			Final        []float32 `json:"final"`
+		} `json:"expect"`
+	} `json:"staleEpoch"`
+	DuplicatePush struct {
+		Tensor    tensorSpec    `json:"tensor"`
+		Optimizer optimizerSpec `json:"optimizer"`
+		Gradient  []float32     `json:"gradient"`
+		Expect    struct {
+			Outcomes []string  `json:"outcomes"`
+			Final    []float32 `json:"final"`
+		} `json:"expect"`
+	} `json:"duplicatePush"`
+	Tasks struct {
+		Dataset struct {
+			Records struct {
+				Records     uint64 `json:"records"`
+				TaskRecords uint64 `json:"taskRecords"`
+			} `json:"records"`
+		} `json:"dataset"`
+		Sequence []struct {
+			GetTask *struct {
+				Pass uint64 `json:"pass"`
+			} `json:"getTask"`
+			Outcome   string `json:"outcome"`
+			Take      int    `json:"take"`
+			Pass      uint64 `json:"pass"`
+			FinishAll bool   `json:"finishAll"`
+		} `json:"sequence"`
+	} `json:"tasks"`
+	BadInput struct {
+		Setup struct {
+			Tensor    tensorSpec    `json:"tensor"`
+			Values    []float32     `json:"values"`
+			Optimizer optimizerSpec `json:"optimizer"`
+		} `json:"setup"`
+		Cases []struct {
+			Name string `json:"name"`
+			RPC  string `json:"rpc"`
+			To   string `json:"to"`
+			Grad *struct {
+				Name        string `json:"name"`
+				ElementType string `json:"elementType"`
+				ContentHex  string `json:"contentHex"`
+			} `json:"grad"`
+			Names   []string        `json:"names"`
+			Request json.RawMessage `json:"request"`
+			// Code is a gRPC status name such as "INVALID_ARGUMENT" (codes.Code reads those).
+			Code      codes.Code `json:"code"`
+			ErrorCode string     `json:"errorCode"`
+		} `json:"cases"`
+	} `json:"badInput"`
+}
+
+func loadScenarios(t *testing.T) scenarios {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "proto/testdata/conformance/scenarios.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s scenarios
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("scenarios.json: %v", err)
+	}
+	return s
+}

@@ -1,0 +1,417 @@
+package pserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"sync"
+	"time"
+
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+)
+
+// Options configure Connect. Give Master (replica addresses; the client follows the leader) or
+// Pservers (standalone: the pservers in index order, no master).
+type Options struct {
+	Master   []string
+	Pservers []string
+	// Name is this trainer's name in the master's Status and logs (default trainer-<pid>).
+	Name string
+	// NotInitializer (standalone only) says another trainer initializes the parameters.
+	NotInitializer bool
+	// BlockSize (standalone only) is the block size in elements; the master publishes it otherwise.
+	BlockSize int
+	// MaxStepAttempts is how many runs of a step a changing view may cost (default 20).
+	MaxStepAttempts int
+	// CallTimeout is each call's deadline (default 30 s; master calls 10 s).
+	CallTimeout time.Duration
+	// StepTimeout is a step's deadline, all its runs and retries included (default 5 min).
+	StepTimeout time.Duration
+	// ViewTimeout is how long a step waits for every shard to be served (default 60 s).
+	ViewTimeout time.Duration
+	// MaxMessageBytes caps a gRPC message; bigger pushes are streamed (default 64 MiB).
+	MaxMessageBytes int
+}
+
+// Client is a trainer's connection to a job. InitParams, Step and GetParams take and return whole
+// tensors; placement, splitting into blocks, fan-out and reassembly are the client's. It is safe
+// for concurrent use, though a trainer usually runs one step at a time.
+type Client struct {
+	opts   Options
+	conns  *connPool
+	calls  *shardCalls
+	master *masterLink
+	// background ends the keep-alive and watch goroutines on Close.
+	background context.Context
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
+
+	mu        sync.Mutex
+	view      View
+	viewMoved chan struct{} // closed and replaced whenever the view changes
+	trainerID uint64
+	nextStep  uint64
+	pass      uint64
+	specs     map[string]spec
+	contexts  map[*StepContext]struct{}
+	closed    bool
+}
+
+// Connect connects a trainer to a job: through the master (registering the trainer, keeping its
+// session alive and watching the cluster view) or, with Options.Pservers, to fixed pservers.
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	opts = withDefaults(opts)
+	conns := newConnPool(opts.MaxMessageBytes)
+	c := &Client{
+		opts:      opts,
+		conns:     conns,
+		calls:     &shardCalls{conns: conns, timeout: opts.CallTimeout, maxMessageBytes: opts.MaxMessageBytes, streamChunkBytes: 4 << 20},
+		viewMoved: make(chan struct{}),
+		specs:     map[string]spec{},
+		contexts:  map[*StepContext]struct{}{},
+	}
+	c.background, c.stop = context.WithCancel(context.Background())
+	if len(opts.Master) > 0 {
+		masterTimeout := 10 * time.Second
+		if opts.CallTimeout < masterTimeout {
+			masterTimeout = opts.CallTimeout
+		}
+		c.master = newMasterLink(opts.Master, masterTimeout, conns)
+		registered, err := c.register(ctx)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.trainerID = registered.GetTrainerId()
+		c.view = viewFromProto(registered.GetView())
+		c.wg.Add(2)
+		go c.keepSessionAlive(time.Duration(registered.GetSessionTtlMs()) * time.Millisecond)
+		go func() {
+			defer c.wg.Done()
+			c.master.watch(c.background, func(v *pb.ClusterView) { c.applyView(viewFromProto(v)) })
+		}()
+		return c, nil
+	}
+	if len(opts.Pservers) == 0 {
+		return nil, clientError(codes.InvalidArgument, ErrNoMaster, nil, "connect: give master addresses or pserver addresses")
+	}
+	shards := make([]ShardRoute, len(opts.Pservers))
+	for i, address := range opts.Pservers {
+		shards[i] = ShardRoute{Index: i, Address: address}
+	}
+	c.view = View{ShardCount: len(shards), BlockSize: opts.BlockSize, Shards: shards}
+	// Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
+	c.trainerID = uint64(rand.Int63n(1<<48-1)) + 1
+	if err := c.refreshView(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Name == "" {
+		o.Name = fmt.Sprintf("trainer-%d", os.Getpid())
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.MaxStepAttempts == 0 {
+		o.MaxStepAttempts = 20
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.StepTimeout == 0 {
+		o.StepTimeout = 5 * time.Minute
+	}
+	if o.ViewTimeout == 0 {
+		o.ViewTimeout = 60 * time.Second
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = 64 << 20
+	}
+	return o
+}
+
+// TrainerID is the id the master issued to this trainer (a new one if its session had ended).
+func (c *Client) TrainerID() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trainerID
+}
+
+// View is the cluster view as the client knows it now.
+func (c *Client) View() View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view
+}
+
+// MasterAddress is the master replica the client talks to now ("" standalone).
+func (c *Client) MasterAddress() string {
+	if c.master == nil {
+		return ""
+	}
+	return c.master.address()
+}
+
+// Pass is the dataset pass steps are stamped with (Tasks sets it).
+func (c *Client) Pass() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pass
+}
+
+// SetPass sets the dataset pass steps are stamped with.
+func (c *Client) SetPass(pass uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pass = pass
+}
+
+func (c *Client) spec(name string) (spec, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sp, ok := c.specs[name]
+	if !ok {
+		return spec{}, clientError(codes.NotFound, ErrUnknownTensor, nil, "tensor %s: not declared (InitParams declares the model's tensors)", name)
+	}
+	return sp, nil
+}
+
+// Step runs one training step: fn gets a context that captured the view, the next step number
+// and the pass; every call through it is stamped with them. If the view changes under the step
+// (a shard replaced, an epoch moved), fn runs again with a fresh context and the same step
+// number, so shards that already applied its push acknowledge it as a duplicate. fn must return
+// the context's errors (or wrap them) for this to work.
+func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
+	c.mu.Lock()
+	c.nextStep++
+	step := c.nextStep
+	c.mu.Unlock()
+	deadline := time.Now().Add(c.opts.StepTimeout)
+	var last error
+	for attempt := 1; attempt <= c.opts.MaxStepAttempts; attempt++ {
+		if err := c.waitForCompleteView(ctx); err != nil {
+			return err
+		}
+		sc, err := c.begin(ctx, step, deadline)
+		if err != nil {
+			return err
+		}
+		err = fn(sc)
+		c.end(sc)
+		if err == nil {
+			return nil
+		}
+		if !IsStaleView(err) || ctx.Err() != nil || c.isClosed() {
+			return err
+		}
+		last = err
+		if err := c.refreshView(ctx); err != nil {
+			return err
+		}
+	}
+	return clientError(codes.Aborted, ErrStepFailed, last, "step %d: the view kept changing through %d attempts", step, c.opts.MaxStepAttempts)
+}
+
+func (c *Client) begin(ctx context.Context, step uint64, deadline time.Time) (*StepContext, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+	}
+	sc := newStepContext(ctx, c, c.view, step, c.pass, deadline)
+	c.contexts[sc] = struct{}{}
+	return sc, nil
+}
+
+func (c *Client) end(sc *StepContext) {
+	sc.cancel()
+	c.mu.Lock()
+	delete(c.contexts, sc)
+	c.mu.Unlock()
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// GetParams reads whole tensors outside a training step (a step of its own, with no push).
+func (c *Client) GetParams(ctx context.Context, names ...string) (map[string]Tensor, error) {
+	var out map[string]Tensor
+	err := c.Step(ctx, func(s *StepContext) error {
+		var err error
+		out, err = s.GetParams(names...)
+		return err
+	})
+	return out, err
+}
+
+// Close ends the session (the master frees this trainer's tasks at once) and closes every
+// connection. Steps in flight end with ErrClosed.
+func (c *Client) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	reason := clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+	for sc := range c.contexts {
+		sc.abort(reason)
+	}
+	id := c.trainerID
+	c.mu.Unlock()
+	c.stop()
+	if c.master != nil && id != 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
+			_, err := m.UnregisterTrainer(ctx, &pb.UnregisterTrainerRequest{TrainerId: id}, o...)
+			return err
+		})
+		cancel()
+	}
+	c.wg.Wait()
+	c.conns.close()
+}
+
+func (c *Client) register(ctx context.Context) (reply *pb.RegisterTrainerResponse, err error) {
+	err = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
+		reply, err = m.RegisterTrainer(ctx, &pb.RegisterTrainerRequest{Name: c.opts.Name}, o...)
+		return err
+	})
+	return reply, err
+}
+
+// keepSessionAlive calls KeepAlive at a third of the session TTL; if the session ended anyway (a
+// long pause), it registers again under a new id.
+func (c *Client) keepSessionAlive(ttl time.Duration) {
+	defer c.wg.Done()
+	period := ttl / 3
+	if period < 100*time.Millisecond {
+		period = 100 * time.Millisecond
+	}
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.background.Done():
+			return
+		case <-ticker.C:
+		}
+		id := c.TrainerID()
+		err := c.master.call(c.background, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
+			_, err := m.KeepAlive(ctx, &pb.KeepAliveRequest{TrainerId: id}, o...)
+			return err
+		})
+		var e *Error
+		if errors.As(err, &e) && e.ErrorCode == "MASTER_SESSION_EXPIRED" {
+			if registered, err := c.register(c.background); err == nil {
+				c.mu.Lock()
+				c.trainerID = registered.GetTrainerId()
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+// refreshView gets the current view: from the master, or standalone from each pserver's status.
+func (c *Client) refreshView(ctx context.Context) error {
+	if c.master != nil {
+		var view *pb.ClusterView
+		err := c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
+			var err error
+			view, err = m.GetClusterView(ctx, &pb.GetClusterViewRequest{}, o...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		c.applyView(viewFromProto(view))
+		return nil
+	}
+	next := c.View()
+	next.Shards = append([]ShardRoute(nil), next.Shards...)
+	for i, s := range next.Shards {
+		status, err := c.calls.status(ctx, s.Address)
+		next.Shards[i].Epoch = 0
+		if err == nil {
+			next.Shards[i].Epoch = status.GetShardEpoch()
+		}
+	}
+	next.Revision++
+	c.applyView(next)
+	return nil
+}
+
+// staleShard learns from a context that shard's epoch moved. Standalone, the restarted pserver's
+// answer is the only source of its new epoch; with a master the view will say.
+func (c *Client) staleShard(shard int, epoch uint64) {
+	if c.master != nil || epoch == 0 {
+		return
+	}
+	next := c.View()
+	next.Shards = append([]ShardRoute(nil), next.Shards...)
+	if shard < len(next.Shards) {
+		next.Shards[shard].Epoch = epoch
+	}
+	next.Revision++
+	c.applyView(next)
+}
+
+// applyView installs a newer view and ends the live steps whose shards changed.
+func (c *Client) applyView(next View) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if next.Revision < c.view.Revision {
+		return
+	}
+	changed := changedShards(c.view, next)
+	c.view = next
+	if len(changed) > 0 {
+		reason := clientError(codes.Aborted, ErrStaleView, nil, "shards %v changed", changed)
+		for sc := range c.contexts {
+			sc.abort(reason)
+		}
+	}
+	close(c.viewMoved)
+	c.viewMoved = make(chan struct{})
+}
+
+// waitForCompleteView waits until every shard is served, for at most ViewTimeout.
+func (c *Client) waitForCompleteView(ctx context.Context) error {
+	deadline := time.Now().Add(c.opts.ViewTimeout)
+	for {
+		c.mu.Lock()
+		complete, moved := c.view.Complete(), c.viewMoved
+		c.mu.Unlock()
+		if complete {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return clientError(codes.Unavailable, ErrStaleView, nil, "no complete cluster view (a shard has no pserver)")
+		}
+		timer := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-c.background.Done():
+			timer.Stop()
+			return clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+		case <-moved:
+		case <-timer.C:
+			// No news: ask, in case the watch is between leaders.
+			_ = c.refreshView(ctx)
+		}
+		timer.Stop()
+	}
+}

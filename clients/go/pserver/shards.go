@@ -1,0 +1,111 @@
+package pserver
+
+import (
+	"context"
+	"time"
+
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// shardCalls makes the pserver calls, each with a deadline (the call timeout, capped by the
+// caller's context), turning failures into *Error with their trailers' facts.
+type shardCalls struct {
+	conns           *connPool
+	timeout         time.Duration
+	maxMessageBytes int
+	// streamChunkBytes is the size of the pieces a push too big for one message is streamed in.
+	streamChunkBytes int
+}
+
+func (s *shardCalls) unary(ctx context.Context, address string, fn func(context.Context, pb.ParameterServerClient, ...grpc.CallOption) error) error {
+	conn, err := s.conns.get(address)
+	if err != nil {
+		return FromError(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var trailer metadata.MD
+	if err := fn(ctx, pb.NewParameterServerClient(conn), grpc.Trailer(&trailer)); err != nil {
+		return FromError(err, trailer)
+	}
+	return nil
+}
+
+func (s *shardCalls) status(ctx context.Context, address string) (reply *pb.GetShardStatusResponse, err error) {
+	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		reply, err = c.GetShardStatus(ctx, &pb.GetShardStatusRequest{}, o...)
+		return err
+	})
+	return reply, err
+}
+
+func (s *shardCalls) initParam(ctx context.Context, address string, rc *pb.RequestContext, param *pb.Tensor, optimizer *pb.OptimizerConfig) error {
+	return s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		_, err := c.InitParam(ctx, &pb.InitParamRequest{Context: rc, Param: param, Optimizer: optimizer}, o...)
+		return err
+	})
+}
+
+func (s *shardCalls) finishInitParams(ctx context.Context, address string, rc *pb.RequestContext) error {
+	return s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		_, err := c.FinishInitParams(ctx, &pb.FinishInitParamsRequest{Context: rc}, o...)
+		return err
+	})
+}
+
+func (s *shardCalls) getParams(ctx context.Context, address string, rc *pb.RequestContext, names []string) (reply *pb.GetParamsResponse, err error) {
+	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		reply, err = c.GetParams(ctx, &pb.GetParamsRequest{Context: rc, Names: names}, o...)
+		return err
+	})
+	return reply, err
+}
+
+// sendGrads makes one push: unary when it fits in a message, else streamed in pieces (which the
+// pserver applies all or nothing when the stream is half-closed).
+func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor) (reply *pb.SendGradsResponse, err error) {
+	bytes := 1024
+	for _, g := range grads {
+		bytes += len(g.Content) + 64
+	}
+	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		if bytes < s.maxMessageBytes {
+			reply, err = c.SendGrads(ctx, &pb.SendGradsRequest{Context: rc, Grads: grads}, o...)
+			return err
+		}
+		reply, err = s.stream(ctx, c, rc, grads, o)
+		return err
+	})
+	return reply, err
+}
+
+func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
+	stream, err := c.SendGradsStream(ctx, o...)
+	if err != nil {
+		return nil, err
+	}
+	first := rc
+	for _, g := range grads {
+		for offset := 0; offset < len(g.Content) || offset == 0; offset += s.streamChunkBytes {
+			end := offset + s.streamChunkBytes
+			if end > len(g.Content) {
+				end = len(g.Content)
+			}
+			chunk := &pb.SendGradsChunk{Context: first, Grads: []*pb.GradientChunk{{
+				Name: g.Name, ElementType: g.ElementType, Offset: uint64(offset), Content: g.Content[offset:end],
+			}}}
+			first = nil
+			if err := stream.Send(chunk); err != nil {
+				// The server ended the stream: its status comes from CloseAndRecv.
+				_, err = stream.CloseAndRecv()
+				return nil, err
+			}
+			if len(g.Content) == 0 {
+				break
+			}
+		}
+	}
+	return stream.CloseAndRecv()
+}

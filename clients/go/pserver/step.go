@@ -1,0 +1,251 @@
+package pserver
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/grpc/codes"
+)
+
+// StepContext is the epoch context of one training step: the view (every shard's address and
+// epoch), the trainer's step number and pass, captured when the step began, and a deadline.
+// Every call made through it is stamped with them, never with live state read at send time, so
+// work done under one shard epoch is never labelled with the next. When the cluster's view
+// changes, the client ends the context: its calls fail with a stale-view error and Step runs the
+// step again with a fresh context and the same step number.
+type StepContext struct {
+	client *Client
+	view   View
+	step   uint64
+	pass   uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	// ended holds why the client ended the context (a stale view, the client closed), if it did.
+	ended atomic.Value
+}
+
+func newStepContext(parent context.Context, c *Client, view View, step, pass uint64, deadline time.Time) *StepContext {
+	ctx, cancel := context.WithDeadline(parent, deadline)
+	return &StepContext{client: c, view: view, step: step, pass: pass, ctx: ctx, cancel: cancel}
+}
+
+// Context is the step's context: it ends at the step's deadline, or when the client ends the step.
+func (s *StepContext) Context() context.Context { return s.ctx }
+
+// View is the view the step runs under.
+func (s *StepContext) View() View { return s.view }
+
+// Step is the step's number; a re-run of the step keeps it.
+func (s *StepContext) Step() uint64 { return s.step }
+
+// Pass is the dataset pass the step is stamped with.
+func (s *StepContext) Pass() uint64 { return s.pass }
+
+// Deadline is when the step must be over, all its runs and retries included.
+func (s *StepContext) Deadline() time.Time {
+	d, _ := s.ctx.Deadline()
+	return d
+}
+
+// RequestContext is the stamp of a call to shard: the context's own view, step and pass.
+func (s *StepContext) RequestContext(shard int) *pb.RequestContext {
+	return &pb.RequestContext{
+		TrainerId:  s.client.TrainerID(),
+		Pass:       s.pass,
+		Step:       s.step,
+		ShardEpoch: s.view.Shard(shard).Epoch,
+	}
+}
+
+// abort ends the context with reason; calls in flight are cancelled.
+func (s *StepContext) abort(reason *Error) {
+	s.ended.Store(reason)
+	s.cancel()
+}
+
+// GetParams reads whole tensors: their blocks are fetched from their shards in parallel (one call
+// per shard) and reassembled. The tensors must have been declared by InitParams.
+func (s *StepContext) GetParams(names ...string) (map[string]Tensor, error) {
+	out := map[string]Tensor{}
+	type place struct {
+		block, tensor string
+		offset        int
+	}
+	byShard := map[int][]place{}
+	for _, name := range names {
+		sp, err := s.client.spec(name)
+		if err != nil {
+			return nil, err
+		}
+		size := ElementSize(sp.elementType)
+		out[name] = Tensor{Type: sp.elementType, Shape: sp.shape, Data: make([]byte, sp.length*size)}
+		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
+			byShard[b.Shard] = append(byShard[b.Shard], place{b.Name, name, b.Start * size})
+		}
+	}
+	err := s.eachShard(shardsOf(byShard), func(shard int) error {
+		places := byShard[shard]
+		blocks := make([]string, len(places))
+		for i, p := range places {
+			blocks[i] = p.block
+		}
+		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
+			reply, err := s.client.calls.getParams(ctx, address, rc, blocks)
+			if err != nil {
+				return err
+			}
+			for i, param := range reply.GetParams() {
+				if i < len(places) {
+					copy(out[places[i].tensor].Data[places[i].offset:], param.GetContent())
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SendGrads pushes the step's gradients: split into blocks and sent as one push per shard (in
+// parallel), each retried with the same step until it is known applied; a retry of a push that
+// was applied is acknowledged as a duplicate. Call it once per step.
+func (s *StepContext) SendGrads(grads map[string]Tensor) error {
+	byShard := map[int][]*pb.Tensor{}
+	names := make([]string, 0, len(grads))
+	for name := range grads {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		g := grads[name]
+		sp, err := s.client.spec(name)
+		if err != nil {
+			return err
+		}
+		if g.Type != sp.elementType || g.Len() != sp.length {
+			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil,
+				"gradient %s: %d elements of %s, the tensor has %d of %s", name, g.Len(), g.Type, sp.length, sp.elementType)
+		}
+		size := ElementSize(g.Type)
+		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
+			byShard[b.Shard] = append(byShard[b.Shard], &pb.Tensor{
+				Name: b.Name, ElementType: g.Type, Content: g.Data[b.Start*size : b.End*size],
+			})
+		}
+	}
+	return s.eachShard(shardsOf(byShard), func(shard int) error {
+		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
+			_, err := s.client.calls.sendGrads(ctx, address, rc, byShard[shard])
+			return err
+		})
+	})
+}
+
+// eachShard runs fn for every shard in parallel and returns the first error.
+func (s *StepContext) eachShard(shards []int, fn func(shard int) error) error {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, shard := range shards {
+		wg.Add(1)
+		go func(shard int) {
+			defer wg.Done()
+			if err := fn(shard); err != nil {
+				once.Do(func() { first = err })
+			}
+		}(shard)
+	}
+	wg.Wait()
+	return first
+}
+
+func shardsOf[T any](m map[int]T) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// withRetries runs a call to shard, again while its outcome is unknown (connection lost,
+// deadline) or the pserver is busy (RESOURCE_EXHAUSTED, after its hint). Every attempt goes to
+// the shard's address in the step's view, with the step's stamp: within one epoch the address
+// does not change, and a new epoch ends the step instead.
+func (s *StepContext) withRetries(shard int, call func(ctx context.Context, address string, rc *pb.RequestContext) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := s.checkFresh(shard); err != nil {
+			return err
+		}
+		err := call(s.ctx, s.view.Shard(shard).Address, s.RequestContext(shard))
+		if err == nil {
+			return nil
+		}
+		if s.ctx.Err() != nil {
+			return s.endedError(err)
+		}
+		if IsStaleView(err) {
+			var e *Error
+			if errors.As(err, &e) {
+				s.client.staleShard(shard, e.ShardEpoch)
+			}
+			return err
+		}
+		if !isRetryable(err) {
+			return err
+		}
+		pause := backoff(attempt)
+		var e *Error
+		if errors.As(err, &e) && e.RetryAfterMs > 0 {
+			pause = time.Duration(e.RetryAfterMs) * time.Millisecond
+		}
+		if sleep(s.ctx, pause) != nil {
+			return s.endedError(err)
+		}
+	}
+}
+
+// checkFresh fails when the context ended or the live view moved shard's epoch since the step
+// began: the step must run again.
+func (s *StepContext) checkFresh(shard int) error {
+	if s.ctx.Err() != nil {
+		return s.endedError(nil)
+	}
+	mine, live := s.view.Shard(shard), s.client.View().Shard(shard)
+	if mine.Epoch == 0 || live.Epoch != mine.Epoch || live.Address != mine.Address {
+		return clientError(codes.Aborted, ErrStaleView, nil, "shard %d: the view changed since step %d began", shard, s.step)
+	}
+	return nil
+}
+
+// endedError says why a call ended with the context: the client's reason (a stale view, closed),
+// the step's deadline, or the caller's own context.
+func (s *StepContext) endedError(cause error) error {
+	if reason, ok := s.ended.Load().(*Error); ok {
+		return &Error{Code: reason.Code, ErrorCode: reason.ErrorCode, Message: reason.Message, cause: cause}
+	}
+	if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
+		return clientError(codes.DeadlineExceeded, ErrDeadlineExceeded, cause, "step %d: not done by its deadline", s.step)
+	}
+	if cause != nil {
+		return cause
+	}
+	return s.ctx.Err()
+}
+
+// backoff is exponential with full jitter: attempt 0 waits up to 50 ms, doubling up to 2 s.
+func backoff(attempt int) time.Duration {
+	max := 50 * time.Millisecond << uint(attempt)
+	if attempt > 6 || max > 2*time.Second {
+		max = 2 * time.Second
+	}
+	return time.Duration(rand.Int63n(int64(max)) + 1)
+}

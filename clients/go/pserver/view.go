@@ -1,0 +1,77 @@
+package pserver
+
+import pb "github.com/pserver/pserver/clients/go/pserverpb"
+
+// ShardRoute is where one shard is served now, and under which epoch (0 while unassigned).
+type ShardRoute struct {
+	Index   int
+	Address string
+	Epoch   uint64
+}
+
+// View is the trainer's picture of the cluster. Views are values: a step keeps the one it began
+// with while the client moves on to newer ones.
+type View struct {
+	ShardCount  int
+	BlockSize   int
+	Shards      []ShardRoute
+	Revision    uint64
+	Initialized bool
+}
+
+func viewFromProto(v *pb.ClusterView) View {
+	shards := make([]ShardRoute, len(v.GetShards()))
+	for i, s := range v.GetShards() {
+		shards[i] = ShardRoute{Index: int(s.GetIndex()), Address: s.GetAddress(), Epoch: s.GetShardEpoch()}
+	}
+	return View{
+		ShardCount:  int(v.GetShardCount()),
+		BlockSize:   int(v.GetBlockSize()),
+		Shards:      shards,
+		Revision:    v.GetRevision(),
+		Initialized: v.GetInitialized(),
+	}
+}
+
+// changedShards lists the indices whose pserver or epoch differs between two views.
+func changedShards(before, after View) []int {
+	var changed []int
+	n := len(before.Shards)
+	if len(after.Shards) > n {
+		n = len(after.Shards)
+	}
+	for i := 0; i < n; i++ {
+		var a, b ShardRoute
+		if i < len(before.Shards) {
+			a = before.Shards[i]
+		}
+		if i < len(after.Shards) {
+			b = after.Shards[i]
+		}
+		if a.Address != b.Address || a.Epoch != b.Epoch {
+			changed = append(changed, i)
+		}
+	}
+	return changed
+}
+
+// Complete reports whether every index has a pserver serving it.
+func (v View) Complete() bool {
+	if v.ShardCount == 0 || len(v.Shards) != v.ShardCount {
+		return false
+	}
+	for _, s := range v.Shards {
+		if s.Address == "" || s.Epoch == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Shard is the route of shard index i, or a zero route when the view has none.
+func (v View) Shard(i int) ShardRoute {
+	if i < 0 || i >= len(v.Shards) {
+		return ShardRoute{}
+	}
+	return v.Shards[i]
+}

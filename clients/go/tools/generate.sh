@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Regenerates pserverpb/ from proto/pserver/v1/*.proto (protoc-gen-go, protoc-gen-go-grpc).
+# The generated files are kept in the tree; pserverpb/fresh_test.go fails when they are stale.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+out="${1:-$here/pserverpb}"
+root="$(cd "$here/../.." && pwd -P)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+pkg=github.com/pserver/pserver/clients/go/pserverpb
+opts=()
+for f in "$root"/proto/pserver/v1/*.proto; do
+  rel="pserver/v1/$(basename "$f")"
+  opts+=("--go_opt=M$rel=$pkg" "--go-grpc_opt=M$rel=$pkg")
+done
+protoc -I "$root/proto" --go_out="$tmp" --go_opt=paths=source_relative \
+  --go-grpc_out="$tmp" --go-grpc_opt=paths=source_relative "${opts[@]}" \
+  "$root"/proto/pserver/v1/*.proto
+mkdir -p "$out"
+rm -f "$out"/*.pb.go
+cp "$tmp"/pserver/v1/*.pb.go "$out"/

@@ -1,0 +1,400 @@
+"""`connect` and `Client`: the session, the live view, the init election and the step loop.
+
+A trainer's connection to a job goes through the master (following its leader, with a session
+kept alive and a live cluster view) or to fixed pservers (standalone). `init_params`, `step` and
+`get_params` take and return whole tensors; placement, splitting into blocks, fan-out and
+reassembly are the client's.
+"""
+
+import concurrent.futures
+import logging
+import os
+import random
+import threading
+import time
+
+import grpc
+from google.protobuf import json_format
+
+from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
+from .errors import ClientError, Error, PserverError, is_stale_view
+from .master_link import MasterLink
+from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
+from .shard_calls import ShardCalls
+from .step_context import StepContext
+from .tasks import TaskIterator
+from .tensors import to_wire
+from .view import ShardRoute, View, changed_shards
+
+log = logging.getLogger("pserver_client")
+InitDecision = master_pb2.InitDecision
+
+
+def connect(master=None, pservers=None, **options):
+    """Connects a trainer to a job: `connect(master=[...])` or `connect(pservers=[...])`.
+
+    Options: name, initializer (standalone: whether this trainer initializes, default True),
+    block_size (standalone), global_clip_norm, max_step_attempts (20), call_timeout_s (30),
+    step_timeout_s (300), view_timeout_s (60), master_timeout_s (10).
+    """
+    return Client(master=master, pservers=pservers, **options)
+
+
+def optimizer_config(config):
+    """An OptimizerConfig from a proto, a dict in proto JSON form ({"adam": {}, "learningRate":
+    {"base": 1e-3}}), or None (the field stays unset: plain SGD with rate 1, or stored only)."""
+    if config is None or isinstance(config, optimizer_pb2.OptimizerConfig):
+        return config
+    return json_format.ParseDict(config, optimizer_pb2.OptimizerConfig())
+
+
+class Client:
+    def __init__(
+        self,
+        master=None,
+        pservers=None,
+        name=None,
+        initializer=True,
+        block_size=None,
+        global_clip_norm=None,
+        max_step_attempts=20,
+        call_timeout_s=30.0,
+        step_timeout_s=300.0,
+        view_timeout_s=60.0,
+        master_timeout_s=10.0,
+    ):
+        self.name = name or f"trainer-{os.getpid()}"
+        self.global_clip_norm = global_clip_norm
+        self.call_timeout_s = call_timeout_s
+        self._initializer = initializer
+        self._max_step_attempts = max_step_attempts
+        self._step_timeout_s = step_timeout_s
+        self._view_timeout_s = view_timeout_s
+        self.calls = ShardCalls()
+        self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="pserver-client")
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._view_changed = threading.Condition(self._lock)
+        self._contexts = set()
+        self._specs = {}
+        self._next_step = 0
+        self._threads = []
+        #: The dataset pass steps are stamped with (tasks() sets it).
+        self.pass_ = 0
+        if master:
+            self._master = MasterLink(master, master_timeout_s)
+            registered = self._master.register_trainer(self.name)
+            self.trainer_id = registered.trainer_id
+            self._view = View.from_proto(registered.view)
+            self._start_thread(self._keep_alive, registered.session_ttl_ms, name="pserver-keepalive")
+            self._start_thread(self._master.watch, self._on_view, self._closed, name="pserver-watch")
+            log.info("registered with the master as trainer %d", self.trainer_id)
+            return
+        if not pservers:
+            raise ClientError("CLIENT_NO_MASTER", "connect: give master addresses or pserver addresses")
+        self._master = None
+        # Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
+        self.trainer_id = random.randint(1, 2**48)
+        self._view = View(
+            shard_count=len(pservers),
+            block_size=block_size or DEFAULT_BLOCK_SIZE,
+            shards=tuple(ShardRoute(i, a, 0) for i, a in enumerate(pservers)),
+        )
+        self.refresh_view()
+
+    # --- the public API ---
+
+    @property
+    def view(self):
+        """The cluster view as the client knows it now."""
+        return self._view
+
+    def init_params(self, tensors, optimizer=None):
+        """Declares the model's tensors ({name: array or Param}) and, if this trainer is the one
+        chosen to (the master's init election, or `initializer` standalone), writes them with
+        their optimizer (one config for all, or {name: config}); the others wait until the
+        parameters are initialized. "Already initialized" is success."""
+        entries = []
+        for name, values in tensors.items():
+            if BLOCK_SEPARATOR in name:
+                raise ClientError("CLIENT_UNKNOWN_TENSOR", f"tensor {name}: '@' is not allowed in tensor names")
+            wire = to_wire(values)
+            self._specs[name] = wire
+            entries.append((name, wire))
+        per_tensor = (
+            isinstance(optimizer, dict) and optimizer and all(k in tensors for k in optimizer)
+        )
+        configs = {
+            name: optimizer_config(optimizer.get(name) if per_tensor else optimizer) for name, _ in entries
+        }
+        if self._master is None:
+            if self._initializer:
+                self._write_init(entries, configs)
+            return
+        while True:
+            decision = self._master.begin_init(self.trainer_id).decision
+            if decision == InitDecision.INIT_DECISION_DONE:
+                return
+            if decision == InitDecision.INIT_DECISION_INITIALIZE:
+                self._write_init(entries, configs)
+                self._master.finish_init(self.trainer_id)
+                log.info("initialized the parameters")
+                return
+            self._sleep(0.2)  # another trainer initializes: ask again (it may die)
+
+    def step(self, fn):
+        """Runs one training step: `fn(ctx)` gets a StepContext that captured the view, the next
+        step number and the pass; every call through it is stamped with them. If the view changes
+        under the step, `fn` runs again with a fresh context and the same step number, so shards
+        that already applied its push acknowledge it as a duplicate. Returns what fn returns."""
+        with self._lock:
+            self._next_step += 1
+            step = self._next_step
+        deadline = time.monotonic() + self._step_timeout_s
+        last = None
+        for attempt in range(1, self._max_step_attempts + 1):
+            self._wait_for_complete_view()
+            self._check_open()
+            ctx = StepContext(self, self._view, step, self.pass_, deadline)
+            with self._lock:
+                self._contexts.add(ctx)
+            try:
+                return fn(ctx)
+            except Exception as err:
+                if not is_stale_view(err) or self._closed.is_set():
+                    raise
+                last = err
+                log.info("step %d ran under a stale view (attempt %d: %s); running it again", step, attempt, err)
+                try:
+                    self.refresh_view()
+                except Error as refresh_error:
+                    log.info("could not refresh the view: %s", refresh_error)
+            finally:
+                ctx.close()
+                with self._lock:
+                    self._contexts.discard(ctx)
+        raise ClientError(
+            "CLIENT_STEP_FAILED", f"step {step}: the view kept changing through {self._max_step_attempts} attempts"
+        ) from last
+
+    def get_params(self, names):
+        """Reads whole tensors outside a training step (a step of its own, with no push)."""
+        return self.step(lambda ctx: ctx.get_params(names))
+
+    def set_dataset(self, request=None, **fields):
+        """Sets the job's dataset: a SetDatasetRequest, a dict in proto JSON form, or keywords
+        (files={"globs": [...], "taskBytes": n} or records={"records": n, "taskRecords": k}).
+        Only the first call counts; the same dataset again is acknowledged (already_set)."""
+        master = self._require_master("set_dataset")
+        if not isinstance(request, master_pb2.SetDatasetRequest):
+            request = json_format.ParseDict(request or fields, master_pb2.SetDatasetRequest())
+        return master.set_dataset(request)
+
+    def tasks(self, pass_):
+        """The dataset's tasks for this trainer in `pass_`, until the pass is over; steps taken
+        meanwhile are stamped with the pass. A task is reported finished when the loop moves on,
+        failed when the body raises or breaks out."""
+        self._require_master("tasks")
+        self.pass_ = pass_
+        return TaskIterator(self, pass_)
+
+    def close(self):
+        """Ends the session (the master frees this trainer's tasks at once) and closes every
+        connection; the background threads stop."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        closed = ClientError("CLIENT_CLOSED", "the client was closed")
+        with self._lock:
+            contexts = list(self._contexts)
+            self._view_changed.notify_all()
+        for ctx in contexts:
+            ctx.abort(closed)
+        if self._master is not None:
+            try:
+                self._master.call(
+                    "UnregisterTrainer", master_pb2.UnregisterTrainerRequest(trainer_id=self.trainer_id)
+                )
+            except Error as err:
+                log.debug("unregister failed: %s", err)
+            self._master.close()
+        self.calls.close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # --- what step contexts need ---
+
+    def spec(self, name):
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ClientError(
+                "CLIENT_UNKNOWN_TENSOR", f"tensor {name}: not declared (init_params declares the model's tensors)"
+            )
+        return spec
+
+    def live_view(self):
+        return self._view
+
+    def stale_shard(self, index, epoch):
+        """A shard answered ABORTED. Standalone, its trailer tells the new epoch; with a master,
+        the refresh before the next run gets it."""
+        if self._master is not None or epoch is None:
+            return
+        shards = tuple(ShardRoute(s.index, s.address, epoch) if s.index == index else s for s in self._view.shards)
+        self._apply_view(View(self._view.shard_count, self._view.block_size, shards, self._view.revision + 1))
+
+    def refresh_view(self):
+        """Gets the current view: from the master, or standalone from each pserver's status."""
+        if self._master is not None:
+            self._apply_view(View.from_proto(self._master.get_cluster_view()))
+            return
+        shards = []
+        for s in self._view.shards:
+            try:
+                status = self.calls.status(s.address, self.call_timeout_s).result()
+                epoch = status.shard_epoch
+            except Exception:  # not serving (yet): epoch 0 keeps the view incomplete
+                epoch = 0
+            shards.append(ShardRoute(s.index, s.address, epoch))
+        v = self._view
+        self._apply_view(View(v.shard_count, v.block_size, tuple(shards), v.revision + 1, v.initialized))
+
+    # --- internals ---
+
+    def _on_view(self, proto_view):
+        self._apply_view(View.from_proto(proto_view))
+
+    def _apply_view(self, nxt):
+        with self._lock:
+            if nxt.revision < self._view.revision:
+                return
+            changed = changed_shards(self._view, nxt)
+            self._view = nxt
+            stale = [c for c in self._contexts if changed and c.uses_changed(changed)]
+            self._view_changed.notify_all()
+        if changed:
+            log.info("cluster view changed: shards %s (revision %d)", changed, nxt.revision)
+            for ctx in stale:
+                ctx.abort(ClientError("CLIENT_STALE_VIEW", f"shards {changed} changed"))
+
+    def _wait_for_complete_view(self):
+        deadline = time.monotonic() + self._view_timeout_s
+        while not self._view.complete():
+            self._check_open()
+            if time.monotonic() > deadline:
+                raise ClientError("CLIENT_STALE_VIEW", "no complete cluster view (a shard has no pserver)")
+            with self._lock:
+                self._view_changed.wait(0.5)
+            if self._master is None or not self._view.complete():
+                try:
+                    self.refresh_view()
+                except Error:
+                    pass
+
+    def _keep_alive(self, ttl_ms):
+        interval = max(0.1, ttl_ms / 3000)
+        while not self._closed.wait(interval):
+            try:
+                self._master.keep_alive(self.trainer_id)
+            except PserverError as err:
+                if err.code != "MASTER_SESSION_EXPIRED":
+                    log.info("keep-alive failed: %s", err)
+                    continue
+                try:
+                    registered = self._master.register_trainer(self.name)
+                except Error as again:
+                    log.warning("could not register again: %s", again)
+                    continue
+                log.warning(
+                    "the session had ended; registered again as trainer %d (was %d)",
+                    registered.trainer_id,
+                    self.trainer_id,
+                )
+                self.trainer_id = registered.trainer_id
+            except Error as err:
+                log.info("keep-alive failed: %s", err)
+
+    def _write_init(self, entries, configs):
+        """Writes every block with its optimizer, then finishes every shard, in one step (so a
+        shard replaced meanwhile gets the whole write again)."""
+
+        def fn(ctx):
+            def init_block(name, wire, block):
+                param = tensor_pb2.Tensor(
+                    name=block.name,
+                    element_type=wire.element_type,
+                    shape=wire.shape,
+                    content=bytes(wire.block(block.start, block.end)),
+                )
+                ctx.with_retries(
+                    block.shard,
+                    lambda address, context, timeout: _Tolerant(
+                        self.calls.init_param(address, context, param, configs[name], timeout)
+                    ),
+                )
+
+            def finish(shard):
+                ctx.with_retries(
+                    shard,
+                    lambda address, context, timeout: _Tolerant(
+                        self.calls.finish_init_params(address, context, timeout)
+                    ),
+                )
+
+            view = ctx.view
+            ctx._fan_out(
+                [
+                    (lambda n=name, w=wire, b=block: init_block(n, w, b))
+                    for name, wire in entries
+                    for block in place_tensor(name, wire.length, view.block_size, view.shard_count)
+                ]
+            )
+            ctx._fan_out([(lambda i=s.index: finish(i)) for s in view.shards])
+
+        self.step(fn)
+
+    def _require_master(self, what):
+        if self._master is None:
+            raise ClientError("CLIENT_NO_MASTER", f"{what}: datasets need a master; connect with master=[...]")
+        return self._master
+
+    def _check_open(self):
+        if self._closed.is_set():
+            raise ClientError("CLIENT_CLOSED", "the client was closed")
+
+    def _sleep(self, seconds):
+        """Waits, but ends at once (CLIENT_CLOSED) when the client is closed."""
+        if self._closed.wait(seconds):
+            raise ClientError("CLIENT_CLOSED", "the client was closed")
+
+    def _start_thread(self, target, *args, name):
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+
+class _Tolerant:
+    """A future whose PSERVER_ALREADY_INITIALIZED failure counts as success (the parameters are
+    there: another trainer, or an earlier run of this one, wrote them)."""
+
+    def __init__(self, future):
+        self._future = future
+
+    def cancel(self):
+        return self._future.cancel()
+
+    def result(self):
+        try:
+            return self._future.result()
+        except grpc.RpcError as err:
+            if PserverError.from_rpc_error(err).code == "PSERVER_ALREADY_INITIALIZED":
+                return None
+            raise

@@ -1,0 +1,156 @@
+"""Talks to the leading master among the replicas given.
+
+A follower answers UNAVAILABLE with the leader's address in the `pserver-leader` trailer: the link
+goes there. A replica that does not answer is skipped; the link tries the others, with a short
+backoff, until the call's deadline.
+"""
+
+import logging
+import threading
+import time
+
+import grpc
+
+from ._proto.pserver.v1 import master_pb2
+from ._proto.pserver.v1 import master_pb2_grpc
+from .errors import ClientError, PserverError
+
+log = logging.getLogger("pserver_client")
+
+
+class MasterLink:
+    def __init__(self, addresses, timeout_s=10.0):
+        if not addresses:
+            raise ClientError("CLIENT_NO_MASTER", "connect: no master address given")
+        self.addresses = list(addresses)
+        self.timeout_s = timeout_s
+        self.current = self.addresses[0]
+        self._lock = threading.Lock()
+        self._channels = {}
+        self._stubs = {}
+        self._watch_call = None
+        self._closed = False
+
+    def register_trainer(self, name):
+        return self.call("RegisterTrainer", master_pb2.RegisterTrainerRequest(name=name))
+
+    def keep_alive(self, trainer_id):
+        return self.call("KeepAlive", master_pb2.KeepAliveRequest(trainer_id=trainer_id))
+
+    def unregister_trainer(self, trainer_id):
+        return self.call("UnregisterTrainer", master_pb2.UnregisterTrainerRequest(trainer_id=trainer_id))
+
+    def get_cluster_view(self):
+        return self.call("GetClusterView", master_pb2.GetClusterViewRequest())
+
+    def begin_init(self, trainer_id):
+        return self.call("BeginInit", master_pb2.BeginInitRequest(context={"trainer_id": trainer_id}))
+
+    def finish_init(self, trainer_id):
+        return self.call("FinishInit", master_pb2.FinishInitRequest(context={"trainer_id": trainer_id}))
+
+    def set_dataset(self, request):
+        return self.call("SetDataset", request)
+
+    def get_task(self, trainer_id, pass_):
+        return self.call("GetTask", master_pb2.GetTaskRequest(context={"trainer_id": trainer_id, "pass": pass_}))
+
+    def task_finished(self, trainer_id, task, records):
+        request = master_pb2.TaskFinishedRequest(
+            context={"trainer_id": trainer_id, "pass": task.pass_},
+            task_id=task.id,
+            dispatch=task.dispatch,
+            records=records,
+        )
+        return self.call("TaskFinished", request)
+
+    def task_failed(self, trainer_id, task, reason):
+        request = master_pb2.TaskFailedRequest(
+            context={"trainer_id": trainer_id, "pass": task.pass_},
+            task_id=task.id,
+            dispatch=task.dispatch,
+            reason=reason,
+        )
+        return self.call("TaskFailed", request)
+
+    def call(self, method, request, closed=None):
+        """One unary call to the leader, following redirects and skipping dead replicas."""
+        deadline = time.monotonic() + self.timeout_s
+        last = None
+        attempt = 0
+        while time.monotonic() < deadline:
+            if closed is not None and closed.is_set():
+                raise ClientError("CLIENT_CLOSED", "the client was closed")
+            stub = self._stub(self.current)
+            try:
+                return getattr(stub, method)(request, timeout=max(0.001, deadline - time.monotonic()))
+            except grpc.RpcError as raw:
+                err = PserverError.from_rpc_error(raw)
+                last = err
+                if err.status != "UNAVAILABLE":
+                    raise err from None
+                self._move_on(err)
+                if attempt > 0:
+                    time.sleep(min(0.05 * attempt, 0.5))
+                attempt += 1
+        raise ClientError(
+            "CLIENT_NO_MASTER",
+            f"no master answered within {self.timeout_s} s ({', '.join(self.addresses)}): {last}",
+        )
+
+    def watch(self, on_view, closed):
+        """Streams cluster views from the leader to `on_view` until `closed` is set, reconnecting
+        (and following the leader) whenever the stream ends. Runs in its own thread."""
+        while not closed.is_set():
+            try:
+                stub = self._stub(self.current)
+            except ClientError:
+                return  # closed
+            stream = stub.WatchCluster(master_pb2.WatchClusterRequest(after_revision=0))
+            with self._lock:
+                self._watch_call = stream
+            if closed.is_set():
+                stream.cancel()
+            try:
+                for view in stream:
+                    on_view(view)
+            except grpc.RpcError as raw:
+                if not closed.is_set():
+                    err = PserverError.from_rpc_error(raw)
+                    log.debug("master watch ended: %s", err)
+                    self._move_on(err)
+            except Exception:  # a bug in on_view must not end the watch silently
+                log.exception("cluster view handler failed")
+            closed.wait(0.1)
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            if self._watch_call is not None:
+                self._watch_call.cancel()
+            for channel in self._channels.values():
+                channel.close()
+            self._channels.clear()
+            self._stubs.clear()
+
+    def _move_on(self, err):
+        leader = err.leader
+        if leader and leader != self.current:
+            nxt = leader
+        else:
+            i = self.addresses.index(self.current) if self.current in self.addresses else -1
+            nxt = self.addresses[(i + 1) % len(self.addresses)]
+        if nxt != self.current:
+            log.debug("master: moving on from %s to %s (%s)", self.current, nxt, err)
+        self.current = nxt
+
+    def _stub(self, address):
+        with self._lock:
+            if self._closed:
+                raise ClientError("CLIENT_CLOSED", "the client was closed")
+            stub = self._stubs.get(address)
+            if stub is None:
+                channel = grpc.insecure_channel(address)
+                self._channels[address] = channel
+                stub = self._stubs[address] = master_pb2_grpc.MasterStub(channel)
+            return stub

@@ -1,0 +1,50 @@
+"""The trainer's picture of the cluster: which pserver serves each shard, under which epoch."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ShardRoute:
+    index: int
+    address: str
+    #: 0 while the index is unassigned.
+    epoch: int
+
+
+@dataclass(frozen=True)
+class View:
+    shard_count: int
+    block_size: int
+    shards: tuple = field(default_factory=tuple)
+    #: Orders views: a higher revision is newer.
+    revision: int = 0
+    initialized: bool = False
+
+    @classmethod
+    def from_proto(cls, view):
+        return cls(
+            shard_count=view.shard_count,
+            block_size=view.block_size,
+            shards=tuple(ShardRoute(s.index, s.address, s.shard_epoch) for s in view.shards),
+            revision=view.revision,
+            initialized=view.initialized,
+        )
+
+    def complete(self):
+        """Whether every index has a pserver (a step cannot run otherwise)."""
+        return (
+            self.shard_count > 0
+            and len(self.shards) == self.shard_count
+            and all(s.address != "" and s.epoch > 0 for s in self.shards)
+        )
+
+
+def changed_shards(before, after):
+    """The indices whose pserver or epoch differs between two views."""
+    changed = []
+    for i in range(max(len(before.shards), len(after.shards))):
+        a = before.shards[i] if i < len(before.shards) else None
+        b = after.shards[i] if i < len(after.shards) else None
+        if (a and (a.address, a.epoch)) != (b and (b.address, b.epoch)):
+            changed.append(i)
+    return changed

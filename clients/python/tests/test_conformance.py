@@ -1,0 +1,298 @@
+"""The conformance scenarios of proto/testdata/conformance/scenarios.json, each against its own
+real cluster (etcd, master, pservers) started through the local-cluster CLI."""
+
+import os
+import threading
+
+import grpc
+import numpy as np
+import pytest
+
+import pserver_client
+from pserver_client import ClientError, Param, PserverError, place_tensor
+from pserver_client._proto.pserver.v1 import master_pb2, master_pb2_grpc
+from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
+from pserver_client._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
+from pserver_client._proto.pserver.v1 import context_pb2, tensor_pb2
+from pserver_client.errors import call
+from conftest import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+
+IMPLEMENTED = {"placement", "roundTrip", "initElection", "staleEpoch", "duplicatePush", "tasks", "badInput"}
+
+
+def element_type(name):
+    return tensor_pb2.ElementType.Value(name)
+
+
+def shard_stub(address):
+    return ps_grpc.ParameterServerStub(grpc.insecure_channel(address))
+
+
+def context(trainer_id, step, epoch, pass_=0):
+    return context_pb2.RequestContext(trainer_id=trainer_id, step=step, shard_epoch=epoch, **{"pass": pass_})
+
+
+def f32(values):
+    return np.array(values, dtype=np.float32)
+
+
+def test_every_scenario_is_run(scenarios):
+    assert set(scenarios) - {"$comment", "cluster"} == IMPLEMENTED
+
+
+def test_placement(scenarios, cluster):
+    # The vectors (also the unit test), then where the real shards hold a split tensor's blocks.
+    import json
+
+    with open(os.path.join(REPO_ROOT, scenarios["placement"]["vectors"]), encoding="utf-8") as f:
+        vectors = json.load(f)
+    for case in vectors["placement"]:
+        blocks = place_tensor(case["name"], case["elements"], case["block_size"], case["shards"])
+        assert [b.__dict__ for b in blocks] == case["blocks"]
+    with pserver_client.connect(master=cluster.masters, name="placement") as client:
+        client.init_params({"spread": np.arange(40, dtype=np.float32)})
+        view = client.view
+        assert view.block_size == scenarios["cluster"]["blockSize"]
+        expected = {s.index: set() for s in view.shards}
+        for block in place_tensor("spread", 40, view.block_size, view.shard_count):
+            expected[block.shard].add(block.name)
+        assert all(expected.values()), "40 elements in blocks of 4 should reach every shard"
+        for s in view.shards:
+            status = call(shard_stub(s.address).GetShardStatus, ps_pb2.GetShardStatusRequest(), timeout=10)
+            assert {t.name for t in status.tensors} == expected[s.index]
+        assert np.array_equal(client.get_params(["spread"])["spread"], np.arange(40, dtype=np.float32))
+
+
+def round_trip_values(t):
+    et = t["elementType"]
+    if et == "ELEMENT_TYPE_BFLOAT16":
+        # bfloat16 is the upper half of a binary32: raw uint16 bits.
+        bits = (np.array(t["values"], dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return Param(bits, element_type="BFLOAT16")
+    dtype = {
+        "ELEMENT_TYPE_INT32": np.int32,
+        "ELEMENT_TYPE_UINT32": np.uint32,
+        "ELEMENT_TYPE_INT64": np.int64,
+        "ELEMENT_TYPE_UINT64": np.uint64,
+        "ELEMENT_TYPE_FLOAT32": np.float32,
+        "ELEMENT_TYPE_FLOAT64": np.float64,
+        "ELEMENT_TYPE_FLOAT16": np.float16,
+    }[et]
+    return np.array([int(v) if isinstance(v, str) else v for v in t["values"]], dtype=dtype)
+
+
+def test_round_trip(scenarios, cluster):
+    tensors = scenarios["roundTrip"]["tensors"]
+    with pserver_client.connect(master=cluster.masters, name="round-trip") as client:
+        client.init_params({t["name"]: round_trip_values(t) for t in tensors})
+        got = client.get_params([t["name"] for t in tensors])
+        shards = set()
+        for t in tensors:
+            array = got[t["name"]]
+            assert array.astype(array.dtype.newbyteorder("<")).tobytes().hex() == t["contentHex"], t["name"]
+            blocks = place_tensor(t["name"], len(t["values"]), client.view.block_size, client.view.shard_count)
+            assert len(blocks) == 2  # 5 elements in blocks of 4
+            shards.update(b.shard for b in blocks)
+        assert shards == set(range(client.view.shard_count))
+
+
+def test_init_election(scenarios, cluster):
+    spec = scenarios["initElection"]
+    name, length = spec["tensor"]["name"], spec["tensor"]["length"]
+    results, errors, ids = {}, [], {}
+
+    def trainer(k):
+        try:
+            with pserver_client.connect(master=cluster.masters, name=f"elect-{k}") as client:
+                ids[k] = client.trainer_id
+                client.init_params({name: np.full(length, k + 1, dtype=np.float32)})
+                results[k] = client.get_params([name])[name]
+        except Exception as err:  # reported below, with the trainer's number
+            errors.append((k, err))
+
+    threads = [threading.Thread(target=trainer, args=(k,)) for k in range(spec["trainers"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert len(set(ids.values())) == spec["trainers"]
+    first = results[0]
+    assert all(np.array_equal(r, first) for r in results.values())
+    assert first[0] in [k + 1 for k in range(spec["trainers"])]
+    assert np.array_equal(first, np.full(length, first[0], dtype=np.float32))
+
+
+def test_stale_epoch(scenarios, cluster):
+    spec = scenarios["staleEpoch"]
+    name = spec["tensor"]["name"]
+    grad = f32(spec["gradient"])
+    with pserver_client.connect(master=cluster.masters, name="stale-epoch") as client:
+        client.init_params({name: np.zeros(spec["tensor"]["length"], np.float32)}, spec["optimizer"])
+        client.step(lambda ctx: ctx.send_grads({name: grad}))
+        shard = place_tensor(name, len(grad), client.view.block_size, client.view.shard_count)[0].shard
+        address = client.view.shards[shard].address
+        call(shard_stub(address).SaveCheckpoint, ps_pb2.SaveCheckpointRequest(), timeout=30)
+        client.step(lambda ctx: ctx.send_grads({name: grad}))
+
+        runs, pulled, steps = [], [], []
+
+        def step3(ctx):
+            runs.append(ctx.view.shards[shard].epoch)
+            steps.append(ctx.step)
+            pulled.append(ctx.get_params([name])[name].tolist())
+            if len(runs) == 1:
+                answer = cluster.command(f"kill-serving {shard}")
+                assert answer["serving"][str(shard)]["epoch"] > runs[0]
+            ctx.send_grads({name: grad})
+
+        client.step(step3)
+        expect = spec["expect"]
+        assert len(runs) == expect["runsOfStep3"]
+        assert steps[0] == steps[1]  # the re-run keeps its step number
+        assert runs[1] > runs[0]
+        assert pulled == [expect["pulledInRun1"], expect["pulledInRun2"]]
+        assert client.get_params([name])[name].tolist() == expect["final"]
+
+
+def test_duplicate_push(scenarios, cluster):
+    spec = scenarios["duplicatePush"]
+    name = spec["tensor"]["name"]
+    with pserver_client.connect(master=cluster.masters, name="duplicate") as client:
+        client.init_params({name: np.zeros(spec["tensor"]["length"], np.float32)}, spec["optimizer"])
+        view = client.view
+        shard = place_tensor(name, spec["tensor"]["length"], view.block_size, view.shard_count)[0].shard
+        route = view.shards[shard]
+        request = ps_pb2.SendGradsRequest(
+            context=context(client.trainer_id, 100, route.epoch),
+            grads=[
+                tensor_pb2.Tensor(
+                    name=name,
+                    element_type=element_type("ELEMENT_TYPE_FLOAT32"),
+                    content=f32(spec["gradient"]).astype("<f4").tobytes(),
+                )
+            ],
+        )
+        stub = shard_stub(route.address)
+        outcomes = [ps_pb2.PushOutcome.Name(call(stub.SendGrads, request, timeout=10).outcome) for _ in range(2)]
+        assert outcomes == spec["expect"]["outcomes"]
+        assert client.get_params([name])[name].tolist() == spec["expect"]["final"]
+
+
+def test_tasks(scenarios, cluster):
+    spec = scenarios["tasks"]
+    Outcome = master_pb2.GetTaskOutcome
+    with pserver_client.connect(master=cluster.masters, name="tasks-a") as a, pserver_client.connect(
+        master=cluster.masters, name="tasks-b"
+    ) as b:
+        reply = a.set_dataset(spec["dataset"])
+        assert reply.tasks == spec["dataset"]["records"]["records"] // spec["dataset"]["records"]["taskRecords"]
+        # Only one master: the raw stub talks to the leader.
+        stub = master_pb2_grpc.MasterStub(grpc.insecure_channel(cluster.masters[0]))
+
+        def get_task(pass_):
+            req = master_pb2.GetTaskRequest(context=context(a.trainer_id, 0, 0, pass_))
+            return call(stub.GetTask, req, timeout=10)
+
+        held = []
+        for item in spec["sequence"]:
+            if "take" in item:
+                replies = [get_task(item["pass"]) for _ in range(item["take"])]
+                assert [r.outcome for r in replies] == [Outcome.GET_TASK_OUTCOME_TASK] * item["take"]
+                assert sorted(r.task.id for r in replies) == list(range(item["take"]))
+                held = [r.task for r in replies]
+            elif item.get("finishAll"):
+                for task in held:
+                    finished = master_pb2.TaskFinishedRequest(
+                        context=context(a.trainer_id, 0, 0, getattr(task, "pass")),
+                        task_id=task.id,
+                        dispatch=task.dispatch,
+                        records=1,
+                    )
+                    call(stub.TaskFinished, finished, timeout=10)
+                held = []
+            else:
+                reply = get_task(item["getTask"]["pass"])
+                assert Outcome.Name(reply.outcome) == item["outcome"], item
+                if reply.outcome == Outcome.GET_TASK_OUTCOME_TASK:
+                    held = [reply.task]
+        # The task of pass 1 taken raw goes back to the queue; the client's loop gets all four.
+        for task in held:
+            failed = master_pb2.TaskFailedRequest(
+                context=context(a.trainer_id, 0, 0, getattr(task, "pass")),
+                task_id=task.id,
+                dispatch=task.dispatch,
+                reason="handed back by the conformance runner",
+            )
+            call(stub.TaskFailed, failed, timeout=10)
+
+        # Pass 1, one trainer: a body that raises reports its task failed; the task comes back.
+        seen, raised = [], None
+        try:
+            for task in a.tasks(1):
+                raised = task.id
+                raise RuntimeError("the trainer's body failed")
+        except RuntimeError:
+            pass
+        for task in a.tasks(1):
+            assert task.pass_ == 1 and task.records.end - task.records.start == 1
+            seen.append(task.id)
+        assert sorted(seen) == [0, 1, 2, 3] and raised in seen
+
+        # Pass 2, two trainers at once: each task once across them, then both loops end.
+        got = {"a": [], "b": []}
+        errors = []
+
+        def loop(client, key):
+            try:
+                for task in client.tasks(2):
+                    got[key].append(task.id)
+            except Exception as err:  # reported below
+                errors.append(err)
+
+        threads = [threading.Thread(target=loop, args=(c, k)) for c, k in ((a, "a"), (b, "b"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert errors == [] and not any(t.is_alive() for t in threads)
+        assert sorted(got["a"] + got["b"]) == [0, 1, 2, 3]
+        assert Outcome.Name(get_task(2).outcome) == "GET_TASK_OUTCOME_PASS_OVER"
+
+
+def test_bad_input(scenarios, cluster):
+    spec = scenarios["badInput"]
+    setup = spec["setup"]
+    name = setup["tensor"]["name"]
+    with pserver_client.connect(master=cluster.masters, name="bad-input") as client:
+        client.init_params({name: f32(setup["values"])}, setup["optimizer"])
+        view = client.view
+        for step, case in enumerate(spec["cases"], start=100):
+            with pytest.raises(PserverError) as caught:
+                if case["rpc"] == "SetDataset":
+                    client.set_dataset(case["request"])
+                else:
+                    shard = place_tensor(case["to"], 1, view.block_size, view.shard_count)[0].shard
+                    route = view.shards[shard]
+                    stub = shard_stub(route.address)
+                    ctx = context(client.trainer_id, step, route.epoch)
+                    if case["rpc"] == "SendGrads":
+                        grad = case["grad"]
+                        tensor = tensor_pb2.Tensor(
+                            name=grad["name"],
+                            element_type=element_type(grad["elementType"]),
+                            content=bytes.fromhex(grad["contentHex"]),
+                        )
+                        call(stub.SendGrads, ps_pb2.SendGradsRequest(context=ctx, grads=[tensor]), timeout=10)
+                    elif case["rpc"] == "GetParams":
+                        call(stub.GetParams, ps_pb2.GetParamsRequest(context=ctx, names=case["names"]), timeout=10)
+                    else:
+                        raise AssertionError(f"unknown rpc {case['rpc']}")
+            assert (caught.value.status, caught.value.code) == (case["code"], case["errorCode"]), case["name"]
+        assert client.get_params([name])[name].tolist() == setup["values"]
+        # The client's own API surfaces the same typed errors.
+        with pytest.raises(ClientError) as caught:
+            client.get_params(["never-declared"])
+        assert caught.value.code == "CLIENT_UNKNOWN_TENSOR"
