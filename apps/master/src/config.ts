@@ -13,6 +13,8 @@ import { defaultBlockSize } from '@pserver/proto';
 export interface MasterConfig extends LogSettings {
   host: string;
   port: number;
+  /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
+  metricsPort: number | undefined;
   /** The address followers send clients to (default host:port). */
   advertiseAddress: string | undefined;
   etcdEndpoints: string[];
@@ -52,6 +54,16 @@ export function loadConfig(argv: string[]): MasterConfig {
         'gRPC port (0 picks a free one)',
         'MASTER_PORT',
         8200,
+        0,
+        65_535,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--metrics-port <port>',
+        'serve Prometheus metrics at http://host:port/metrics (0 picks a free port)',
+        'MASTER_METRICS_PORT',
+        undefined,
         0,
         65_535,
       ),
@@ -137,6 +149,7 @@ export function loadConfig(argv: string[]): MasterConfig {
   const o = program.opts<{
     host: string;
     port: number;
+    metricsPort?: number;
     advertiseAddress?: string;
     etcdEndpoints: string[];
     job: string;
@@ -153,6 +166,7 @@ export function loadConfig(argv: string[]): MasterConfig {
   return {
     host: o.host,
     port: o.port,
+    metricsPort: o.metricsPort,
     advertiseAddress: o.advertiseAddress,
     etcdEndpoints: o.etcdEndpoints,
     job: o.job,

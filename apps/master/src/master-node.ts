@@ -11,13 +11,17 @@ import type { Logger } from '@pserver/logging';
 import {
   addReflection,
   bindServer,
+  callMetricsInterceptor,
   createGrpcServer,
   HealthService,
   masterService,
   serviceNames,
   shutdownServer,
+  serveMetrics,
+  type MetricsServer,
 } from '@pserver/rpc';
 import type { MasterConfig } from './config';
+import { masterMetrics } from './metrics';
 import { LeaderRole } from './service/leader-role';
 import { MasterService } from './service/master-service';
 import { masterHandlers } from './transport/master-handlers';
@@ -41,6 +45,8 @@ export class MasterNode {
   private role: LeaderRole | undefined;
   private readonly campaignAbort = new AbortController();
   private address = '';
+  private readonly metrics = masterMetrics(() => this.role);
+  private metricsServer: MetricsServer | undefined;
 
   constructor(
     private readonly config: MasterConfig,
@@ -56,6 +62,7 @@ export class MasterNode {
     this.server = createGrpcServer({
       maxMessageBytes: 16 * 1024 * 1024,
       flowControlWindowBytes: 1024 * 1024,
+      interceptors: [callMetricsInterceptor(this.metrics)],
     });
     this.server.addService(
       masterService,
@@ -67,6 +74,10 @@ export class MasterNode {
 
   async start(): Promise<void> {
     const { config, logger } = this;
+    if (config.metricsPort !== undefined) {
+      this.metricsServer = await serveMetrics(this.metrics, config.host, config.metricsPort);
+      logger.info('metrics listening', { address: this.metricsServer.address });
+    }
     const port = await bindServer(this.server, config.host, config.port);
     this.address = config.advertiseAddress ?? `${config.host}:${port}`;
     this.client = connectEtcd({ endpoints: config.etcdEndpoints });
@@ -100,6 +111,7 @@ export class MasterNode {
     await shutdownServer(this.server, this.config.shutdownGraceMs);
     await this.lease?.revoke().catch(() => undefined);
     this.client?.close();
+    await this.metricsServer?.close();
     this.logger.info('stopped');
   }
 

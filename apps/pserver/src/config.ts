@@ -13,6 +13,8 @@ import {
 export interface PserverConfig extends LogSettings {
   host: string;
   port: number;
+  /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
+  metricsPort: number | undefined;
   /** Standalone: this shard's index. */
   index: number;
   /** Standalone: the job's shard count. */
@@ -68,6 +70,16 @@ export function loadConfig(argv: string[]): PserverConfig {
         'gRPC port (0 picks a free one)',
         'PSERVER_PORT',
         8100,
+        0,
+        65_535,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--metrics-port <port>',
+        'serve Prometheus metrics at http://host:port/metrics (0 picks a free port)',
+        'PSERVER_METRICS_PORT',
+        undefined,
         0,
         65_535,
       ),
@@ -229,6 +241,7 @@ export function loadConfig(argv: string[]): PserverConfig {
   const o = program.opts<{
     host: string;
     port: number;
+    metricsPort?: number;
     index: number;
     shards: number;
     etcdEndpoints?: string[];
@@ -258,6 +271,7 @@ export function loadConfig(argv: string[]): PserverConfig {
   return {
     host: o.host,
     port: o.port,
+    metricsPort: o.metricsPort,
     index: o.index,
     shards: o.shards,
     etcdEndpoints: o.etcdEndpoints,

@@ -14,14 +14,18 @@ import type { Logger } from '@pserver/logging';
 import {
   addReflection,
   bindServer,
+  callMetricsInterceptor,
   createGrpcServer,
   HealthService,
   parameterServerService,
+  serveMetrics,
   serviceNames,
   shutdownServer,
+  type MetricsServer,
 } from '@pserver/rpc';
 import type { PserverConfig } from './config';
 import { failpointHook } from './failpoint';
+import { pserverMetrics } from './metrics';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
 import { ClusterEpochGuard } from './service/cluster-epoch-guard';
@@ -74,6 +78,11 @@ export class PserverNode {
   private lease: LeaseKeeper | undefined;
   private fenced = false;
   private stopping = false;
+  private readonly metrics = pserverMetrics({
+    status: () => this.serving?.service.getShardStatus(),
+    leaseValidUntil: () => this.lease?.validUntil,
+  });
+  private metricsServer: MetricsServer | undefined;
 
   constructor(
     private readonly config: PserverConfig,
@@ -84,6 +93,7 @@ export class PserverNode {
     this.server = createGrpcServer({
       maxMessageBytes: config.maxMessageBytes,
       flowControlWindowBytes: config.flowControlWindowBytes,
+      interceptors: [callMetricsInterceptor(this.metrics.registry)],
     });
     const handlers = parameterServerHandlers(() => this.requireService(), logger);
     this.server.addService(
@@ -101,6 +111,12 @@ export class PserverNode {
   }
 
   async start(): Promise<void> {
+    const { metricsPort, host } = this.config;
+    if (metricsPort !== undefined) {
+      // Served from the start: a spare waiting for an index is observable too.
+      this.metricsServer = await serveMetrics(this.metrics.registry, host, metricsPort);
+      this.logger.info('metrics listening', { address: this.metricsServer.address });
+    }
     if (this.config.etcdEndpoints) await this.startCluster(this.config.etcdEndpoints);
     else await this.startStandalone();
   }
@@ -125,6 +141,7 @@ export class PserverNode {
       ?.revoke()
       .catch((err: unknown) => this.logger.warn('revoking the lease failed', { err }));
     this.client?.close();
+    await this.metricsServer?.close();
     this.logger.info('stopped', { graceful });
   }
 
@@ -236,6 +253,8 @@ export class PserverNode {
       hook: failpointHook(this.config.failpoint, this.logger),
       onFenced: (reason) => this.fence(reason),
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,
+      onCommitted: (seconds) => this.metrics.checkpoints.seconds.set(seconds),
+      onFailed: () => this.metrics.checkpoints.failures.inc(),
     });
   }
 
@@ -253,6 +272,7 @@ export class PserverNode {
       checkpointer,
       mode,
       fence,
+      onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
     });
     this.serving = { shard, service, checkpointer };
     checkpointer.startPeriodic(this.config.checkpointIntervalMs);

@@ -1,5 +1,10 @@
 import type http2 from 'node:http2';
-import { Server, ServerCredentials, type ChannelOptions } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  type ChannelOptions,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 
 /**
  * Binds `server` to `host:port` (port 0 picks a free one) and resolves with the bound port.
@@ -44,6 +49,8 @@ export interface GrpcServerOptions {
    * upload at about 0.3 GB/s on loopback (and at window/RTT on a network).
    */
   flowControlWindowBytes: number;
+  /** Run around every call, e.g. `callMetricsInterceptor`. */
+  interceptors?: ServerInterceptor[];
 }
 
 /**
@@ -57,7 +64,7 @@ export function createGrpcServer(options: GrpcServerOptions): Server {
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
   };
-  const server = new Server(channelOptions);
+  const server = new Server({ ...channelOptions, interceptors: options.interceptors ?? [] });
   const internals = server as unknown as {
     commonServerOptions?: http2.ServerOptions;
     createHttp2Server?: (credentials: ServerCredentials) => http2.Http2Server;

@@ -27,3 +27,6 @@ export {
 export type { CallSettings } from './client-calls';
 export { callClientStream, callUnary } from './client-calls';
 export { addReflection } from './reflection';
+export { callMetricsInterceptor } from './call-metrics';
+export type { MetricsServer } from './metrics-server';
+export { serveMetrics } from './metrics-server';

@@ -37,6 +37,9 @@ export interface CheckpointerOptions {
   onFenced?: (reason: string) => void;
   /** Step marks of trainers silent this long are dropped at each checkpoint. */
   stepMarkRetentionMs?: number;
+  /** Called after each commit with its duration, and after each failure (metrics). */
+  onCommitted?: (seconds: number) => void;
+  onFailed?: () => void;
 }
 
 /** What recovery found. */
@@ -210,9 +213,11 @@ export class Checkpointer {
         totalMs: Math.round(performance.now() - started),
         deleted,
       });
+      this.options.onCommitted?.((performance.now() - started) / 1000);
       return meta;
     } catch (err) {
       logger.error('checkpoint failed; the previous one stays committed', { reason, err });
+      this.options.onFailed?.();
       // Replaced by another pserver: stop, and delete nothing.
       if ((err as { code?: string }).code === 'PSERVER_FENCED')
         this.options.onFenced?.((err as Error).message);

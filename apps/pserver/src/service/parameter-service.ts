@@ -46,6 +46,8 @@ export interface ParameterServiceOptions {
   fence?: () => void;
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
+  /** Called for each push acknowledged as a duplicate (metrics). */
+  onDuplicatePush?: () => void;
 }
 
 /**
@@ -288,6 +290,7 @@ export class ParameterService {
   private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
     const last = this.shard.marks.lastStep(trainerId);
     if (step > last) return undefined;
+    this.options.onDuplicatePush?.();
     return {
       shardEpoch: this.epoch.current,
       outcome: 'PUSH_OUTCOME_DUPLICATE',

@@ -1,0 +1,91 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { GetShardStatusResponse } from '@pserver/proto';
+
+/** What the pserver's metrics are read from, at each scrape. */
+export interface PserverMetricSources {
+  /** The shard's status while it serves one. */
+  status: () => GetShardStatusResponse | undefined;
+  /** Monotonic time (`performance.now()`) until which the lease may be trusted (cluster mode). */
+  leaseValidUntil: () => number | undefined;
+}
+
+/**
+ * The pserver's Prometheus registry: Node.js process metrics, the RPC metrics the server's
+ * interceptor records (calls by method, status and error code — stale epochs among them —,
+ * latency, payload bytes), and the shard's state read at each scrape.
+ */
+export function pserverMetrics(sources: PserverMetricSources): {
+  registry: Registry;
+  duplicatePushes: Counter;
+  checkpoints: { seconds: Gauge; failures: Counter };
+} {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const gauge = (name: string, help: string, read: () => number | undefined): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const value = read();
+        if (value === undefined) this.reset();
+        else this.set(value);
+      },
+    });
+  };
+  const status = (): GetShardStatusResponse | undefined => sources.status();
+  gauge('pserver_serving', '1 while this process serves a shard, 0 before (or as a spare).', () =>
+    status() ? 1 : 0,
+  );
+  gauge('pserver_shard_index', 'The shard index served.', () => status()?.index);
+  gauge('pserver_shard_epoch', 'The shard epoch served.', () => num(status()?.shardEpoch));
+  gauge('pserver_shard_bytes', 'Bytes of all tensor contents held.', () =>
+    num(status()?.totalBytes),
+  );
+  gauge('pserver_trainers', 'Trainers with a step mark on this shard.', () => status()?.trainers);
+  gauge('pserver_push_bytes_in_flight', 'Bytes of pushes being received or applied.', () =>
+    num(status()?.pushBytesInFlight),
+  );
+  gauge('pserver_updates_applied', 'Updates applied to the shard since it was created.', () =>
+    num(status()?.updatesApplied),
+  );
+  gauge('pserver_checkpoint_age_seconds', 'Time since the last committed checkpoint.', () => {
+    const ns = num(status()?.lastCheckpoint?.timestampNs);
+    return ns === undefined ? undefined : Date.now() / 1000 - ns / 1e9;
+  });
+  gauge('pserver_checkpoint_bytes', 'Size of the last committed checkpoint.', () =>
+    num(status()?.lastCheckpoint?.size),
+  );
+  gauge(
+    'pserver_lease_deadline_margin_seconds',
+    'Time left before this pserver stops trusting its lease without a keep-alive (cluster mode).',
+    () => {
+      const until = sources.leaseValidUntil();
+      return until === undefined ? undefined : (until - performance.now()) / 1000;
+    },
+  );
+  return {
+    registry,
+    duplicatePushes: new Counter({
+      name: 'pserver_duplicate_pushes_total',
+      help: 'Pushes acknowledged as duplicates (a retried step) and not applied again.',
+      registers: [registry],
+    }),
+    checkpoints: {
+      seconds: new Gauge({
+        name: 'pserver_checkpoint_last_duration_seconds',
+        help: 'How long the last committed checkpoint took to write and commit.',
+        registers: [registry],
+      }),
+      failures: new Counter({
+        name: 'pserver_checkpoint_failures_total',
+        help: 'Checkpoints that failed (the previous one stays the latest).',
+        registers: [registry],
+      }),
+    },
+  };
+}
+
+/** A uint64 field of a status (a number, a string or a Long) as a number. */
+const num = (value: { toString(): string } | undefined | null): number | undefined =>
+  value === undefined || value === null ? undefined : Number(value.toString());
