@@ -99,6 +99,26 @@ describe('metrics', () => {
     }
   });
 
+  it('puts level, component, shard index and epoch on every pserver line once it serves', () => {
+    const { pserver, epoch } = cluster.serving().get(0)!;
+    const lines = pserver.process.jsonLines();
+    const from = lines.findIndex((e) => e.msg === 'serving');
+    expect(from).toBeGreaterThanOrEqual(0);
+    const serving = lines.slice(from);
+    expect(serving.map((e) => e.msg)).toContain('checkpoint committed');
+    for (const line of serving)
+      expect(line).toMatchObject({
+        level: expect.any(String),
+        component: expect.any(String),
+        index: 0,
+        shardEpoch: epoch,
+      });
+    // A spare waiting for an index says so without one.
+    const waiting = lines.find((e) => String(e.msg).startsWith('waiting for a shard index'));
+    expect(waiting).toMatchObject({ component: 'node' });
+    expect(waiting).not.toHaveProperty('index');
+  });
+
   it('on the master: leadership, trainers and tasks by state', async () => {
     const [leader] = cluster.masters;
     const master = new MasterDriver(leader!.address);

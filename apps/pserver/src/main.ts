@@ -1,19 +1,23 @@
-import { createLogger } from '@pserver/logging';
+import { createLogger, type LogFields } from '@pserver/logging';
 import { loadConfig } from './config';
 import { exitCodes, PserverNode, RefusedToStart } from './pserver-node';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv);
+  // Every line says which shard, at which epoch, once the node serves one.
+  let context = (): LogFields => ({ component: 'node' });
   const logger = createLogger({
     name: 'pserver',
     level: config.logLevel,
     format: config.logFormat,
+    context: () => context(),
   });
   process.on('uncaughtException', (err) => {
     logger.fatal('uncaught exception', { err });
     process.exit(70);
   });
   const node = new PserverNode(config, logger);
+  context = () => node.logContext();
 
   // Signals are handled from the start: a hot spare waiting for an index stops cleanly too.
   let stopping = false;

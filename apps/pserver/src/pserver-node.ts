@@ -10,7 +10,7 @@ import {
   readJobState,
   type EtcdClient,
 } from '@pserver/coordination';
-import type { Logger } from '@pserver/logging';
+import type { LogFields, Logger } from '@pserver/logging';
 import {
   addReflection,
   bindServer,
@@ -60,6 +60,7 @@ interface Serving {
   shard: Shard;
   service: ParameterService;
   checkpointer: Checkpointer;
+  epoch: EpochGuard;
 }
 
 /**
@@ -102,6 +103,14 @@ export class PserverNode {
     );
     this.health.addTo(this.server);
     addReflection(this.server, [serviceNames.parameterServer]);
+  }
+
+  /** What every log line carries: the component, and the shard and epoch while serving one. */
+  logContext(): LogFields {
+    const serving = this.serving;
+    return serving
+      ? { component: 'node', index: serving.shard.index, shardEpoch: serving.epoch.current }
+      : { component: 'node' };
   }
 
   /** The bound address, once started. */
@@ -274,7 +283,7 @@ export class PserverNode {
       fence,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
     });
-    this.serving = { shard, service, checkpointer };
+    this.serving = { shard, service, checkpointer, epoch };
     checkpointer.startPeriodic(this.config.checkpointIntervalMs);
     this.health.setAll('SERVING');
   }

@@ -41,6 +41,21 @@ export function etcdBinary(): string {
 }
 
 /**
+ * etcd cannot watch a pipe from its parent as the apps do (`--exit-on-stdin-close`): where
+ * util-linux's `setpriv` is (every Debian), it starts etcd with a parent-death signal, so etcd is
+ * killed when the process that started it dies, however it died. `setpriv` execs etcd: the pid is
+ * etcd's own.
+ */
+function tiedToParent(binary: string): [command: string, ...args: string[]] {
+  try {
+    execFileSync('setpriv', ['--pdeathsig', 'KILL', 'true'], { stdio: 'ignore' });
+    return ['setpriv', '--pdeathsig', 'KILL', binary];
+  } catch {
+    return [binary];
+  }
+}
+
+/**
  * Starts a single-member etcd on free loopback ports. The data dir lives on /dev/shm when the
  * machine has it (fsync there is nearly free, which keeps lease and Txn latencies low in tests).
  */
@@ -67,9 +82,11 @@ async function startOnce(
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const endpoint = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
+  const [command, ...prefix] = tiedToParent(binary);
   const child = spawnProcess(
-    binary,
+    command,
     [
+      ...prefix,
       `--name=test`,
       `--data-dir=${dataDir}`,
       `--listen-client-urls=${endpoint}`,

@@ -28,6 +28,30 @@ describe('createLogger', () => {
     });
   });
 
+  it('adds the context read at each line, leaving a field a child binds to the child', () => {
+    const out = capture();
+    let context: Record<string, unknown> = {};
+    const log = createLogger({
+      name: 'pserver',
+      level: 'info',
+      format: 'json',
+      destination: out.stream,
+      context: () => ({ component: 'node', ...context }),
+    });
+    log.info('waiting');
+    context = { index: 2, shardEpoch: 7 };
+    log.info('serving');
+    log.child({ component: 'checkpoint' }).info('committed');
+    const lines = out.lines();
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ msg: 'waiting', component: 'node' }),
+      expect.objectContaining({ msg: 'serving', component: 'node', index: 2, shardEpoch: 7 }),
+      expect.objectContaining({ msg: 'committed', component: 'checkpoint', index: 2 }),
+    ]);
+    expect(lines[2]!.match(/"component"/g)).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).not.toHaveProperty('index');
+  });
+
   it('drops lines below its level', () => {
     const out = capture();
     const log = createLogger({ name: 't', level: 'warn', format: 'json', destination: out.stream });

@@ -29,6 +29,11 @@ export interface LoggerOptions {
   format: LogFormat;
   /** Where lines go; standard output by default. */
   destination?: NodeJS.WritableStream;
+  /**
+   * Fields read at each line and added to it, e.g. the shard a pserver serves now. A field a
+   * child logger binds itself (its `component`) is left to the child.
+   */
+  context?: () => LogFields;
 }
 
 export const defaultLoggerOptions: Omit<LoggerOptions, 'name'> = {
@@ -68,10 +73,21 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      ...(options.context ? { mixin: contextMixin(options.context) } : {}),
     },
     destination,
   );
   return wrap(base);
+}
+
+function contextMixin(
+  context: () => LogFields,
+): (merge: object, level: number, logger: pino.Logger) => object {
+  return (_merge, _level, logger) => {
+    const fields = context();
+    const bound = logger.bindings();
+    return Object.fromEntries(Object.entries(fields).filter(([key]) => !(key in bound)));
+  };
 }
 
 /** A logger that drops everything: for unit tests and libraries used without one. */

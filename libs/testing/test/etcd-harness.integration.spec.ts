@@ -1,5 +1,6 @@
 import { Etcd3, type IKeyValue } from 'etcd3';
-import { startEtcd, waitFor, type EtcdServer } from '../src';
+import path from 'node:path';
+import { bundleScript, spawnNode, startEtcd, waitFor, type EtcdServer } from '../src';
 
 describe('the real-etcd harness', () => {
   let etcd: EtcdServer;
@@ -50,5 +51,25 @@ describe('the real-etcd harness', () => {
     } finally {
       await watcher.cancel();
     }
+  });
+
+  it('stops an etcd when the process that started it dies, even by SIGKILL', async () => {
+    const owner = spawnNode(bundleScript(path.join(__dirname, 'fixtures', 'etcd-owner.ts')), [], {
+      name: 'etcd-owner',
+    });
+    const { etcdPid } = (await owner.waitForLog((e) => typeof e.etcdPid === 'number', {
+      timeoutMs: 30_000,
+    })) as { etcdPid: number };
+    const alive = (): boolean => {
+      try {
+        process.kill(etcdPid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    await owner.kill();
+    await waitFor(() => !alive(), { timeoutMs: 10_000, description: `etcd (pid ${etcdPid}) gone` });
   });
 });

@@ -18,7 +18,7 @@ export interface DemoClusterOptions {
  * The demo's job on this machine: etcd, two master replicas, the pservers and one spare (a short
  * lease so that a failure is noticed in seconds, a checkpoint every second so that little is
  * rolled back), and the trainer processes. Every process is tied to this one: it exits when this
- * process does, even by SIGKILL (etcd aside, which `stop()` and the exit handler stop).
+ * process does, even by SIGKILL.
  */
 export class DemoCluster {
   readonly trainers: ManagedProcess[] = [];
