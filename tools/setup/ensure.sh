@@ -19,28 +19,32 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-# Debian packages the tests need: etcd (a real one, for integration tests), protoc (to check that
-# the wire contract compiles and to generate the Python and Go stubs), and the Python and Go
-# clients' toolchains. Python means Debian's own interpreter (`command -pv python3`, on the
-# default system PATH), the one Debian's python3-* packages install into.
+# Debian packages: etcd (a real one, for the demo and the integration tests); for the tests also
+# protoc (to check that the wire contract compiles and to generate the Python and Go stubs) and
+# the Python and Go clients' toolchains. Python means Debian's own interpreter (`command -pv
+# python3`, on the default system PATH), the one Debian's python3-* packages install into.
+# `--demo` (npm run demo) asks for etcd alone.
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
-command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
-command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
-system_python=$(command -pv python3 || true)
-for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest; do
-  if [ -z "$system_python" ] || ! "$system_python" -c "import ${module%%:*}" >/dev/null 2>&1; then
-    missing+=("${module#*:}")
-  fi
-done
-command -v go >/dev/null 2>&1 || missing+=(golang-go)
-command -v protoc-gen-go >/dev/null 2>&1 || missing+=(protoc-gen-go)
-command -v protoc-gen-go-grpc >/dev/null 2>&1 || missing+=(protoc-gen-go-grpc)
-# Go sources the client builds against offline (GOPATH mode over /usr/share/gocode). The 1-5
-# golang/protobuf package, not 1-3: a grpc server built with 1-3 crashed on its first request.
-for package in golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
+[ "${1:-}" = --demo ] || tests_need_more=true
+if [ -n "${tests_need_more:-}" ]; then
+  command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+  command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
+  system_python=$(command -pv python3 || true)
+  for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest; do
+    if [ -z "$system_python" ] || ! "$system_python" -c "import ${module%%:*}" >/dev/null 2>&1; then
+      missing+=("${module#*:}")
+    fi
+  done
+  command -v go >/dev/null 2>&1 || missing+=(golang-go)
+  command -v protoc-gen-go >/dev/null 2>&1 || missing+=(protoc-gen-go)
+  command -v protoc-gen-go-grpc >/dev/null 2>&1 || missing+=(protoc-gen-go-grpc)
+  # Go sources the client builds against offline (GOPATH mode over /usr/share/gocode). The 1-5
+  # golang/protobuf package, not 1-3: a grpc server built with 1-3 crashed on its first request.
+  for package in golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (Debian packages)"
@@ -52,5 +56,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 command -v etcd >/dev/null 2>&1 || fail 'etcd is still not on PATH after installing etcd-server.'
-command -v protoc >/dev/null 2>&1 || fail 'protoc is still not on PATH after installing protobuf-compiler.'
-command -v go >/dev/null 2>&1 || fail 'go is still not on PATH after installing golang-go.'
+if [ -n "${tests_need_more:-}" ]; then
+  command -v protoc >/dev/null 2>&1 || fail 'protoc is still not on PATH after installing protobuf-compiler.'
+  command -v go >/dev/null 2>&1 || fail 'go is still not on PATH after installing golang-go.'
+fi

@@ -19,12 +19,11 @@ export function masterMetrics(role: () => LeaderRole | undefined): Registry {
   });
   new Gauge({
     name: 'pserver_master_trainers',
-    help: 'Trainers with a live session (leader only).',
+    help: 'Trainers with a live session (NaN on a follower).',
     registers: [registry],
     collect() {
-      const leader = role();
-      if (leader) this.set(leader.sessions.list().length);
-      else this.reset();
+      // NaN on a follower, which does not hold the sessions.
+      this.set(role()?.sessions.list().length ?? NaN);
     },
   });
   new Gauge({
@@ -42,12 +41,11 @@ export function masterMetrics(role: () => LeaderRole | undefined): Registry {
   });
   new Gauge({
     name: 'pserver_master_pass',
-    help: 'The current pass of the dataset (leader only).',
+    help: 'The current pass of the dataset (NaN on a follower or before a dataset).',
     registers: [registry],
     collect() {
       const pass = role()?.dataset.passStatus();
-      if (pass) this.set(Number(pass.pass));
-      else this.reset();
+      this.set(pass ? Number(pass.pass) : NaN);
     },
   });
   return registry;

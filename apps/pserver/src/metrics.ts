@@ -27,9 +27,9 @@ export function pserverMetrics(sources: PserverMetricSources): {
       help,
       registers: [registry],
       collect() {
-        const value = read();
-        if (value === undefined) this.reset();
-        else this.set(value);
+        // NaN when it does not apply (no shard served yet, standalone, no checkpoint yet): an
+        // unlabelled gauge cannot be left out, and 0 would be a lie.
+        this.set(read() ?? NaN);
       },
     });
   };

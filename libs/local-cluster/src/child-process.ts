@@ -46,6 +46,8 @@ export class ManagedProcess {
   readonly exited: Promise<ExitStatus>;
   private status: ExitStatus | undefined;
   private readonly lineListeners = new Set<(line: string) => void>();
+  /** The latest structured line of each message, kept as lines arrive (see `lastLog`). */
+  private readonly latestByMsg = new Map<string, Record<string, unknown>>();
 
   constructor(
     readonly name: string,
@@ -60,6 +62,8 @@ export class ManagedProcess {
     const log = fs.createWriteStream(this.logFile);
     const onLine = (line: string): void => {
       this.lines.push(line);
+      const entry = parseJson(line);
+      if (typeof entry?.msg === 'string') this.latestByMsg.set(entry.msg, entry);
       log.write(line + '\n');
       echo?.(line);
       for (const listener of this.lineListeners) listener(line);
@@ -101,13 +105,9 @@ export class ManagedProcess {
     });
   }
 
-  /** The latest structured log line with this message, if any. */
+  /** The latest structured log line with this message, if any (no parsing: kept on arrival). */
   lastLog(msg: string): Record<string, unknown> | undefined {
-    for (let i = this.lines.length - 1; i >= 0; i--) {
-      const entry = parseJson(this.lines[i]!);
-      if (entry?.msg === msg) return entry;
-    }
-    return undefined;
+    return this.latestByMsg.get(msg);
   }
 
   /** Resolves with the first line (already written or still to come) that matches. */

@@ -21,6 +21,8 @@ export interface EtcdServer {
   /** Client URL, e.g. `http://127.0.0.1:41234`. */
   readonly endpoint: string;
   readonly process: ManagedProcess;
+  /** Its data directory (removed by `stop()`). */
+  readonly dataDir: string;
   /** A key prefix no other test uses: `/pserver-test/<name>-<random>/`. */
   uniquePrefix(name: string): string;
   /** Stops etcd (SIGTERM, then SIGKILL) and deletes its data dir. */
@@ -120,6 +122,7 @@ async function startOnce(
   return {
     endpoint,
     process: child,
+    dataDir,
     uniquePrefix: (name) => `/pserver-test/${name}-${randomUUID().slice(0, 8)}/`,
     stop: async () => {
       await child.stop({ graceMs: 5_000 });

@@ -1,4 +1,5 @@
 import { Etcd3, type IKeyValue } from 'etcd3';
+import fs from 'node:fs';
 import path from 'node:path';
 import { bundleScript, spawnNode, startEtcd, waitFor, type EtcdServer } from '../src';
 
@@ -57,9 +58,9 @@ describe('the real-etcd harness', () => {
     const owner = spawnNode(bundleScript(path.join(__dirname, 'fixtures', 'etcd-owner.ts')), [], {
       name: 'etcd-owner',
     });
-    const { etcdPid } = (await owner.waitForLog((e) => typeof e.etcdPid === 'number', {
+    const { etcdPid, dataDir } = (await owner.waitForLog((e) => typeof e.etcdPid === 'number', {
       timeoutMs: 30_000,
-    })) as { etcdPid: number };
+    })) as { etcdPid: number; dataDir: string };
     const alive = (): boolean => {
       try {
         process.kill(etcdPid, 0);
@@ -71,5 +72,7 @@ describe('the real-etcd harness', () => {
     expect(alive()).toBe(true);
     await owner.kill();
     await waitFor(() => !alive(), { timeoutMs: 10_000, description: `etcd (pid ${etcdPid}) gone` });
+    // Nobody was left to remove its data (on /dev/shm, memory): the test does.
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -62,11 +62,6 @@ export class Chaos {
     for (const failure of this.failures) this.watch(failure);
   }
 
-  /** True once every planned failure was injected and recovered from. */
-  settled(): boolean {
-    return this.plan.length === 0 && this.failures.every((f) => f.resumedAt !== undefined);
-  }
-
   private killPserver(now: number): Failure | undefined {
     const served = this.demo.cluster.serving().get(this.victimIndex);
     if (!served) return undefined;

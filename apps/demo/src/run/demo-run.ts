@@ -72,6 +72,11 @@ export async function runDemo(
       onLine: (name, line) => progress.onTrainerLine(name, line),
     });
     const cluster = demo;
+    // Ctrl-C is acted on between phases and at each tick of the training loop.
+    const interrupted = (): void => {
+      if (signal.aborted) throw new Error('interrupted');
+    };
+    interrupted();
     demo.startTrainers();
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
@@ -81,7 +86,7 @@ export async function runDemo(
     );
     let passesOver = 0;
     while (!progress.allFinished()) {
-      if (signal.aborted) throw new Error('interrupted');
+      interrupted();
       if (Date.now() - startedAt > options.timeoutMs)
         throw new Error(`the demo did not finish within ${options.timeoutMs / 1000} s`);
       const crashed = demo.trainers.find((t) => !t.running && t.exitStatus?.code !== 0);
@@ -101,7 +106,9 @@ export async function runDemo(
     for (const t of progress.trainers.values())
       record({ kind: 'trainer', name: t.name, steps: t.steps, samples: t.samplesByPass });
 
+    interrupted();
     const measured = await testAccuracy(demo, options.seed, test);
+    interrupted();
     record(
       { kind: 'accuracy', accuracy: measured },
       `test accuracy ${(measured * 100).toFixed(1)} % on ${test.length} held-out digits`,

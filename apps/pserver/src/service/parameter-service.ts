@@ -284,6 +284,8 @@ export class ParameterService {
   }
 
   private reply(result: ReturnType<Shard['applyPush']>): SendGradsResponse {
+    // A retry that arrived while the first send was being applied is caught by the shard.
+    if (result.outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
     return { shardEpoch: this.epoch.current, ...result };
   }
 
