@@ -8,4 +8,6 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   reporters: ['default', path.join(__dirname, 'tools/jest/results-reporter.js')],
+  // Removes the temporary directories the tests made (a test file's `process` never emits 'exit').
+  globalTeardown: path.join(__dirname, 'tools/jest/remove-temp-dirs.js'),
 };
