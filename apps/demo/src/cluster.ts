@@ -3,32 +3,30 @@
 // training, for you to poke at (kill -9 a pserver, start a trainer of your own) until Ctrl-C.
 import path from 'node:path';
 import { Command } from 'commander';
-import { count, positive } from './cli-options';
+import { positive } from './cli-options';
 import { defaultOutDir } from './run/out-dir';
 import { loadDigits, splitDigits, writeCsvFiles } from './digits/digits';
 import { DemoCluster } from './run/demo-cluster';
-import { trainerLineup } from './run/trainer-programs';
+import { lineupOf, withTrainerOptions, type TrainerCounts } from './run/trainer-programs';
 import { compactLine } from './view/compact-line';
 
-const options = new Command('demo-cluster')
-  .description('Runs etcd, 2 masters, pservers and a spare, and trainers, until Ctrl-C.')
-  .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
-  .option('--trainers <n>', 'TypeScript trainer processes', count, 4)
-  .option('--python-trainers <n>', 'Python trainers (examples/python)', count, 0)
-  .option('--go-trainers <n>', 'Go trainers (examples/go; build first)', count, 0)
+const options = withTrainerOptions(
+  new Command('demo-cluster')
+    .description('Runs etcd, 2 masters, pservers and a spare, and trainers, until Ctrl-C.')
+    .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3),
+)
   .option('--passes <n>', 'passes over the training digits', positive, 4)
   .option('--seed <n>', 'seed of the data split and the initial weights', positive, 1)
   .option('--out <dir>', 'where data and logs go (default tmp/demo/cluster-<time>)')
   .parse()
-  .opts<{
-    pservers: number;
-    trainers: number;
-    pythonTrainers: number;
-    goTrainers: number;
-    passes: number;
-    seed: number;
-    out?: string;
-  }>();
+  .opts<
+    TrainerCounts & {
+      pservers: number;
+      passes: number;
+      seed: number;
+      out?: string;
+    }
+  >();
 
 async function main(): Promise<void> {
   const outDir = path.resolve(options.out ?? defaultOutDir('cluster-'));
@@ -36,11 +34,7 @@ async function main(): Promise<void> {
   writeCsvFiles(path.join(outDir, 'data'), train, 4);
   const demo = await DemoCluster.start({
     ...options,
-    trainers: trainerLineup({
-      typescript: options.trainers,
-      python: options.pythonTrainers,
-      go: options.goTrainers,
-    }),
+    trainers: lineupOf(options),
     data: path.join(outDir, 'data', 'train-*.csv'),
     logDir: path.join(outDir, 'logs'),
     onLine: (name, line) => {

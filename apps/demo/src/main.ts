@@ -2,42 +2,40 @@
 // leading master killed halfway; prints the test accuracy and the time each failure cost.
 import path from 'node:path';
 import { Command } from 'commander';
-import { count, positive } from './cli-options';
+import { positive } from './cli-options';
 import { defaultOutDir } from './run/out-dir';
 import { runDemo } from './run/demo-run';
-import { trainerLineup } from './run/trainer-programs';
+import { lineupOf, withTrainerOptions, type TrainerCounts } from './run/trainer-programs';
 import { PlainView } from './view/plain-view';
 import { TerminalView } from './view/terminal-view';
 
 /** The accuracy the README promises (measured over several seeds with chaos on). */
 const accuracyFloor = 0.88;
 
-const options = new Command('demo')
-  .description(
-    'Trains a digit classifier on a local cluster (etcd, 2 masters, pservers, a spare, trainers)\n' +
-      'and kills a pserver and the leading master halfway.',
-  )
-  .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
-  .option('--trainers <n>', 'TypeScript trainer processes', count, 4)
-  .option('--python-trainers <n>', 'Python trainers (examples/python)', count, 0)
-  .option('--go-trainers <n>', 'Go trainers (examples/go; build first)', count, 0)
+const options = withTrainerOptions(
+  new Command('demo')
+    .description(
+      'Trains a digit classifier on a local cluster (etcd, 2 masters, pservers, a spare, trainers)\n' +
+        'and kills a pserver and the leading master halfway.',
+    )
+    .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3),
+)
   .option('--passes <n>', 'passes over the training digits (default 4, 2 with --ci)', positive)
   .option('--seed <n>', 'seed of the data split, the initial weights and the chaos', positive, 1)
   .option('--no-chaos', 'kill nothing')
   .option('--ci', 'a shorter run with plain output, for scripts and CI')
   .option('--out <dir>', 'where data, logs, events and the report go (default tmp/demo/<time>)')
   .parse()
-  .opts<{
-    pservers: number;
-    trainers: number;
-    pythonTrainers: number;
-    goTrainers: number;
-    passes?: number;
-    seed: number;
-    chaos: boolean;
-    ci?: boolean;
-    out?: string;
-  }>();
+  .opts<
+    TrainerCounts & {
+      pservers: number;
+      passes?: number;
+      seed: number;
+      chaos: boolean;
+      ci?: boolean;
+      out?: string;
+    }
+  >();
 
 async function main(): Promise<number> {
   const interrupted = new AbortController();
@@ -48,11 +46,7 @@ async function main(): Promise<number> {
   const result = await runDemo(
     {
       pservers: options.pservers,
-      trainers: trainerLineup({
-        typescript: options.trainers,
-        python: options.pythonTrainers,
-        go: options.goTrainers,
-      }),
+      trainers: lineupOf(options),
       passes: options.passes ?? (options.ci ? 2 : 4),
       seed: options.seed,
       chaos: options.chaos,

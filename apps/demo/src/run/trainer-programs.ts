@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Command } from 'commander';
 import { workspaceRoot } from '@pserver/local-cluster';
+import { count } from '../cli-options';
 
 /** The languages the demo has a trainer in; all print the same JSON event lines. */
 export type TrainerLanguage = 'typescript' | 'python' | 'go';
@@ -24,6 +26,30 @@ export function trainerLineup(counts: Record<TrainerLanguage, number>): TrainerS
       language,
     })),
   );
+}
+
+/** How many trainers of each language the demo's commands start (`--trainers`, …). */
+export interface TrainerCounts {
+  trainers: number;
+  pythonTrainers: number;
+  goTrainers: number;
+}
+
+/** Adds the flags of `TrainerCounts` to a command. */
+export function withTrainerOptions(command: Command): Command {
+  return command
+    .option('--trainers <n>', 'TypeScript trainer processes', count, 4)
+    .option('--python-trainers <n>', 'Python trainers (examples/python)', count, 0)
+    .option('--go-trainers <n>', 'Go trainers (examples/go; build first)', count, 0);
+}
+
+/** The trainers those flags ask for. */
+export function lineupOf(counts: TrainerCounts): TrainerSpec[] {
+  return trainerLineup({
+    typescript: counts.trainers,
+    python: counts.pythonTrainers,
+    go: counts.goTrainers,
+  });
 }
 
 /**
