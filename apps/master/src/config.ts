@@ -1,16 +1,26 @@
 import os from 'node:os';
 import { Command, Option } from 'commander';
 import {
+  etcdSecurityOptions,
+  etcdSecuritySettings,
   integerOption,
   listOption,
   logOptions,
   logSettings,
+  serverSecurityOptions,
+  serverSecuritySettings,
+  type EtcdSecuritySettings,
   type LogSettings,
+  type ServerSecuritySettings,
 } from '@pserver/config';
 import { defaultBlockSize } from '@pserver/proto';
 
 /** Everything the master reads from its command line and environment, parsed and checked. */
 export interface MasterConfig extends LogSettings {
+  /** TLS and access control of the gRPC server (SECURITY.md). */
+  security: ServerSecuritySettings;
+  /** TLS and user for etcd. */
+  etcdSecurity: EtcdSecuritySettings;
   host: string;
   port: number;
   /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
@@ -144,7 +154,12 @@ export function loadConfig(argv: string[]): MasterConfig {
         .env('MASTER_EXIT_ON_STDIN_CLOSE')
         .hideHelp(),
     );
-  for (const option of logOptions('MASTER')) program.addOption(option);
+  for (const option of [
+    ...serverSecurityOptions('MASTER'),
+    ...etcdSecurityOptions('MASTER'),
+    ...logOptions('MASTER'),
+  ])
+    program.addOption(option);
   program.parse(argv, { from: 'node' });
   const o = program.opts<{
     host: string;
@@ -162,7 +177,17 @@ export function loadConfig(argv: string[]): MasterConfig {
     exitOnStdinClose?: boolean;
     logLevel: string;
     logFormat?: string;
+    tlsCert?: string;
+    tlsKey?: string;
+    tlsClientCa?: string;
+    authConfig?: string;
+    etcdCa?: string;
+    etcdCert?: string;
+    etcdKey?: string;
+    etcdUser?: string;
+    etcdPasswordFile?: string;
   }>();
+  const fail = (message: string): never => program.error(message);
   return {
     host: o.host,
     port: o.port,
@@ -178,6 +203,8 @@ export function loadConfig(argv: string[]): MasterConfig {
     shutdownGraceMs: o.shutdownGraceMs,
     exitOnStdinClose: o.exitOnStdinClose ?? false,
     name: `${os.hostname()}-${process.pid}`,
+    security: serverSecuritySettings(o, fail),
+    etcdSecurity: etcdSecuritySettings(o, fail),
     ...logSettings(o),
   };
 }

@@ -9,7 +9,14 @@ async function main(): Promise<void> {
     logger.fatal('uncaught exception', { err });
     process.exit(70);
   });
-  const node = new MasterNode(config, logger, (code) => process.exit(code));
+  let node: MasterNode;
+  try {
+    node = new MasterNode(config, logger, (code) => process.exit(code));
+  } catch (err) {
+    // Settings that cannot work (e.g. an unreadable certificate): one line says why.
+    logger.fatal(`cannot start: ${(err as Error).message}`);
+    process.exit(exitCodes.failure);
+  }
   try {
     await node.start();
   } catch (err) {

@@ -14,6 +14,8 @@ import {
   callMetricsInterceptor,
   createGrpcServer,
   HealthService,
+  loadServerSecurity,
+  type ServerSecurity,
   masterService,
   serviceNames,
   shutdownServer,
@@ -37,6 +39,7 @@ export const exitCodes = { ok: 0, failure: 1, leadershipLost: 4 } as const;
 export class MasterNode {
   private readonly health = new HealthService([serviceNames.master]);
   private readonly server: Server;
+  private readonly security: ServerSecurity;
   private readonly service: MasterService;
   private readonly keys: JobKeys;
   private client: EtcdClient | undefined;
@@ -59,10 +62,12 @@ export class MasterNode {
       leaderAddress: async () =>
         this.client ? (await leaderOf(this.client, this.keys.electionPrefix))?.value : undefined,
     });
+    this.security = loadServerSecurity(config.security, config.host, logger);
     this.server = createGrpcServer({
       maxMessageBytes: 16 * 1024 * 1024,
       flowControlWindowBytes: 1024 * 1024,
-      interceptors: [callMetricsInterceptor(this.metrics)],
+      // The last interceptor sees a call first: access is checked before anything is counted.
+      interceptors: [callMetricsInterceptor(this.metrics), ...this.security.interceptors],
     });
     this.server.addService(
       masterService,
@@ -78,9 +83,11 @@ export class MasterNode {
       this.metricsServer = await serveMetrics(this.metrics, config.host, config.metricsPort);
       logger.info('metrics listening', { address: this.metricsServer.address });
     }
-    const port = await bindServer(this.server, config.host, config.port);
+    logger.info('security', { grpc: this.security.description });
+    for (const warning of this.security.warnings) logger.warn(warning);
+    const port = await bindServer(this.server, config.host, config.port, this.security.credentials);
     this.address = config.advertiseAddress ?? `${config.host}:${port}`;
-    this.client = connectEtcd({ endpoints: config.etcdEndpoints });
+    this.client = connectEtcd({ endpoints: config.etcdEndpoints, security: config.etcdSecurity });
     this.lease = await LeaseKeeper.grant(this.client, {
       ttlSeconds: config.leaseTtlSeconds,
       logger,

@@ -2,15 +2,25 @@ import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
 import {
+  etcdSecurityOptions,
+  etcdSecuritySettings,
   integerOption,
   listOption,
   logOptions,
   logSettings,
+  serverSecurityOptions,
+  serverSecuritySettings,
+  type EtcdSecuritySettings,
   type LogSettings,
+  type ServerSecuritySettings,
 } from '@pserver/config';
 
 /** Everything the pserver reads from its command line and environment, parsed and checked. */
 export interface PserverConfig extends LogSettings {
+  /** TLS and access control of the gRPC server (SECURITY.md). */
+  security: ServerSecuritySettings;
+  /** TLS and user for etcd. */
+  etcdSecurity: EtcdSecuritySettings;
   host: string;
   port: number;
   /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
@@ -236,7 +246,12 @@ export function loadConfig(argv: string[]): PserverConfig {
         3_600_000,
       ),
     );
-  for (const option of logOptions('PSERVER')) program.addOption(option);
+  for (const option of [
+    ...serverSecurityOptions('PSERVER'),
+    ...etcdSecurityOptions('PSERVER'),
+    ...logOptions('PSERVER'),
+  ])
+    program.addOption(option);
   program.parse(argv, { from: 'node' });
   const o = program.opts<{
     host: string;
@@ -262,7 +277,17 @@ export function loadConfig(argv: string[]): PserverConfig {
     shutdownGraceMs: number;
     logLevel: string;
     logFormat?: string;
+    tlsCert?: string;
+    tlsKey?: string;
+    tlsClientCa?: string;
+    authConfig?: string;
+    etcdCa?: string;
+    etcdCert?: string;
+    etcdKey?: string;
+    etcdUser?: string;
+    etcdPasswordFile?: string;
   }>();
+  const fail = (message: string): never => program.error(message);
   if (o.index >= o.shards) {
     program.error(
       `error: option '--index <i>' must be below --shards (${o.shards}), got ${o.index}`,
@@ -290,6 +315,8 @@ export function loadConfig(argv: string[]): PserverConfig {
     failpoint: o.failpoint,
     exitOnStdinClose: o.exitOnStdinClose ?? false,
     shutdownGraceMs: o.shutdownGraceMs,
+    security: serverSecuritySettings(o, fail),
+    etcdSecurity: etcdSecuritySettings(o, fail),
     ...logSettings(o),
   };
 }

@@ -16,7 +16,14 @@ async function main(): Promise<void> {
     logger.fatal('uncaught exception', { err });
     process.exit(70);
   });
-  const node = new PserverNode(config, logger);
+  let node: PserverNode;
+  try {
+    node = new PserverNode(config, logger);
+  } catch (err) {
+    // Settings that cannot work (e.g. an unreadable certificate): one line says why.
+    logger.fatal(`cannot start: ${(err as Error).message}`);
+    process.exit(exitCodes.failure);
+  }
   context = () => node.logContext();
 
   // Signals are handled from the start: a hot spare waiting for an index stops cleanly too.

@@ -17,6 +17,8 @@ import {
   callMetricsInterceptor,
   createGrpcServer,
   HealthService,
+  loadServerSecurity,
+  type ServerSecurity,
   parameterServerService,
   serveMetrics,
   serviceNames,
@@ -84,6 +86,7 @@ export class PserverNode {
     leaseValidUntil: () => this.lease?.validUntil,
   });
   private metricsServer: MetricsServer | undefined;
+  private readonly security: ServerSecurity;
 
   constructor(
     private readonly config: PserverConfig,
@@ -91,10 +94,12 @@ export class PserverNode {
     /** Called when the process must end now (fenced), with the exit code. */
     private readonly onFatal: (code: number) => void = (code) => process.exit(code),
   ) {
+    this.security = loadServerSecurity(config.security, config.host, logger);
     this.server = createGrpcServer({
       maxMessageBytes: config.maxMessageBytes,
       flowControlWindowBytes: config.flowControlWindowBytes,
-      interceptors: [callMetricsInterceptor(this.metrics.registry)],
+      // The last interceptor sees a call first: access is checked before anything is counted.
+      interceptors: [callMetricsInterceptor(this.metrics.registry), ...this.security.interceptors],
     });
     const handlers = parameterServerHandlers(() => this.requireService(), logger);
     this.server.addService(
@@ -126,6 +131,8 @@ export class PserverNode {
       this.metricsServer = await serveMetrics(this.metrics.registry, host, metricsPort);
       this.logger.info('metrics listening', { address: this.metricsServer.address });
     }
+    this.logger.info('security', { grpc: this.security.description });
+    for (const warning of this.security.warnings) this.logger.warn(warning);
     if (this.config.etcdEndpoints) await this.startCluster(this.config.etcdEndpoints);
     else await this.startStandalone();
   }
@@ -174,7 +181,7 @@ export class PserverNode {
         broken: recovery.broken,
       });
     }
-    this.port = await bindServer(this.server, config.host, config.port);
+    this.port = await bindServer(this.server, config.host, config.port, this.security.credentials);
     this.serve(shard, checkpointer, new FixedEpochGuard(store.epoch), 'SHARD_MODE_STANDALONE');
     this.logger.info('listening', {
       address: this.address,
@@ -189,13 +196,13 @@ export class PserverNode {
   private async startCluster(endpoints: string[]): Promise<void> {
     const { config, logger } = this;
     const keys = new JobKeys(config.job);
-    const client = (this.client = connectEtcd({ endpoints }));
+    const client = (this.client = connectEtcd({ endpoints, security: config.etcdSecurity }));
     const lease = (this.lease = await LeaseKeeper.grant(client, {
       ttlSeconds: config.leaseTtlSeconds,
       logger,
     }));
     lease.onExpired((reason) => this.fence(reason));
-    this.port = await bindServer(this.server, config.host, config.port);
+    this.port = await bindServer(this.server, config.host, config.port, this.security.credentials);
     const address = config.advertiseAddress ?? this.address;
     this.health.set('', 'NOT_SERVING');
     logger.info('listening', {

@@ -7,7 +7,7 @@ import {
   type SetDatasetRequest,
   type SetDatasetResponse__Output,
 } from '@pserver/proto';
-import { RpcError } from '@pserver/rpc';
+import { RpcError, type ClientSecurity } from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isStaleView } from './errors';
 import { MasterLink } from './master-link';
@@ -23,7 +23,7 @@ import {
 } from './tensors';
 import { changedShards, complete, viewFromProto, type View } from './view';
 
-export interface ConnectOptions {
+export interface ConnectOptions extends ClientSecurity {
   /** Master replicas; the client follows the leader. */
   master?: string[];
   /** Standalone: the pservers, in index order (no master). */
@@ -90,9 +90,13 @@ export class PserverClient implements ContextHost {
       flowControlWindowBytes: 32 * mib,
       timeoutMs: options.callTimeoutMs ?? 30_000,
       streamChunkBytes: 4 * mib,
+      security: { tls: options.tls, token: options.token },
     });
     if (options.master) {
-      const master = new MasterLink(options.master, logger, options.callTimeoutMs);
+      const master = new MasterLink(options.master, logger, options.callTimeoutMs, {
+        tls: options.tls,
+        token: options.token,
+      });
       const registered = await master.registerTrainer(options.name ?? `trainer-${process.pid}`);
       const client = new PserverClient(
         options,

@@ -9,4 +9,5 @@ export { StepContext } from './step-context';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
 export { BFloat16Bits, Float16Bits } from './tensors';
 export type { ShardRoute, View } from './view';
-export { RpcError } from '@pserver/rpc';
+export type { ClientSecurity, ClientSecurityFiles, ClientTls } from '@pserver/rpc';
+export { loadClientSecurity, RpcError } from '@pserver/rpc';

@@ -1,4 +1,4 @@
-import { credentials, status, type ClientReadableStream } from '@grpc/grpc-js';
+import { status, type ClientReadableStream } from '@grpc/grpc-js';
 import type { Logger } from '@pserver/logging';
 import type {
   BeginInitResponse__Output,
@@ -9,7 +9,14 @@ import type {
   SetDatasetRequest,
   SetDatasetResponse__Output,
 } from '@pserver/proto';
-import { callUnary, fromServiceError, masterClient, RpcError } from '@pserver/rpc';
+import {
+  callUnary,
+  channelSecurity,
+  fromServiceError,
+  masterClient,
+  RpcError,
+  type ClientSecurity,
+} from '@pserver/rpc';
 import { ClientError } from './errors';
 import { sleepFor } from './retry';
 
@@ -33,12 +40,15 @@ type UnaryName =
 export class MasterLink {
   private readonly clients = new Map<string, MasterClient>();
   private current: string;
+  private readonly channel: ReturnType<typeof channelSecurity>;
 
   constructor(
     private readonly addresses: string[],
     private readonly logger: Logger,
     private readonly timeoutMs = 10_000,
+    security: ClientSecurity = {},
   ) {
+    this.channel = channelSecurity(security);
     if (addresses.length === 0)
       throw new ClientError('CLIENT_NO_MASTER', 'connect: no master address given');
     this.current = addresses[0]!;
@@ -190,7 +200,7 @@ export class MasterLink {
   private client(address: string): MasterClient {
     let client = this.clients.get(address);
     if (!client) {
-      client = masterClient(address, credentials.createInsecure());
+      client = masterClient(address, this.channel.credentials, this.channel.options);
       this.clients.set(address, client);
     }
     return client;

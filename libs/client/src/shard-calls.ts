@@ -1,4 +1,3 @@
-import { credentials } from '@grpc/grpc-js';
 import type {
   GetParamsResponse__Output,
   GetShardStatusResponse__Output,
@@ -12,8 +11,10 @@ import type {
 import {
   callClientStream,
   callUnary,
+  channelSecurity,
   clientChannelOptions,
   parameterServerClient,
+  type ClientSecurity,
 } from '@pserver/rpc';
 
 export interface ShardCallOptions {
@@ -22,6 +23,8 @@ export interface ShardCallOptions {
   timeoutMs: number;
   /** Pushes larger than this are streamed in pieces of this size. */
   streamChunkBytes: number;
+  /** TLS and token; plaintext when absent. */
+  security?: ClientSecurity;
 }
 
 /** What ends a call: its caller's signal, and a deadline (`Date.now()` ms) it cannot outlive. */
@@ -33,8 +36,11 @@ export interface CallLimits {
 /** The pserver calls the client makes, one gRPC client per address, each call with a deadline. */
 export class ShardCalls {
   private readonly clients = new Map<string, ParameterServerClient>();
+  private readonly channel: ReturnType<typeof channelSecurity>;
 
-  constructor(private readonly options: ShardCallOptions) {}
+  constructor(private readonly options: ShardCallOptions) {
+    this.channel = channelSecurity(options.security);
+  }
 
   status(address: string, limits: CallLimits = {}): Promise<GetShardStatusResponse__Output> {
     const client = this.client(address);
@@ -133,11 +139,10 @@ export class ShardCalls {
   private client(address: string): ParameterServerClient {
     let client = this.clients.get(address);
     if (!client) {
-      client = parameterServerClient(
-        address,
-        credentials.createInsecure(),
-        clientChannelOptions(this.options),
-      );
+      client = parameterServerClient(address, this.channel.credentials, {
+        ...clientChannelOptions(this.options),
+        ...this.channel.options,
+      });
       this.clients.set(address, client);
     }
     return client;

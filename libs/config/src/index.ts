@@ -1,2 +1,9 @@
 export type { LogSettings } from './options';
 export { integerOption, listOption, logOptions, logSettings } from './options';
+export type { EtcdSecuritySettings, ServerSecuritySettings } from './security-options';
+export {
+  etcdSecurityOptions,
+  etcdSecuritySettings,
+  serverSecurityOptions,
+  serverSecuritySettings,
+} from './security-options';

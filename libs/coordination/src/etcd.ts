@@ -1,10 +1,14 @@
+import fs from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
+import type { EtcdSecuritySettings } from '@pserver/config';
 
 export interface EtcdOptions {
   endpoints: string[];
   /** Deadline of each unary etcd call. */
   callTimeoutMs: number;
   dialTimeoutMs: number;
+  /** TLS and etcd user (SECURITY.md); files are read when connecting. */
+  security?: EtcdSecuritySettings;
 }
 
 export const defaultEtcdOptions: Omit<EtcdOptions, 'endpoints'> = {
@@ -18,12 +22,52 @@ export const defaultEtcdOptions: Omit<EtcdOptions, 'endpoints'> = {
  * this library is a guarded transaction whose outcome is read back when it is unclear.
  */
 export function connectEtcd(options: Partial<EtcdOptions> & { endpoints: string[] }): Etcd3 {
-  const { endpoints, callTimeoutMs, dialTimeoutMs } = { ...defaultEtcdOptions, ...options };
+  const { endpoints, callTimeoutMs, dialTimeoutMs, security } = {
+    ...defaultEtcdOptions,
+    ...options,
+  };
   const config: IOptions = {
     hosts: endpoints,
     dialTimeout: dialTimeoutMs,
     defaultCallOptions: (context) =>
       context.isStream ? {} : { deadline: Date.now() + callTimeoutMs },
+    ...(security ? etcdCredentials(security, endpoints) : {}),
   };
   return new Etcd3(config);
+}
+
+/** etcd3's `credentials` and `auth` from file paths; a problem names the flag and the file. */
+function etcdCredentials(
+  security: EtcdSecuritySettings,
+  endpoints: string[],
+): Pick<IOptions, 'credentials' | 'auth'> {
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`${flag} ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const result: Pick<IOptions, 'credentials' | 'auth'> = {};
+  const { caFile, certFile, keyFile, username, passwordFile } = security;
+  if (caFile !== undefined || certFile !== undefined) {
+    if (caFile === undefined)
+      throw new Error('--etcd-cert needs --etcd-ca (the CA of etcd’s server)');
+    const plain = endpoints.filter((endpoint) => !endpoint.startsWith('https://'));
+    if (plain.length > 0)
+      throw new Error(`--etcd-ca: TLS to etcd needs https:// endpoints, got ${plain.join(', ')}`);
+    result.credentials = {
+      rootCertificate: read('--etcd-ca', caFile),
+      ...(certFile !== undefined && keyFile !== undefined
+        ? { certChain: read('--etcd-cert', certFile), privateKey: read('--etcd-key', keyFile) }
+        : {}),
+    };
+  }
+  if (username !== undefined && passwordFile !== undefined) {
+    result.auth = {
+      username,
+      password: read('--etcd-password-file', passwordFile).toString('utf8').trim(),
+    };
+  }
+  return result;
 }

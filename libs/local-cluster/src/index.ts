@@ -5,6 +5,8 @@ export type {
   StartPserverOptions,
 } from './app-processes';
 export { startMasterProcess, startPserverProcess } from './app-processes';
+export type { ClusterCertificates, KeyPair } from './certificates';
+export { generateCertificates } from './certificates';
 export type { ExitStatus, SpawnOptions } from './child-process';
 export { ManagedProcess, spawnNode, spawnProcess, stopAllProcesses } from './child-process';
 export type { EtcdServer, EtcdServerOptions } from './etcd-server';

@@ -59,6 +59,11 @@ export const errorTable = {
   // Stored data that cannot be read back.
   CHECKPOINT_CORRUPT: status.DATA_LOSS,
 
+  // Who is calling: no verified client certificate or valid bearer token, or a role that may
+  // not call the method (SECURITY.md). Nothing ran.
+  AUTH_UNAUTHENTICATED: status.UNAUTHENTICATED,
+  AUTH_PERMISSION_DENIED: status.PERMISSION_DENIED,
+
   // Waiting ended.
   DEADLINE_EXCEEDED: status.DEADLINE_EXCEEDED,
   CANCELLED: status.CANCELLED,

@@ -1,7 +1,7 @@
 import {
-  credentials,
   loadPackageDefinition,
   type ChannelCredentials,
+  type ChannelOptions,
   type Server,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
@@ -10,6 +10,7 @@ import {
   protoPath as healthProtoPath,
   type ServingStatus,
 } from 'grpc-health-check';
+import { channelSecurity, type ClientSecurity } from './security/client-security';
 
 export type { ServingStatus };
 
@@ -57,16 +58,21 @@ interface HealthClient {
   close(): void;
 }
 
-type HealthClientConstructor = new (address: string, creds: ChannelCredentials) => HealthClient;
+type HealthClientConstructor = new (
+  address: string,
+  creds: ChannelCredentials,
+  options: ChannelOptions,
+) => HealthClient;
 let healthClientConstructor: HealthClientConstructor | undefined;
 
-function healthClient(address: string): HealthClient {
+function healthClient(address: string, security: ClientSecurity): HealthClient {
   healthClientConstructor ??= (
     loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as unknown as {
       grpc: { health: { v1: { Health: HealthClientConstructor } } };
     }
   ).grpc.health.v1.Health;
-  return new healthClientConstructor(address, credentials.createInsecure());
+  const channel = channelSecurity(security);
+  return new healthClientConstructor(address, channel.credentials, channel.options);
 }
 
 /** Asks `address` for the health of `service` ('' = the process as a whole). */
@@ -74,8 +80,9 @@ export function checkHealth(
   address: string,
   service = '',
   timeoutMs = 5_000,
+  security: ClientSecurity = {},
 ): Promise<ServingStatus> {
-  const client = healthClient(address);
+  const client = healthClient(address, security);
   return new Promise((resolve, reject) => {
     client.check({ service }, { deadline: Date.now() + timeoutMs }, (err, reply) => {
       client.close();

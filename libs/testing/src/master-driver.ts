@@ -1,4 +1,4 @@
-import { credentials, type ClientReadableStream } from '@grpc/grpc-js';
+import type { ClientReadableStream } from '@grpc/grpc-js';
 import type {
   BeginInitResponse__Output,
   ClusterView__Output,
@@ -9,7 +9,14 @@ import type {
   SetDatasetResponse__Output,
   StatusResponse__Output,
 } from '@pserver/proto';
-import { callUnary, fromServiceError, masterClient, type RpcError } from '@pserver/rpc';
+import {
+  callUnary,
+  channelSecurity,
+  fromServiceError,
+  masterClient,
+  type ClientSecurity,
+  type RpcError,
+} from '@pserver/rpc';
 
 /**
  * A plain gRPC driver of one master replica for tests: each method is one call, a failure rejects
@@ -22,8 +29,10 @@ export class MasterDriver {
   constructor(
     readonly address: string,
     private readonly timeoutMs = 10_000,
+    security: ClientSecurity = {},
   ) {
-    this.client = masterClient(address, credentials.createInsecure());
+    const channel = channelSecurity(security);
+    this.client = masterClient(address, channel.credentials, channel.options);
   }
 
   registerTrainer(name: string): Promise<RegisterTrainerResponse__Output> {

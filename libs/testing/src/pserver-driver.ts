@@ -1,4 +1,3 @@
-import { credentials } from '@grpc/grpc-js';
 import type {
   GetParamsResponse__Output,
   GetShardStatusResponse__Output,
@@ -13,14 +12,18 @@ import type {
 import {
   callClientStream,
   callUnary,
+  channelSecurity,
   clientChannelOptions,
   parameterServerClient,
+  type ClientSecurity,
 } from '@pserver/rpc';
 
 export interface PserverDriverOptions {
   maxMessageBytes: number;
   flowControlWindowBytes: number;
   timeoutMs: number;
+  /** TLS and token; plaintext when absent. */
+  security?: ClientSecurity;
 }
 
 export const defaultPserverDriverOptions: PserverDriverOptions = {
@@ -44,11 +47,11 @@ export class PserverDriver {
   ) {
     const settings = { ...defaultPserverDriverOptions, ...options };
     this.timeoutMs = settings.timeoutMs;
-    this.client = parameterServerClient(
-      address,
-      credentials.createInsecure(),
-      clientChannelOptions(settings),
-    );
+    const channel = channelSecurity(settings.security);
+    this.client = parameterServerClient(address, channel.credentials, {
+      ...clientChannelOptions(settings),
+      ...channel.options,
+    });
   }
 
   status(timeoutMs = this.timeoutMs): Promise<GetShardStatusResponse__Output> {

@@ -1,0 +1,103 @@
+import { Option } from 'commander';
+
+/** A gRPC server's TLS and access settings (SECURITY.md). Paths only: files are read at start. */
+export interface ServerSecuritySettings {
+  /** Serve TLS with this certificate chain and key (PEM). */
+  tls: { certFile: string; keyFile: string; clientCaFile: string | undefined } | undefined;
+  /** Roles of client certificates and bearer tokens; without it every known caller is admin. */
+  authConfigFile: string | undefined;
+}
+
+/** `--tls-cert`, `--tls-key`, `--tls-client-ca`, `--auth-config`, with `<PREFIX>_…` variables. */
+export function serverSecurityOptions(envPrefix: string): Option[] {
+  return [
+    new Option('--tls-cert <file>', 'serve TLS with this certificate chain (PEM)').env(
+      `${envPrefix}_TLS_CERT`,
+    ),
+    new Option('--tls-key <file>', 'the private key of --tls-cert (PEM)').env(
+      `${envPrefix}_TLS_KEY`,
+    ),
+    new Option(
+      '--tls-client-ca <file>',
+      'verify client certificates against this CA (PEM); calls then need a certificate or a token',
+    ).env(`${envPrefix}_TLS_CLIENT_CA`),
+    new Option(
+      '--auth-config <file>',
+      'roles of client certificates and bearer tokens (JSON, see SECURITY.md)',
+    ).env(`${envPrefix}_AUTH_CONFIG`),
+  ];
+}
+
+/** The settings from parsed options; `fail` reports a flag combination that cannot work. */
+export function serverSecuritySettings(
+  o: { tlsCert?: string; tlsKey?: string; tlsClientCa?: string; authConfig?: string },
+  fail: (message: string) => never,
+): ServerSecuritySettings {
+  if ((o.tlsCert === undefined) !== (o.tlsKey === undefined))
+    fail('error: --tls-cert and --tls-key go together');
+  if (o.tlsClientCa !== undefined && o.tlsCert === undefined)
+    fail('error: --tls-client-ca needs --tls-cert and --tls-key (client certificates need TLS)');
+  return {
+    tls:
+      o.tlsCert !== undefined && o.tlsKey !== undefined
+        ? { certFile: o.tlsCert, keyFile: o.tlsKey, clientCaFile: o.tlsClientCa }
+        : undefined,
+    authConfigFile: o.authConfig,
+  };
+}
+
+/** How a process reaches etcd beyond its endpoints: TLS and etcd's own users. */
+export interface EtcdSecuritySettings {
+  /** The CA that signed etcd's server certificate (endpoints are then https://). */
+  caFile: string | undefined;
+  /** A client certificate and key, for an etcd started with --client-cert-auth. */
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  /** An etcd user (etcd with authentication enabled); its password is read from a file. */
+  username: string | undefined;
+  passwordFile: string | undefined;
+}
+
+/** `--etcd-ca`, `--etcd-cert`, `--etcd-key`, `--etcd-user`, `--etcd-password-file`. */
+export function etcdSecurityOptions(envPrefix: string): Option[] {
+  return [
+    new Option('--etcd-ca <file>', 'CA of etcd’s server certificate (PEM)').env(
+      `${envPrefix}_ETCD_CA`,
+    ),
+    new Option('--etcd-cert <file>', 'client certificate for etcd (PEM)').env(
+      `${envPrefix}_ETCD_CERT`,
+    ),
+    new Option('--etcd-key <file>', 'private key of --etcd-cert (PEM)').env(
+      `${envPrefix}_ETCD_KEY`,
+    ),
+    new Option('--etcd-user <name>', 'etcd user (etcd with authentication enabled)').env(
+      `${envPrefix}_ETCD_USER`,
+    ),
+    new Option('--etcd-password-file <file>', 'file holding the etcd user’s password').env(
+      `${envPrefix}_ETCD_PASSWORD_FILE`,
+    ),
+  ];
+}
+
+export function etcdSecuritySettings(
+  o: {
+    etcdCa?: string;
+    etcdCert?: string;
+    etcdKey?: string;
+    etcdUser?: string;
+    etcdPasswordFile?: string;
+  },
+  fail: (message: string) => never,
+): EtcdSecuritySettings {
+  if ((o.etcdCert === undefined) !== (o.etcdKey === undefined))
+    fail('error: --etcd-cert and --etcd-key go together');
+  if ((o.etcdUser === undefined) !== (o.etcdPasswordFile === undefined))
+    fail('error: --etcd-user and --etcd-password-file go together');
+  return {
+    caFile: o.etcdCa,
+    certFile: o.etcdCert,
+    keyFile: o.etcdKey,
+    username: o.etcdUser,
+    passwordFile: o.etcdPasswordFile,
+  };
+}
