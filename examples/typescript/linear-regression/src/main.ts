@@ -2,7 +2,7 @@
 // @pserver/client. Run several at once against one job; each prints its progress and, at the end,
 // the weights it reads back from the pservers.
 import { Command, InvalidArgumentError } from 'commander';
-import { connect } from '@pserver/client';
+import { connect, loadClientSecurity } from '@pserver/client';
 import { batches, features, gradients, trueBias, trueWeights } from './model';
 
 const positive = (value: string): number => {
@@ -24,6 +24,11 @@ const options = new Command('linear-regression')
   .option('--learning-rate <rate>', 'SGD learning rate', Number, 0.1)
   .option('--report-every <n>', 'steps between progress lines', positive, 100)
   .option('--json', 'print JSON lines')
+  .option('--tls-ca <file>', 'connect with TLS; the CA of the servers’ certificates (PEM)')
+  .option('--tls-cert <file>', 'client certificate for mutual TLS (PEM)')
+  .option('--tls-key <file>', 'its private key (PEM)')
+  .option('--tls-server-name <name>', 'the name in the servers’ certificates, if not the host')
+  .option('--token-file <file>', 'send the bearer token in this file (needs TLS)')
   .parse()
   .opts<{
     master?: string[];
@@ -35,6 +40,11 @@ const options = new Command('linear-regression')
     learningRate: number;
     reportEvery: number;
     json?: boolean;
+    tlsCa?: string;
+    tlsCert?: string;
+    tlsKey?: string;
+    tlsServerName?: string;
+    tokenFile?: string;
   }>();
 
 const print = (event: string, fields: Record<string, unknown>): void =>
@@ -54,6 +64,13 @@ async function main(): Promise<void> {
     master: options.master,
     pservers: options.pservers,
     name: options.name,
+    ...loadClientSecurity({
+      caFile: options.tlsCa,
+      certFile: options.tlsCert,
+      keyFile: options.tlsKey,
+      serverName: options.tlsServerName,
+      tokenFile: options.tokenFile,
+    }),
   });
   const sgd = { sgd: {}, learningRate: { base: options.learningRate } };
   await client.initParams({ w: new Float64Array(features), b: new Float64Array(1) }, sgd);
