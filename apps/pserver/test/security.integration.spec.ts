@@ -178,6 +178,23 @@ describe('a pserver with mutual TLS and roles', () => {
     expect(await shardBytes()).toBe(before);
   });
 
+  it('refuses a streamed push from a certificate of another CA, changing nothing', async () => {
+    const before = await shardBytes();
+    const error = await rejection(
+      as(withCertificate(files.certs.outsider)).sendGradsStream([
+        {
+          context: { ...context, trainerId: 10, step: 1 },
+          grads: [{ name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', offset: 0, content: f32([1]) }],
+        },
+        {
+          grads: [{ name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', offset: 4, content: f32([1]) }],
+        },
+      ]),
+    );
+    expect(error.status).toBe(status.UNAUTHENTICATED);
+    expect(await shardBytes()).toBe(before);
+  });
+
   it('answers health checks without credentials (probes carry none)', async () => {
     await expect(checkHealth(pserver.address, '', 5_000, ca())).resolves.toBe('SERVING');
   });
