@@ -35,6 +35,12 @@ type Options struct {
 	ViewTimeout time.Duration
 	// MaxMessageBytes caps a gRPC message; bigger pushes are streamed (default 64 MiB).
 	MaxMessageBytes int
+	// TLS connects to every master and pserver with TLS, with a client certificate for mutual
+	// TLS (nil: plaintext). LoadSecurity reads it from files.
+	TLS *TLSOptions
+	// Token is sent as `authorization: Bearer <token>` with every call. It needs TLS: Connect
+	// refuses a token without it (ErrInvalidSecurity).
+	Token string
 }
 
 // Client is a trainer's connection to a job. InitParams, Step and GetParams take and return whole
@@ -65,7 +71,11 @@ type Client struct {
 // session alive and watching the cluster view) or, with Options.Pservers, to fixed pservers.
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	opts = withDefaults(opts)
-	conns := newConnPool(opts.MaxMessageBytes)
+	security, err := DialOptions(opts.TLS, opts.Token)
+	if err != nil {
+		return nil, err
+	}
+	conns := newConnPool(opts.MaxMessageBytes, security)
 	c := &Client{
 		opts:      opts,
 		conns:     conns,
@@ -342,6 +352,9 @@ func (c *Client) refreshView(ctx context.Context) error {
 	next.Shards = append([]ShardRoute(nil), next.Shards...)
 	for i, s := range next.Shards {
 		status, err := c.calls.status(ctx, s.Address)
+		if IsRefused(err) {
+			return err // not a pserver still starting: this client may not call it
+		}
 		next.Shards[i].Epoch = 0
 		if err == nil {
 			next.Shards[i].Epoch = status.GetShardEpoch()
@@ -410,7 +423,10 @@ func (c *Client) waitForCompleteView(ctx context.Context) error {
 		case <-moved:
 		case <-timer.C:
 			// No news: ask, in case the watch is between leaders.
-			_ = c.refreshView(ctx)
+			if err := c.refreshView(ctx); IsRefused(err) {
+				timer.Stop()
+				return err
+			}
 		}
 		timer.Stop()
 	}

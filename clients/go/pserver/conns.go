@@ -7,15 +7,17 @@ import (
 )
 
 // connPool keeps one gRPC connection per address, dialled lazily; gRPC reconnects on its own.
+// Every connection carries the client's security (DialOptions).
 type connPool struct {
 	maxMessageBytes int
+	security        []grpc.DialOption
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 }
 
-func newConnPool(maxMessageBytes int) *connPool {
-	return &connPool{maxMessageBytes: maxMessageBytes, conns: map[string]*grpc.ClientConn{}}
+func newConnPool(maxMessageBytes int, security []grpc.DialOption) *connPool {
+	return &connPool{maxMessageBytes: maxMessageBytes, security: security, conns: map[string]*grpc.ClientConn{}}
 }
 
 func (p *connPool) get(address string) (*grpc.ClientConn, error) {
@@ -24,8 +26,9 @@ func (p *connPool) get(address string) (*grpc.ClientConn, error) {
 	if conn, ok := p.conns[address]; ok {
 		return conn, nil
 	}
-	conn, err := grpc.Dial(address, grpc.WithInsecure(), grpc.WithDefaultCallOptions(
-		grpc.MaxCallRecvMsgSize(p.maxMessageBytes), grpc.MaxCallSendMsgSize(p.maxMessageBytes)))
+	options := append([]grpc.DialOption{grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(p.maxMessageBytes), grpc.MaxCallSendMsgSize(p.maxMessageBytes))}, p.security...)
+	conn, err := grpc.Dial(address, options...)
 	if err != nil {
 		return nil, err
 	}

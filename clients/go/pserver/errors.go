@@ -21,6 +21,9 @@ const (
 	ErrClosed           = "CLIENT_CLOSED"
 	ErrUnknownTensor    = "CLIENT_UNKNOWN_TENSOR"
 	ErrNotAFileTask     = "CLIENT_NOT_A_FILE_TASK"
+	// ErrInvalidSecurity: TLS and token options that cannot work (a token without TLS, a
+	// certificate without its key, a file that cannot be read). Nothing was dialled.
+	ErrInvalidSecurity = "CLIENT_INVALID_SECURITY"
 )
 
 // Error is every error the client returns for a failed call or a condition of its own. Callers
@@ -108,6 +111,18 @@ func IsStaleView(err error) bool {
 		return true
 	}
 	return e.Code == codes.Aborted
+}
+
+// IsRefused reports whether a server refused the caller: UNAUTHENTICATED (no verified client
+// certificate and no valid token; `AUTH_UNAUTHENTICATED`) or PERMISSION_DENIED (the caller's role
+// may not call the method; `AUTH_PERMISSION_DENIED`). Waiting does not change that answer, so the
+// client returns it rather than waiting for a shard to come up.
+func IsRefused(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || !e.Server {
+		return false
+	}
+	return e.Code == codes.Unauthenticated || e.Code == codes.PermissionDenied
 }
 
 // isRetryable reports whether a call's outcome is unknown (it may or may not have been applied),

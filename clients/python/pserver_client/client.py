@@ -17,9 +17,10 @@ import grpc
 from google.protobuf import json_format
 
 from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
-from .errors import ClientError, Error, PserverError, is_stale_view
+from .errors import ClientError, Error, PserverError, is_refused, is_stale_view
 from .master_link import MasterLink
 from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
+from .security import ChannelFactory
 from .shard_calls import ShardCalls
 from .step_context import StepContext
 from .tasks import TaskIterator
@@ -35,7 +36,9 @@ def connect(master=None, pservers=None, **options):
 
     Options: name, initializer (standalone: whether this trainer initializes, default True),
     block_size (standalone), global_clip_norm, max_step_attempts (20), call_timeout_s (30),
-    step_timeout_s (300), view_timeout_s (60), master_timeout_s (10).
+    step_timeout_s (300), view_timeout_s (60), master_timeout_s (10); tls (a TlsOptions: TLS to
+    every master and pserver, with a client certificate for mutual TLS) and token (sent as
+    `authorization: Bearer <token>`; needs tls). `load_security(...)` reads them from files.
     """
     return Client(master=master, pservers=pservers, **options)
 
@@ -62,7 +65,11 @@ class Client:
         step_timeout_s=300.0,
         view_timeout_s=60.0,
         master_timeout_s=10.0,
+        tls=None,
+        token=None,
     ):
+        # First: options that cannot work fail before anything is opened.
+        channels = ChannelFactory(tls, token)
         self.name = name or f"trainer-{os.getpid()}"
         self.global_clip_norm = global_clip_norm
         self.call_timeout_s = call_timeout_s
@@ -70,7 +77,7 @@ class Client:
         self._max_step_attempts = max_step_attempts
         self._step_timeout_s = step_timeout_s
         self._view_timeout_s = view_timeout_s
-        self.calls = ShardCalls()
+        self.calls = ShardCalls(channels=channels)
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="pserver-client")
         self._closed = threading.Event()
         self._lock = threading.Lock()
@@ -81,8 +88,17 @@ class Client:
         self._threads = []
         #: The dataset pass steps are stamped with (tasks() sets it).
         self.pass_ = 0
+        self._master = None
+        self.trainer_id = None
+        try:
+            self._connect(master, pservers, block_size, master_timeout_s, channels)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, master, pservers, block_size, master_timeout_s, channels):
         if master:
-            self._master = MasterLink(master, master_timeout_s)
+            self._master = MasterLink(master, master_timeout_s, channels)
             registered = self._master.register_trainer(self.name)
             self.trainer_id = registered.trainer_id
             self._view = View.from_proto(registered.view)
@@ -92,7 +108,6 @@ class Client:
             return
         if not pservers:
             raise ClientError("CLIENT_NO_MASTER", "connect: give master addresses or pserver addresses")
-        self._master = None
         # Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
         self.trainer_id = random.randint(1, 2**48)
         self._view = View(
@@ -210,13 +225,14 @@ class Client:
             self._view_changed.notify_all()
         for ctx in contexts:
             ctx.abort(closed)
-        if self._master is not None:
+        if self._master is not None and self.trainer_id is not None:
             try:
                 self._master.call(
                     "UnregisterTrainer", master_pb2.UnregisterTrainerRequest(trainer_id=self.trainer_id)
                 )
             except Error as err:
                 log.debug("unregister failed: %s", err)
+        if self._master is not None:
             self._master.close()
         self.calls.close()
         for thread in self._threads:
@@ -261,7 +277,12 @@ class Client:
             try:
                 status = self.calls.status(s.address, self.call_timeout_s).result()
                 epoch = status.shard_epoch
-            except Exception:  # not serving (yet): epoch 0 keeps the view incomplete
+            except grpc.RpcError as raw:
+                err = PserverError.from_rpc_error(raw)
+                if is_refused(err):  # not a pserver still starting: this client may not call it
+                    raise err from None
+                epoch = 0  # not serving (yet): epoch 0 keeps the view incomplete
+            except Exception:  # not serving (yet)
                 epoch = 0
             shards.append(ShardRoute(s.index, s.address, epoch))
         v = self._view
@@ -296,8 +317,9 @@ class Client:
             if self._master is None or not self._view.complete():
                 try:
                     self.refresh_view()
-                except Error:
-                    pass
+                except Error as err:
+                    if is_refused(err):
+                        raise
 
     def _keep_alive(self, ttl_ms):
         interval = max(0.1, ttl_ms / 3000)

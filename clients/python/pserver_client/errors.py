@@ -60,7 +60,8 @@ class PserverError(Error):
 class ClientError(Error):
     """A condition of the client itself: CLIENT_STALE_VIEW, CLIENT_STEP_FAILED,
     CLIENT_DEADLINE_EXCEEDED, CLIENT_NO_MASTER, CLIENT_CLOSED, CLIENT_UNKNOWN_TENSOR,
-    CLIENT_NOT_A_FILE_TASK."""
+    CLIENT_NOT_A_FILE_TASK, CLIENT_INVALID_SECURITY (tls/token options that cannot work: a token
+    without TLS, a certificate without its key, a file that cannot be read)."""
 
     def __init__(self, code, message):
         super().__init__(f"{code}: {message}")
@@ -87,6 +88,13 @@ def is_stale_view(err):
     if not isinstance(err, PserverError):
         return False
     return err.status == "ABORTED" or err.code in _STALE_CODES
+
+
+def is_refused(err):
+    """Whether the server refused the caller (UNAUTHENTICATED: no verified certificate or valid
+    token; PERMISSION_DENIED: the caller's role may not call the method). Waiting does not
+    change that answer, so the client raises it instead of waiting for a shard to come up."""
+    return isinstance(err, PserverError) and err.status in ("UNAUTHENTICATED", "PERMISSION_DENIED")
 
 
 def is_retryable(err):

@@ -14,16 +14,18 @@ import grpc
 from ._proto.pserver.v1 import master_pb2
 from ._proto.pserver.v1 import master_pb2_grpc
 from .errors import ClientError, PserverError
+from .security import ChannelFactory
 
 log = logging.getLogger("pserver_client")
 
 
 class MasterLink:
-    def __init__(self, addresses, timeout_s=10.0):
+    def __init__(self, addresses, timeout_s=10.0, channels=None):
         if not addresses:
             raise ClientError("CLIENT_NO_MASTER", "connect: no master address given")
         self.addresses = list(addresses)
         self.timeout_s = timeout_s
+        self.channels = channels or ChannelFactory()
         self.current = self.addresses[0]
         self._lock = threading.Lock()
         self._channels = {}
@@ -150,7 +152,7 @@ class MasterLink:
                 raise ClientError("CLIENT_CLOSED", "the client was closed")
             stub = self._stubs.get(address)
             if stub is None:
-                channel = grpc.insecure_channel(address)
+                channel = self.channels.open(address)
                 self._channels[address] = channel
                 stub = self._stubs[address] = master_pb2_grpc.MasterStub(channel)
             return stub

@@ -3,10 +3,9 @@ can cancel them when its view goes stale."""
 
 import threading
 
-import grpc
-
 from ._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from ._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
+from .security import ChannelFactory
 
 MIB = 1024 * 1024
 
@@ -19,9 +18,11 @@ def channel_options(max_message_bytes):
 
 
 class ShardCalls:
-    """One ParameterServer stub per address; each call has a deadline."""
+    """One ParameterServer stub per address; each call has a deadline. `channels` (a
+    ChannelFactory) carries the client's TLS and token; plaintext without one."""
 
-    def __init__(self, max_message_bytes=64 * MIB, stream_chunk_bytes=4 * MIB):
+    def __init__(self, max_message_bytes=64 * MIB, stream_chunk_bytes=4 * MIB, channels=None):
+        self.channels = channels or ChannelFactory()
         self.max_message_bytes = max_message_bytes
         self.stream_chunk_bytes = stream_chunk_bytes
         self._lock = threading.Lock()
@@ -32,7 +33,7 @@ class ShardCalls:
         with self._lock:
             stub = self._stubs.get(address)
             if stub is None:
-                channel = grpc.insecure_channel(address, options=channel_options(self.max_message_bytes))
+                channel = self.channels.open(address, channel_options(self.max_message_bytes))
                 self._channels[address] = channel
                 stub = self._stubs[address] = ps_grpc.ParameterServerStub(channel)
             return stub

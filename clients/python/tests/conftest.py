@@ -1,6 +1,6 @@
 """Test setup: makes `pserver_client` importable, records the run's counts for `bash .ci/run`
 (tmp/test-results/, the format of tools/jest/results-reporter.js), and starts real clusters
-through the local-cluster CLI for the integration tests."""
+through the local-cluster CLI, or single pservers, for the integration tests."""
 
 import json
 import os
@@ -18,6 +18,8 @@ sys.path.insert(0, CLIENT_ROOT)
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "tmp", "test-results")
 CLI = os.path.join(REPO_ROOT, "dist", "libs", "local-cluster", "cli.js")
+PSERVER_MAIN = os.path.join(REPO_ROOT, "dist", "apps", "pserver", "main.js")
+GENERATE_CERTS = os.path.join(REPO_ROOT, "tools", "certs", "generate.sh")
 
 
 # --- the results file -----------------------------------------------------------------------
@@ -148,3 +150,117 @@ def cluster(scenarios, tmp_path):
         yield c
     finally:
         c.stop()
+
+
+# --- a single pserver -------------------------------------------------------------------------
+
+class Pserver:
+    """One standalone pserver (`node dist/apps/pserver/main.js`, built by `npx nx build pserver`,
+    which the integration target's dependencies run) on a free loopback port. Its log goes to
+    `<log_dir>/pserver.log`. It runs with --exit-on-stdin-close: `stop()` closes its stdin and
+    waits, killing it by PID if it has not exited; if the test runner dies, it exits too."""
+
+    def __init__(self, args, log_dir, timeout_s=60):
+        if not os.path.exists(PSERVER_MAIN):
+            raise RuntimeError(f"{PSERVER_MAIN} is missing: run `npx nx build pserver`")
+        #: Where it writes its checkpoints (shard-0/ inside).
+        self.checkpoint_dir = os.path.join(log_dir, "checkpoints")
+        self._log = open(os.path.join(log_dir, "pserver.log"), "w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            ["node", PSERVER_MAIN, "--port", "0", "--checkpoint-dir", self.checkpoint_dir,
+             "--log-format", "json", "--exit-on-stdin-close", *args],
+            cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+        self._listening = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        try:
+            address = self._listening.get(timeout=timeout_s)
+        except queue.Empty:
+            address = None
+        if address is None:
+            self.stop()
+            raise RuntimeError(f"the pserver did not start listening; see {self._log.name}")
+        #: The port it listens on (it binds 127.0.0.1).
+        self.port = int(address.rsplit(":", 1)[1])
+
+    def _read(self):
+        for line in self.process.stdout:
+            self._log.write(line)
+            self._log.flush()
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("msg") == "listening":
+                self._listening.put(entry["address"])
+        self._listening.put(None)  # it exited
+
+    def stop(self):
+        try:
+            if self.process.poll() is None:
+                self.process.stdin.close()  # --exit-on-stdin-close: a graceful stop
+                self.process.wait(timeout=30)
+        except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+            self.process.kill()
+            self.process.wait()
+        finally:
+            self._reader.join(timeout=10)
+            self._log.close()
+
+
+class Certificates:
+    """A test CA and certificates made by tools/certs/generate.sh (the script users run): a
+    server certificate naming `localhost` and `pserver.test` (not 127.0.0.1, so that dialling
+    127.0.0.1 needs server_name), client certificates with OU trainers and admins, one from
+    another CA (`outsider`), and a trainer token."""
+
+    SERVER_NAME = "pserver.test"
+
+    def __init__(self, directory):
+        self.dir = str(directory)
+        other = os.path.join(self.dir, "other-ca")
+        self._generate("ca", self.dir)
+        self._generate("server", self.dir, "server", f"DNS:localhost,DNS:{self.SERVER_NAME}")
+        self._generate("client", self.dir, "trainer", "trainers")
+        self._generate("client", self.dir, "admin", "admins")
+        self._generate("ca", other)
+        self._generate("client", other, "outsider", "trainers")
+        self.outsider = (os.path.join(other, "outsider.pem"), os.path.join(other, "outsider.key"))
+        self.token_file = self.path("trainer.token")
+        with open(self.token_file, "w", encoding="utf-8") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        self.auth_config = self.path("auth.json")
+        with open(self.auth_config, "w", encoding="utf-8") as f:
+            json.dump(
+                {
+                    "clientCertificates": [{"ou": "trainers", "role": "trainer"}, {"ou": "admins", "role": "admin"}],
+                    "tokens": [{"name": "ci", "file": "trainer.token", "role": "trainer"}],
+                },
+                f,
+            )
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def read(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
+    def server_args(self):
+        """The pserver flags of mutual TLS with these roles."""
+        return [
+            "--tls-cert", self.path("server.pem"),
+            "--tls-key", self.path("server.key"),
+            "--tls-client-ca", self.path("ca.pem"),
+            "--auth-config", self.auth_config,
+        ]
+
+    @staticmethod
+    def _generate(*args):
+        subprocess.run(["bash", GENERATE_CERTS, *args], check=True, capture_output=True)

@@ -1,0 +1,123 @@
+"""TLS and bearer tokens for every channel the client opens (SECURITY.md).
+
+Without `tls` the client dials plaintext. With it, the client checks the servers' certificates
+against `ca` (the system's roots when absent) and, given `cert` and `key`, presents a client
+certificate (mutual TLS). A `token` travels as `authorization: Bearer <token>` on every call, and
+only over TLS: a token sent in plaintext can be read off the network and replayed, so the client
+refuses one without `tls` before it dials anything.
+"""
+
+import dataclasses
+from typing import Optional, Union
+
+import grpc
+
+from .errors import ClientError
+
+Pem = Union[bytes, str]
+
+TARGET_NAME_OVERRIDE = "grpc.ssl_target_name_override"
+
+
+@dataclasses.dataclass(frozen=True)
+class TlsOptions:
+    """How the client checks the servers and, with `cert` and `key`, proves itself to them.
+
+    `ca`, `cert` and `key` are PEM (bytes or str); `load_security` reads them from files.
+    `server_name` is the name the servers' certificates carry when it is not the host dialled
+    (a pserver reached by IP whose certificate names `pserver-0.ml.svc`); it is also sent as the
+    calls' authority.
+    """
+
+    #: The CA that signed the servers' certificates; the system's roots when None.
+    ca: Optional[Pem] = None
+    #: A client certificate chain, for servers that verify clients (mutual TLS).
+    cert: Optional[Pem] = None
+    #: The private key of `cert` (kept out of repr).
+    key: Optional[Pem] = dataclasses.field(default=None, repr=False)
+    server_name: Optional[str] = None
+
+
+def load_security(ca_file=None, cert_file=None, key_file=None, token_file=None, server_name=None):
+    """Reads the files into `connect`'s `tls` and `token` keywords:
+
+        connect(master=[...], **load_security(ca_file="ca.pem", token_file="trainer.token"))
+
+    `tls` is there when any of ca_file, cert_file, key_file, server_name is given, and `token`
+    (the file's content, surrounding whitespace stripped) when token_file is. A file that cannot
+    be read is a ClientError (CLIENT_INVALID_SECURITY) naming it."""
+    security = {}
+    if any(v is not None for v in (ca_file, cert_file, key_file, server_name)):
+        security["tls"] = TlsOptions(
+            ca=_read("CA", ca_file),
+            cert=_read("certificate", cert_file),
+            key=_read("key", key_file),
+            server_name=server_name,
+        )
+    if token_file is not None:
+        security["token"] = _read("token", token_file).decode("utf-8").strip()
+    return security
+
+
+def open_channel(address, tls=None, token=None, options=()):
+    """A channel to one master or pserver with these security settings, for raw stubs (the
+    client's own channels are made the same way)."""
+    return ChannelFactory(tls, token).open(address, options)
+
+
+class ChannelFactory:
+    """Opens every channel of one client with the same credentials, checked once."""
+
+    def __init__(self, tls=None, token=None):
+        if token is not None:
+            if tls is None:
+                raise ClientError(
+                    "CLIENT_INVALID_SECURITY",
+                    "a bearer token needs TLS: give tls=TlsOptions(...) too "
+                    "(a token sent in plaintext can be read and replayed)",
+                )
+            token = token.strip()
+            if not token or any(c.isspace() for c in token):
+                raise ClientError("CLIENT_INVALID_SECURITY", "the bearer token is empty or contains whitespace")
+        self._credentials = None
+        self._options = ()
+        if tls is None:
+            return
+        if not isinstance(tls, TlsOptions):
+            raise ClientError("CLIENT_INVALID_SECURITY", f"tls: expected TlsOptions, got {type(tls).__name__}")
+        if (tls.cert is None) != (tls.key is None):
+            raise ClientError("CLIENT_INVALID_SECURITY", "tls: cert and key go together (mutual TLS needs both)")
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=_bytes(tls.ca), private_key=_bytes(tls.key), certificate_chain=_bytes(tls.cert)
+        )
+        if token is not None:
+            credentials = grpc.composite_channel_credentials(
+                credentials, grpc.access_token_call_credentials(token)
+            )
+        self._credentials = credentials
+        if tls.server_name is not None:
+            # C-core checks the certificate against this name and sends it as the authority.
+            self._options = ((TARGET_NAME_OVERRIDE, tls.server_name),)
+
+    @property
+    def secure(self):
+        return self._credentials is not None
+
+    def open(self, address, options=()):
+        if self._credentials is None:
+            return grpc.insecure_channel(address, options=list(options))
+        return grpc.secure_channel(address, self._credentials, options=list(options) + list(self._options))
+
+
+def _bytes(pem):
+    return pem.encode("ascii") if isinstance(pem, str) else pem
+
+
+def _read(what, path):
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise ClientError("CLIENT_INVALID_SECURITY", f"{what} {path}: {err.strerror or err}") from None
