@@ -48,6 +48,11 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=positive, default=1, help="seed of the initial weights")
     parser.add_argument("--learning-rate", type=float, default=0.004, help="Adam learning rate")
     parser.add_argument("--exit-on-stdin-close", action="store_true", help="exit when standard input closes")
+    parser.add_argument("--tls-ca", help="connect with TLS; the CA of the servers' certificates (PEM)")
+    parser.add_argument("--tls-cert", help="client certificate for mutual TLS (PEM)")
+    parser.add_argument("--tls-key", help="its private key (PEM)")
+    parser.add_argument("--tls-server-name", help="the name in the servers' certificates, if not the host")
+    parser.add_argument("--token-file", help="send the bearer token in this file (needs TLS)")
     return parser.parse_args(argv)
 
 
@@ -140,7 +145,14 @@ def main(options):
             os._exit(1)
 
         threading.Thread(target=watch_stdin, daemon=True).start()
-    client = pserver_client.connect(master=options.master, name=options.name)
+    security = pserver_client.load_security(
+        ca_file=options.tls_ca,
+        cert_file=options.tls_cert,
+        key_file=options.tls_key,
+        token_file=options.token_file,
+        server_name=options.tls_server_name,
+    )
+    client = pserver_client.connect(master=options.master, name=options.name, **security)
     # Every trainer proposes the same dataset and the same initial weights; the first counts.
     client.set_dataset(files={"globs": [options.data], "taskBytes": options.task_bytes})
     client.init_params(

@@ -26,6 +26,7 @@ type options struct {
 	taskBytes                   uint64
 	learningRate                float64
 	exitOnStdinClose            bool
+	security                    pserver.SecurityFiles
 }
 
 func parseFlags() options {
@@ -40,6 +41,11 @@ func parseFlags() options {
 	flag.IntVar(&o.seed, "seed", 1, "seed of the initial weights")
 	flag.Float64Var(&o.learningRate, "learning-rate", 0.004, "Adam learning rate")
 	flag.BoolVar(&o.exitOnStdinClose, "exit-on-stdin-close", false, "exit when standard input closes (set by the demo)")
+	flag.StringVar(&o.security.CAFile, "tls-ca", "", "connect with TLS; the CA of the servers' certificates (PEM)")
+	flag.StringVar(&o.security.CertFile, "tls-cert", "", "client certificate for mutual TLS (PEM)")
+	flag.StringVar(&o.security.KeyFile, "tls-key", "", "its private key (PEM)")
+	flag.StringVar(&o.security.ServerName, "tls-server-name", "", "the name in the servers' certificates, if not the host")
+	flag.StringVar(&o.security.TokenFile, "token-file", "", "send the bearer token in this file (needs TLS)")
 	flag.Parse()
 	if *master == "" || o.data == "" {
 		fmt.Fprintln(os.Stderr, "digits-trainer: --master and --data are required")
@@ -81,7 +87,11 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
-	client, err := pserver.Connect(ctx, pserver.Options{Master: o.master, Name: o.name})
+	tls, token, err := pserver.LoadSecurity(o.security)
+	if err != nil {
+		return err
+	}
+	client, err := pserver.Connect(ctx, pserver.Options{Master: o.master, Name: o.name, TLS: tls, Token: token})
 	if err != nil {
 		return err
 	}
