@@ -235,10 +235,9 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
       elementType: 'ELEMENT_TYPE_FLOAT32',
       content: bytesOf(new Float32Array([5, 5])),
     });
-    await driver.finishInitParams(context);
-
+    // FinishInitParams commits the shard's first checkpoint: the sleeper stops before its commit.
     const saving = new Promise<{ code: number } | null>((resolve) =>
-      driver.client.saveCheckpoint({}, (err) => resolve(err)),
+      driver.client.finishInitParams({ context }, (err) => resolve(err)),
     );
     await sleeper.process.waitForLog((e) => e.msg === 'failpoint: stopping the process', {
       timeoutMs: 10_000,

@@ -1,6 +1,6 @@
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 
-import { ManifestStore, type MetaStore } from '@pserver/checkpoint';
+import { checkCheckpointDirectories, ManifestStore, type MetaStore } from '@pserver/checkpoint';
 import {
   connectEtcd,
   EtcdMetaStore,
@@ -45,6 +45,12 @@ export const exitCodes = {
   checkpointsLost: 3,
   /** Cluster: this pserver can no longer trust its lease or was replaced; start it again. */
   fenced: 4,
+  /**
+   * The checkpoint directory (or this shard's in it) is not this process's own or is writable by
+   * others: whoever can write there can replace the shard it restores. The message says how to
+   * fix it; starting again without fixing it fails the same way.
+   */
+  checkpointDirectoryUnsafe: 5,
 } as const;
 
 /** Thrown by `start` when the pserver must not serve. */
@@ -86,6 +92,8 @@ export class PserverNode {
     leaseValidUntil: () => this.lease?.validUntil,
   });
   private metricsServer: MetricsServer | undefined;
+  /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
+  private readonly directoryWarnings = new Set<string>();
   private readonly security: ServerSecurity;
 
   constructor(
@@ -163,6 +171,7 @@ export class PserverNode {
 
   private async startStandalone(): Promise<void> {
     const { config } = this;
+    await this.checkCheckpointDirectory(config.index);
     // Opening the manifest raises the standalone epoch, durably, before anything is served.
     const store = await ManifestStore.open(config.checkpointDir, config.index, config.shards);
     const shard = new Shard(config.index, config.shards, undefined);
@@ -195,6 +204,8 @@ export class PserverNode {
 
   private async startCluster(endpoints: string[]): Promise<void> {
     const { config, logger } = this;
+    // Before registering: a spare that could not use the directory must not take an index.
+    await this.checkCheckpointDirectory(undefined);
     const keys = new JobKeys(config.job);
     const client = (this.client = connectEtcd({ endpoints, security: config.etcdSecurity }));
     const lease = (this.lease = await LeaseKeeper.grant(client, {
@@ -225,6 +236,7 @@ export class PserverNode {
     const shardCount = (await readJobState(client, keys)).desired ?? index + 1;
     logger.info('assigned a shard', { index, shardCount, shardEpoch: epoch });
     await membership.watchAssignment(index, epoch, (reason) => this.fence(reason));
+    await this.checkCheckpointDirectory(index);
     const shard = new Shard(index, shardCount, undefined);
     const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
     const checkpointer = this.checkpointer(shard, store, epoch);
@@ -256,6 +268,22 @@ export class PserverNode {
       address,
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
     });
+  }
+
+  /**
+   * Before anything is recovered or written: the checkpoint directory (created 0700 when missing)
+   * and, once the index is known, the shard's directory in it must be this process's own and not
+   * writable by others (libs/checkpoint's directory-check.ts has the rule and why); refuses to
+   * start otherwise (exit 5). A directory others can read is only warned about.
+   */
+  private async checkCheckpointDirectory(index: number | undefined): Promise<void> {
+    const check = await checkCheckpointDirectories(this.config.checkpointDir, index);
+    if (!check.ok) throw new RefusedToStart(check.message, exitCodes.checkpointDirectoryUnsafe);
+    for (const warning of check.warnings) {
+      if (this.directoryWarnings.has(warning)) continue;
+      this.directoryWarnings.add(warning);
+      this.logger.warn(warning);
+    }
   }
 
   private checkpointer(shard: Shard, store: MetaStore, epoch: number): Checkpointer {

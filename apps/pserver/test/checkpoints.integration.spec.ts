@@ -145,9 +145,13 @@ class Shard {
   }
 
   async initialize(): Promise<void> {
+    await this.initParams();
+    await this.driver.finishInitParams({ trainerId: 1, shardEpoch: this.epoch });
+  }
+
+  async initParams(): Promise<void> {
     for (const { param, optimizer } of tensors)
       await this.driver.initParam({ trainerId: 1, shardEpoch: this.epoch }, param, optimizer);
-    await this.driver.finishInitParams({ trainerId: 1, shardEpoch: this.epoch });
   }
 
   /** Steps from..to of trainers 1 and 2. */
@@ -198,6 +202,11 @@ class Shard {
 function manifest(dir: string): { epoch: number; checkpoints: { path: string }[] } {
   return JSON.parse(fs.readFileSync(path.join(dir, 'shard-0', 'manifest.json'), 'utf8'));
 }
+
+/** The initial values, as `Shard.bytes` gives them. */
+const initialBytes = Object.fromEntries(
+  tensors.map(({ param }) => [param.name!, Buffer.from(param.content!).toString('hex')]),
+);
 
 describe('checkpoints and recovery', () => {
   it('restores the shard bit for bit, keeps deduplicating, and trains on exactly as if never stopped', async () => {
@@ -269,6 +278,98 @@ describe('checkpoints and recovery', () => {
     await second.stop();
   });
 
+  describe('initialization', () => {
+    it('is durable when FinishInitParams answers: killed right after, the pserver restarts initialized with the initial values bit for bit', async () => {
+      const dir = tempDir('ckpt-init');
+      const first = await Shard.start([], { checkpointDir: dir });
+      await first.initialize();
+      await first.stop('SIGKILL');
+
+      const restarted = await Shard.start([], { checkpointDir: dir });
+      expect(await restarted.driver.status()).toMatchObject({
+        initialized: true,
+        updatesApplied: 0,
+        lastCheckpoint: { path: expect.stringMatching(/^shard-0\/e1-s1-/) },
+      });
+      expect(await restarted.bytes()).toEqual(initialBytes);
+      // The optimizer configs and (empty) state came back too: it trains as a shard never stopped.
+      await restarted.train(1, 2);
+      const control = await Shard.start([]);
+      await control.initialize();
+      await control.train(1, 2);
+      expect(await restarted.bytes()).toEqual(await control.bytes());
+      await restarted.stop('SIGKILL');
+      await control.stop('SIGKILL');
+    });
+
+    // The boundary: killed before the commit, the shard comes back uninitialized (the trainer's
+    // retry initializes it again), never initialized and empty; killed after it, initialized.
+    it.each([['before-commit'], ['after-commit-before-delete']] as const)(
+      'killed at %s of the FinishInitParams checkpoint: restarts uninitialized, or initialized with the initial values',
+      async (point: WritePoint) => {
+        const dir = tempDir('ckpt-init-crash');
+        const victim = await Shard.start([], {
+          checkpointDir: dir,
+          env: { PSERVER_FAILPOINT: point },
+        });
+        await victim.initParams();
+        await expect(
+          victim.driver.finishInitParams({ trainerId: 1, shardEpoch: victim.epoch }),
+        ).rejects.toBeDefined();
+        expect(await victim.pserver.process.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        victim.driver.close();
+
+        const restarted = await Shard.start([], { checkpointDir: dir });
+        const committed = point === 'after-commit-before-delete';
+        expect(await restarted.driver.status()).toMatchObject({
+          initialized: committed,
+          tensors: committed ? expect.arrayContaining([expect.anything()]) : [],
+        });
+        expect(restarted.files('.tmp')).toEqual([]);
+        expect(restarted.files('.ckpt')).toHaveLength(committed ? 1 : 0);
+        if (!committed) await restarted.initialize();
+        expect(await restarted.bytes()).toEqual(initialBytes);
+        await restarted.stop('SIGKILL');
+      },
+    );
+
+    it('a failed FinishInitParams checkpoint fails the call with its status and leaves the shard uninitialized; the retry commits', async () => {
+      const dir = tempDir('ckpt-init-enospc');
+      const shard = await Shard.start([], {
+        checkpointDir: dir,
+        env: { PSERVER_FAILPOINT: 'mid-write:enospc' },
+      });
+      await shard.initParams();
+      const context = { trainerId: 1, shardEpoch: shard.epoch };
+      const failed = (await shard.driver.finishInitParams(context).catch((e: unknown) => e)) as {
+        status: number;
+        code: string;
+      };
+      expect(failed).toMatchObject({
+        status: status.RESOURCE_EXHAUSTED,
+        code: 'CHECKPOINT_NO_SPACE',
+      });
+      expect(await shard.driver.status()).toMatchObject({
+        initialized: false,
+        lastCheckpoint: null,
+      });
+      expect(manifest(dir).checkpoints).toEqual([]);
+      expect(shard.files('.tmp')).toEqual([]);
+      // The trainer's retry: the failpoint fails only once.
+      await shard.driver.finishInitParams(context);
+      expect(manifest(dir).checkpoints).toHaveLength(1);
+      await expect(shard.driver.finishInitParams(context)).rejects.toMatchObject({
+        code: 'PSERVER_ALREADY_INITIALIZED',
+      });
+      await shard.stop('SIGKILL');
+      const restarted = await Shard.start([], { checkpointDir: dir });
+      expect(await restarted.bytes()).toEqual(initialBytes);
+      await restarted.stop('SIGKILL');
+    });
+  });
+
+  // The victims below recover a checkpoint, so their failpoint is reached by the SaveCheckpoint
+  // they are asked for, not by a FinishInitParams (the tests above kill one there).
   describe.each(writePoints.map((point) => [point]))('killed at %s', (point: WritePoint) => {
     it('restarts with the last committed checkpoint, no temporary file and at most retain + 1 files', async () => {
       const dir = tempDir('ckpt-crash');
@@ -337,7 +438,8 @@ describe('checkpoints and recovery', () => {
       bytes[Math.floor(bytes.length / 2)]! ^= 0x40;
       fs.writeFileSync(newest, bytes);
       await expectFallback();
-      expect(fs.existsSync(`${newest}.broken`)).toBe(true);
+      // Renamed, so still owner-only.
+      expect(fs.statSync(`${newest}.broken`).mode & 0o777).toBe(0o600);
     });
 
     it('falls back past a truncated file', async () => {

@@ -21,7 +21,9 @@ type ParameterServerClient interface {
 	// recovery from a checkpoint) it fails FAILED_PRECONDITION with code
 	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
 	InitParam(ctx context.Context, in *InitParamRequest, opts ...grpc.CallOption) (*InitParamResponse, error)
-	// Marks the shard initialized, once; a second call fails as InitParam does after it.
+	// Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+	// RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
 	FinishInitParams(ctx context.Context, in *FinishInitParamsRequest, opts ...grpc.CallOption) (*FinishInitParamsResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
 	// gradient is checked first, then all are applied, so a rejected push changes no byte.
@@ -143,7 +145,9 @@ type ParameterServerServer interface {
 	// recovery from a checkpoint) it fails FAILED_PRECONDITION with code
 	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
 	InitParam(context.Context, *InitParamRequest) (*InitParamResponse, error)
-	// Marks the shard initialized, once; a second call fails as InitParam does after it.
+	// Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+	// RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
 	FinishInitParams(context.Context, *FinishInitParamsRequest) (*FinishInitParamsResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
 	// gradient is checked first, then all are applied, so a rejected push changes no byte.

@@ -1,3 +1,14 @@
+export type {
+  DirectoriesCheck,
+  DirectoryStats,
+  DirectoryVerdict,
+  ProcessIdentity,
+} from './directory-check';
+export {
+  checkCheckpointDirectories,
+  currentIdentity,
+  judgeCheckpointDirectory,
+} from './directory-check';
 export type { CheckpointErrorCode } from './errors';
 export { CheckpointError } from './errors';
 export { checkpointPath, markBroken, removeLeftoverTemporaries, removeUnreferenced } from './files';

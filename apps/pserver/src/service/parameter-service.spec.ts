@@ -1,9 +1,10 @@
+import { CheckpointError, type CheckpointMeta } from '@pserver/checkpoint';
 import { silentLogger } from '@pserver/logging';
 import { shardOf, type SendGradsChunk__Output, type Tensor__Output } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { AdmissionControl } from './admission';
 import { FixedEpochGuard } from './epoch-guard';
-import { ParameterService } from './parameter-service';
+import { ParameterService, type CheckpointSaver } from './parameter-service';
 import { Shard } from './shard';
 
 const epoch = 7;
@@ -18,19 +19,67 @@ function context(overrides: Partial<CallContext> = {}): CallContext {
   };
 }
 
+/**
+ * Commits in memory what the shard holds when a save is asked for (the real one copies the shard
+ * then too). `hold` keeps saves pending until released; `failNext` fails the next one.
+ */
+class FakeCheckpointer implements CheckpointSaver {
+  lastCommitted: CheckpointMeta | undefined;
+  /** Every save asked for. */
+  readonly asked: string[] = [];
+  /** Every committed save, with what the shard held and whether it was initialized. */
+  readonly committed: { reason: string; initialized: boolean; shard: string }[] = [];
+  failNext: Error | undefined;
+  private held: Promise<void> | undefined;
+
+  constructor(private readonly shard: Shard) {}
+
+  hold(): () => void {
+    let release = (): void => undefined;
+    this.held = new Promise((resolve) => (release = resolve));
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
+
+  async save(reason: string): Promise<CheckpointMeta> {
+    this.asked.push(reason);
+    const copy = { reason, initialized: this.shard.initialized, shard: snapshot(this.shard) };
+    await this.held;
+    const failure = this.failNext;
+    this.failNext = undefined;
+    if (failure) throw failure;
+    this.committed.push(copy);
+    const seq = this.committed.length;
+    this.lastCommitted = {
+      uuid: `u${seq}`,
+      path: `shard-0/e${epoch}-s${seq}-u${seq}.ckpt`,
+      size: 100,
+      checksumAlgorithm: 'CHECKSUM_ALGORITHM_CRC32C',
+      checksum: '00000000',
+      timestampNs: '1',
+      shardEpoch: epoch,
+      index: 0,
+      seq,
+      updatesApplied: this.shard.updatesApplied,
+      formatVersion: 1,
+    };
+    return this.lastCommitted;
+  }
+}
+
 function setup(options: { index?: number; shards?: number; admissionBytes?: number } = {}) {
   const shard = new Shard(options.index ?? 0, options.shards ?? 1, undefined);
+  const checkpointer = new FakeCheckpointer(shard);
   const service = new ParameterService({
     shard,
     epoch: new FixedEpochGuard(epoch),
     admission: new AdmissionControl(options.admissionBytes ?? 1 << 30),
-    checkpointer: {
-      lastCommitted: undefined,
-      save: () => Promise.reject(new Error('no checkpoints in unit tests')),
-    },
+    checkpointer,
     mode: 'SHARD_MODE_STANDALONE',
   });
-  return { shard, service };
+  return { shard, service, checkpointer };
 }
 
 const ctx = (trainerId = 1, step = 0, shardEpoch = epoch) => ({
@@ -64,7 +113,7 @@ function snapshot(shard: Shard): string {
 }
 
 async function initialized(options?: Parameters<typeof setup>[0]) {
-  const { shard, service } = setup(options);
+  const { shard, service, checkpointer } = setup(options);
   await service.initParam(
     {
       context: ctx(),
@@ -95,7 +144,7 @@ async function initialized(options?: Parameters<typeof setup>[0]) {
     context(),
   );
   await service.finishInitParams({ context: ctx() }, context());
-  return { shard, service };
+  return { shard, service, checkpointer };
 }
 
 const push = (step: number, grads: Tensor__Output[], trainerId = 1) => ({
@@ -133,6 +182,112 @@ describe('ParameterService', () => {
       await expect(service.finishInitParams({ context: ctx() }, context())).rejects.toMatchObject({
         code: 'PSERVER_ALREADY_INITIALIZED',
       });
+    });
+
+    it('commits a checkpoint of the initial values before FinishInitParams answers', async () => {
+      const { shard, service, checkpointer } = setup();
+      await service.initParam(
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2])),
+          optimizer: null,
+        },
+        context(),
+      );
+      const initial = snapshot(shard);
+      const finished = service.finishInitParams({ context: ctx() }, context());
+      // Not initialized until the checkpoint is committed.
+      expect(shard.initialized).toBe(false);
+      await expect(finished).resolves.toEqual({ shardEpoch: epoch });
+      expect(checkpointer.committed).toEqual([
+        { reason: 'initialized', initialized: false, shard: initial },
+      ]);
+      expect(shard.initialized).toBe(true);
+      expect(service.getShardStatus().lastCheckpoint).toMatchObject({ seq: 1 });
+    });
+
+    it('fails FinishInitParams with the checkpoint error and stays uninitialized; a retry works', async () => {
+      const { shard, service, checkpointer } = setup();
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        context(),
+      );
+      const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());
+      checkpointer.failNext = new CheckpointError('CHECKPOINT_NO_SPACE', 'no space left');
+      await expect(service.finishInitParams({ context: ctx() }, context())).rejects.toMatchObject({
+        code: 'CHECKPOINT_NO_SPACE',
+      });
+      expect(shard.initialized).toBe(false);
+      expect(checkpointer.committed).toEqual([]);
+      // Still before initialization: pushes are refused, InitParam still replaces.
+      await expect(
+        service.sendGrads(push(1, [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1]))]), context()),
+      ).rejects.toMatchObject({ code: 'PSERVER_NOT_INITIALIZED' });
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([7])), optimizer: null },
+        context(),
+      );
+      await expect(service.finishInitParams({ context: ctx() }, context())).resolves.toEqual({
+        shardEpoch: epoch,
+      });
+      expect(checkpointer.committed).toHaveLength(1);
+      const reply = await waiting;
+      expect(Buffer.compare(reply.params![0]!.content as Buffer, f32([7]))).toBe(0);
+      // A retry after success: "already initialized" (success to an initializing client), and
+      // no second checkpoint.
+      await expect(service.finishInitParams({ context: ctx() }, context())).rejects.toMatchObject({
+        code: 'PSERVER_ALREADY_INITIALIZED',
+      });
+      expect(checkpointer.asked).toEqual(['initialized', 'initialized']);
+    });
+
+    it('answers a FinishInitParams that arrives while one commits with its outcome, and holds InitParam until then', async () => {
+      const { shard, service, checkpointer } = setup();
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        context(),
+      );
+      const initial = snapshot(shard);
+      const release = checkpointer.hold();
+      const first = service.finishInitParams({ context: ctx() }, context());
+      const retry = service.finishInitParams({ context: ctx() }, context());
+      const late = service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])), optimizer: null },
+        context(),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(snapshot(shard)).toBe(initial);
+      release();
+      await expect(first).resolves.toEqual({ shardEpoch: epoch });
+      await expect(retry).resolves.toEqual({ shardEpoch: epoch });
+      await expect(late).rejects.toMatchObject({ code: 'PSERVER_ALREADY_INITIALIZED' });
+      expect(checkpointer.asked).toEqual(['initialized']);
+      expect(checkpointer.committed.map((c) => c.shard)).toEqual([initial]);
+      expect(snapshot(shard)).toBe(initial);
+    });
+
+    it('when the commit both wait for fails, both calls fail and InitParam then applies', async () => {
+      const { shard, service, checkpointer } = setup();
+      await service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        context(),
+      );
+      const release = checkpointer.hold();
+      checkpointer.failNext = new CheckpointError('CHECKPOINT_IO', 'EIO');
+      const first = service.finishInitParams({ context: ctx() }, context());
+      const retry = service.finishInitParams({ context: ctx() }, context());
+      const late = service.initParam(
+        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])), optimizer: null },
+        context(),
+      );
+      release();
+      await expect(first).rejects.toMatchObject({ code: 'CHECKPOINT_IO' });
+      await expect(retry).rejects.toMatchObject({ code: 'CHECKPOINT_IO' });
+      await expect(late).resolves.toEqual({ shardEpoch: epoch });
+      expect(shard.initialized).toBe(false);
+      expect([
+        ...new Float32Array(Uint8Array.from(shard.tensors.get('w')!.content()).buffer),
+      ]).toEqual([9]);
     });
 
     it('replaces a tensor initialized twice before FinishInitParams', async () => {

@@ -62,6 +62,8 @@ export class ParameterService {
   private readonly admission: AdmissionControl;
   private readonly startedAtMs: number;
   private shuttingDown = false;
+  /** FinishInitParams while its checkpoint is being committed. */
+  private finishing: Promise<FinishInitParamsResponse> | undefined;
 
   constructor(private readonly options: ParameterServiceOptions) {
     this.shard = options.shard;
@@ -82,6 +84,9 @@ export class ParameterService {
   ): Promise<InitParamResponse> {
     this.refuseIfShuttingDown();
     await this.checkEpoch(request.context);
+    // Not while FinishInitParams commits: the tensor would be in the shard but maybe not in the
+    // checkpoint. After it: "already initialized", or, if its checkpoint failed, as before it.
+    while (this.finishing) await this.finishing.catch(() => undefined);
     if (this.shard.initialized) throw alreadyInitialized();
     const param = request.param;
     if (!param) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'param: required');
@@ -117,15 +122,34 @@ export class ParameterService {
     return { shardEpoch: this.epoch.current };
   }
 
+  /**
+   * Commits a checkpoint of the initial values, then marks the shard initialized and answers: an
+   * initialized shard always has a committed checkpoint, so a pserver that dies right after this
+   * answer (or the spare taking its index) restores the initial values instead of serving an
+   * empty shard that trainers would wait on. A failed checkpoint fails the call with its error
+   * (a full disk: RESOURCE_EXHAUSTED) and leaves the shard uninitialized, so a retry works. A
+   * call while one commits (a retry after a client deadline) gets that one's answer; a call after
+   * success gets PSERVER_ALREADY_INITIALIZED, which initializing clients treat as success.
+   */
   async finishInitParams(
     request: FinishInitParamsRequest__Output,
     _ctx: CallContext,
   ): Promise<FinishInitParamsResponse> {
     this.refuseIfShuttingDown();
     await this.checkEpoch(request.context);
+    if (this.finishing) return this.finishing;
     if (this.shard.initialized) throw alreadyInitialized();
-    this.shard.markInitialized();
-    return { shardEpoch: this.epoch.current };
+    // Deliberately not cancelled with the call: a committed checkpoint is kept either way.
+    const finishing = this.options.checkpointer.save('initialized').then(() => {
+      this.shard.markInitialized();
+      return { shardEpoch: this.epoch.current };
+    });
+    this.finishing = finishing;
+    try {
+      return await finishing;
+    } finally {
+      this.finishing = undefined;
+    }
   }
 
   async sendGrads(

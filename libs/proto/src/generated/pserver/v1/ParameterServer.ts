@@ -27,14 +27,18 @@ import type { SendGradsResponse as _pserver_v1_SendGradsResponse, SendGradsRespo
  */
 export interface ParameterServerClient extends grpc.Client {
   /**
-   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   * Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+   * InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+   * RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
    */
   FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
   FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
   FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
   FinishInitParams(argument: _pserver_v1_FinishInitParamsRequest, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   * Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+   * InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+   * RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
    */
   finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
   finishInitParams(argument: _pserver_v1_FinishInitParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishInitParamsResponse__Output>): grpc.ClientUnaryCall;
@@ -156,7 +160,9 @@ export interface ParameterServerClient extends grpc.Client {
  */
 export interface ParameterServerHandlers extends grpc.UntypedServiceImplementation {
   /**
-   * Marks the shard initialized, once; a second call fails as InitParam does after it.
+   * Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+   * InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+   * RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
    */
   FinishInitParams: grpc.handleUnaryCall<_pserver_v1_FinishInitParamsRequest__Output, _pserver_v1_FinishInitParamsResponse>;
   
