@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -62,4 +63,69 @@ export function bundleCommandLines(): CommandLine[] {
 export function configMapEnv(): Record<string, string> {
   const config = kubernetesObjects().find((o) => o.object.kind === 'ConfigMap')!;
   return config.object.data;
+}
+
+/**
+ * A Kubernetes object or a part of one as parsed from YAML: the tests walk it freely, and the
+ * Kubernetes API schemas (kubernetes-models), not the compiler, say what it may hold.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Manifest = Record<string, any>;
+
+/** The TLS overlay: a kustomization of the base with strategic-merge patches (README, "TLS"). */
+export const tlsOverlayDir = path.join(dockerDir, 'k8s-tls');
+
+export function tlsOverlay(): {
+  kustomization: { resources: string[]; patches: { path: string }[] };
+  patches: { file: string; object: Manifest }[];
+} {
+  const read = (file: string): Manifest[] =>
+    parseAllDocuments(fs.readFileSync(path.join(tlsOverlayDir, file), 'utf8')).map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`k8s-tls/${file}: ${doc.errors[0]!.message}`);
+      return doc.toJS() as Manifest;
+    });
+  const kustomization = read('kustomization.yaml')[0] as {
+    resources: string[];
+    patches: { path: string }[];
+  };
+  return {
+    kustomization,
+    patches: kustomization.patches.flatMap(({ path: file }) =>
+      read(file).map((object) => ({ file: `k8s-tls/${file}`, object })),
+    ),
+  };
+}
+
+/** What `make-secrets.sh` wrote: its directory and the Secrets' data, decoded, by name. */
+export interface TlsSecrets {
+  dir: string;
+  objects: Manifest[];
+  secrets: Map<string, Map<string, Buffer>>;
+}
+
+/** Runs `docker/k8s-tls/make-secrets.sh <dir> [serverName]` and reads its `secrets.yaml`. */
+export function makeTlsSecrets(dir: string, serverName?: string): TlsSecrets {
+  execFileSync(
+    'bash',
+    [path.join(tlsOverlayDir, 'make-secrets.sh'), dir, ...(serverName ? [serverName] : [])],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const objects = parseAllDocuments(fs.readFileSync(path.join(dir, 'secrets.yaml'), 'utf8')).map(
+    (doc) => {
+      if (doc.errors.length > 0) throw new Error(`secrets.yaml: ${doc.errors[0]!.message}`);
+      return doc.toJS() as Manifest;
+    },
+  );
+  const secrets = new Map(
+    objects.map((o): [string, Map<string, Buffer>] => [
+      o.metadata.name,
+      new Map(
+        Object.entries(o.data as Record<string, string>).map(([key, value]) => [
+          key,
+          Buffer.from(value, 'base64'),
+        ]),
+      ),
+    ]),
+  );
+  return { dir, objects, secrets };
 }
