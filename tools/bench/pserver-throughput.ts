@@ -3,12 +3,15 @@
  * 64 MiB float32 tensor in 16 blocks of 4 MiB, one push per step (every step a new step number,
  * each applied with SGD), and one GetParams of all blocks per step. Next to it, measured in the
  * same run with the same bytes per step: a raw Node.js `net` stream and a bare grpc-js service
- * (identity serializers, the same raised windows) in their own processes.
+ * (identity serializers, the same raised windows) in their own processes. Then the pserver again
+ * under mutual TLS with the access check, as a secured job runs it.
  *
  *   npx nx run tools:bench-pserver
  */
 import { fork } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import {
   credentials,
   makeGenericClientConstructor,
@@ -16,8 +19,20 @@ import {
   type Client,
   type ServiceDefinition,
 } from '@grpc/grpc-js';
-import { bindServer, clientChannelOptions, createGrpcServer } from '@pserver/rpc';
-import { bytesOf, PserverDriver, startPserverProcess, stopAllProcesses } from '@pserver/testing';
+import {
+  bindServer,
+  clientChannelOptions,
+  createGrpcServer,
+  loadClientSecurity,
+  type ClientSecurity,
+} from '@pserver/rpc';
+import {
+  bytesOf,
+  generateCertificates,
+  PserverDriver,
+  startPserverProcess,
+  stopAllProcesses,
+} from '@pserver/testing';
 
 const mib = 1024 * 1024;
 const stepBytes = 64 * mib;
@@ -141,14 +156,37 @@ async function measureGrpc(port: number): Promise<{ push: number; pull: number }
   return { push, pull };
 }
 
-async function measurePserver(): Promise<{ push: number; stream: number; pull: number }> {
+/** Mutual TLS with a trainer certificate and the access check, as a secured job runs. */
+function mutualTls(): { serverArgs: string[]; security: ClientSecurity } {
+  const certs = generateCertificates();
+  const authConfig = path.join(certs.dir, 'auth.json');
+  fs.writeFileSync(
+    authConfig,
+    JSON.stringify({ clientCertificates: [{ ou: 'trainers', role: 'trainer' }] }),
+  );
+  return {
+    serverArgs: [
+      ...['--tls-cert', certs.server.cert, '--tls-key', certs.server.key],
+      ...['--tls-client-ca', certs.ca, '--auth-config', authConfig],
+    ],
+    security: loadClientSecurity({
+      caFile: certs.ca,
+      certFile: certs.trainer.cert,
+      keyFile: certs.trainer.key,
+    }),
+  };
+}
+
+async function measurePserver(
+  tls?: ReturnType<typeof mutualTls>,
+): Promise<{ push: number; stream: number; pull: number }> {
   const pserver = await startPserverProcess(
-    ['--max-message-mb', '128', '--flow-control-window-mb', '32'],
+    ['--max-message-mb', '128', '--flow-control-window-mb', '32', ...(tls?.serverArgs ?? [])],
     {
       name: 'bench-pserver',
     },
   );
-  const driver = new PserverDriver(pserver.address, transport);
+  const driver = new PserverDriver(pserver.address, { ...transport, security: tls?.security });
   const epoch = await driver.epoch();
   const context = { trainerId: 1, shardEpoch: epoch };
   const names = Array.from({ length: blocks }, (_, k) => `w@${k}`);
@@ -202,6 +240,7 @@ async function main(): Promise<void> {
   const grpcRates = await measureGrpc(grpc.port);
   grpc.stop();
   const pserver = await measurePserver();
+  const secured = await measurePserver(mutualTls());
   await stopAllProcesses();
 
   const row = (name: string, rate: number, baseline: number): string =>
@@ -215,6 +254,9 @@ async function main(): Promise<void> {
   console.log(row('pserver SendGrads + SGD update', pserver.push, grpcRates.push));
   console.log(row('pserver SendGradsStream (4 MiB chunks) + SGD', pserver.stream, grpcRates.push));
   console.log(row('pserver GetParams', pserver.pull, grpcRates.pull));
+  console.log(row('pserver SendGrads + SGD, mutual TLS', secured.push, grpcRates.push));
+  console.log(row('pserver SendGradsStream + SGD, mutual TLS', secured.stream, grpcRates.push));
+  console.log(row('pserver GetParams, mutual TLS', secured.pull, grpcRates.pull));
 }
 
 const role = process.argv[2];
