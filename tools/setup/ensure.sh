@@ -21,7 +21,8 @@ fi
 
 # Debian packages: etcd (a real one, for the demo and the integration tests); for the tests also
 # protoc (to check that the wire contract compiles and to generate the Python and Go stubs),
-# openssl (tools/certs/generate.sh makes the TLS tests' certificates) and the Python and Go
+# openssl (tools/certs/generate.sh makes the TLS tests' certificates), etcdctl (tools/etcd/auth.sh
+# sets up etcd's users in the tests as SECURITY.md shows) and the Python and Go
 # clients' toolchains. Python means Debian's own interpreter (`command -pv
 # python3`, on the default system PATH), the one Debian's python3-* packages install into.
 # `--demo` (npm run demo) asks for etcd alone.
@@ -31,6 +32,7 @@ command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 if [ -n "${tests_need_more:-}" ]; then
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
   system_python=$(command -pv python3 || true)
   for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest; do

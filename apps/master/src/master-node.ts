@@ -1,10 +1,10 @@
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
-  connectEtcd,
   JobKeys,
   LeaderElection,
   leaderOf,
   LeaseKeeper,
+  openEtcd,
   type EtcdClient,
 } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
@@ -87,7 +87,11 @@ export class MasterNode {
     for (const warning of this.security.warnings) logger.warn(warning);
     const port = await bindServer(this.server, config.host, config.port, this.security.credentials);
     this.address = config.advertiseAddress ?? `${config.host}:${port}`;
-    this.client = connectEtcd({ endpoints: config.etcdEndpoints, security: config.etcdSecurity });
+    this.client = await openEtcd({
+      endpoints: config.etcdEndpoints,
+      security: config.etcdSecurity,
+      probeKey: this.keys.desired,
+    });
     this.lease = await LeaseKeeper.grant(this.client, {
       ttlSeconds: config.leaseTtlSeconds,
       logger,

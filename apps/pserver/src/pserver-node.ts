@@ -2,10 +2,10 @@ import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 
 import { checkCheckpointDirectories, ManifestStore, type MetaStore } from '@pserver/checkpoint';
 import {
-  connectEtcd,
   EtcdMetaStore,
   JobKeys,
   LeaseKeeper,
+  openEtcd,
   PserverMembership,
   readJobState,
   type EtcdClient,
@@ -207,7 +207,11 @@ export class PserverNode {
     // Before registering: a spare that could not use the directory must not take an index.
     await this.checkCheckpointDirectory(undefined);
     const keys = new JobKeys(config.job);
-    const client = (this.client = connectEtcd({ endpoints, security: config.etcdSecurity }));
+    const client = (this.client = await openEtcd({
+      endpoints,
+      security: config.etcdSecurity,
+      probeKey: keys.desired,
+    }));
     const lease = (this.lease = await LeaseKeeper.grant(client, {
       ttlSeconds: config.leaseTtlSeconds,
       logger,

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
 import type { EtcdSecuritySettings } from '@pserver/config';
+import { checkEtcd } from './etcd-check';
+import { watchTokenRenewal } from './watch-token-renewal';
 
 export interface EtcdOptions {
   endpoints: string[];
@@ -16,24 +18,60 @@ export const defaultEtcdOptions: Omit<EtcdOptions, 'endpoints'> = {
   dialTimeoutMs: 3_000,
 };
 
+/** Read (by anyone or no one: a refusal is an answer too) to make etcd3 renew its auth token. */
+const tokenRenewalKey = '/';
+
 /**
  * An etcd client with a deadline on every unary call. The client retries UNAVAILABLE and
  * DEADLINE_EXCEEDED up to three times, so a write that failed may have committed: every write in
- * this library is a guarded transaction whose outcome is read back when it is unclear.
+ * this library is a guarded transaction whose outcome is read back when it is unclear. With an
+ * etcd user, its watches survive etcd dropping the user's token (`watchTokenRenewal`).
  */
 export function connectEtcd(options: Partial<EtcdOptions> & { endpoints: string[] }): Etcd3 {
   const { endpoints, callTimeoutMs, dialTimeoutMs, security } = {
     ...defaultEtcdOptions,
     ...options,
   };
-  const config: IOptions = {
+  const credentials = security ? etcdCredentials(security, endpoints) : {};
+  const client: Etcd3 = new Etcd3({
     hosts: endpoints,
     dialTimeout: dialTimeoutMs,
     defaultCallOptions: (context) =>
       context.isStream ? {} : { deadline: Date.now() + callTimeoutMs },
-    ...(security ? etcdCredentials(security, endpoints) : {}),
-  };
-  return new Etcd3(config);
+    ...credentials,
+    ...(credentials.auth
+      ? {
+          // etcd3 hands grpcOptions to each grpc-js client it makes, interceptors included.
+          grpcOptions: {
+            interceptors: [watchTokenRenewal(() => client.get(tokenRenewalKey).exec())],
+          },
+        }
+      : {}),
+  });
+  return client;
+}
+
+/**
+ * `connectEtcd`, then one read of `probeKey` (a key the process must be able to read) with the
+ * call deadline: etcd that cannot be used as configured (unreachable, TLS, password, role) fails
+ * here with an EtcdConnectionError naming the problem and the flag, and the client is closed.
+ */
+export async function openEtcd(
+  options: Partial<EtcdOptions> & { endpoints: string[]; probeKey: string },
+): Promise<Etcd3> {
+  const client = connectEtcd(options);
+  try {
+    await checkEtcd(client, {
+      endpoints: options.endpoints,
+      security: options.security,
+      probeKey: options.probeKey,
+      timeoutMs: options.callTimeoutMs ?? defaultEtcdOptions.callTimeoutMs,
+    });
+    return client;
+  } catch (err) {
+    client.close();
+    throw err;
+  }
 }
 
 /** etcd3's `credentials` and `auth` from file paths; a problem names the flag and the file. */
