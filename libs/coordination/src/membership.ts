@@ -89,6 +89,11 @@ export class PserverMembership {
   ): Promise<() => Promise<void>> {
     const watcher = await this.client.watch().key(this.keys.assign(index)).create();
     watcher.on('delete', () => onLost(`assign/${index} was deleted (lease expired or revoked)`));
+    // A watch etcd ended (compaction, a permission change) can no longer tell this pserver that
+    // it lost the index: it stops acting on the shard rather than serve unwatched.
+    watcher.on('error', (err: Error) =>
+      onLost(`the watch of assign/${index} failed: ${err.message}`),
+    );
     watcher.on('put', (kv) => {
       if (Number(kv.create_revision) !== epoch)
         onLost(`assign/${index} now belongs to epoch ${kv.create_revision}`);
