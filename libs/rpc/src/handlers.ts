@@ -10,6 +10,7 @@ import {
 import type { Logger } from '@pserver/logging';
 import type { CallContext } from './call-context';
 import { toStatus } from './status-mapping';
+import { parsed } from './unparsable-request';
 
 /** A service method: plain request in, plain response out, errors thrown as coded errors. */
 export type UnaryMethod<Req, Res> = (request: Req, ctx: CallContext) => Res | Promise<Res>;
@@ -73,7 +74,7 @@ export function unaryHandler<Req, Res>(
 ): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const ctx = contextOf(call as AnyCall, method, logger);
-    respond(async () => implementation(call.request, ctx), callback, ctx);
+    respond(async () => implementation(parsed(method, call.request), ctx), callback, ctx);
   };
 }
 
@@ -88,17 +89,18 @@ export function clientStreamHandler<Req, Res>(
 ): handleClientStreamingCall<Req, Res> {
   return (call, callback) => {
     const ctx = contextOf(call as AnyCall, method, logger);
-    respond(() => implementation(readStream<Req>(call, ctx.signal), ctx), callback, ctx);
+    respond(() => implementation(readStream<Req>(method, call, ctx.signal), ctx), callback, ctx);
   };
 }
 
 async function* readStream<Req>(
+  method: string,
   call: ServerReadableStream<Req, unknown>,
   signal: AbortSignal,
 ): AsyncIterable<Req> {
   for await (const message of call) {
     signal.throwIfAborted();
-    yield message as Req;
+    yield parsed(method, message as Req);
   }
   signal.throwIfAborted();
 }
@@ -121,18 +123,20 @@ export function serverStreamHandler<Req, Res>(
         if (call.write(message)) resolve();
         else call.once('drain', () => resolve());
       });
-    implementation(call.request, ctx, send).then(
-      () => call.end(),
-      (err: unknown) => {
-        if (ctx.signal.aborted) return;
-        const answer = toStatus(err);
-        if (!answer.expected) ctx.logger.error('stream failed unexpectedly', { err });
-        call.emit('error', {
-          code: answer.code,
-          details: answer.details,
-          metadata: answer.metadata,
-        });
-      },
-    );
+    Promise.resolve()
+      .then(() => implementation(parsed(method, call.request), ctx, send))
+      .then(
+        () => call.end(),
+        (err: unknown) => {
+          if (ctx.signal.aborted) return;
+          const answer = toStatus(err);
+          if (!answer.expected) ctx.logger.error('stream failed unexpectedly', { err });
+          call.emit('error', {
+            code: answer.code,
+            details: answer.details,
+            metadata: answer.metadata,
+          });
+        },
+      );
   };
 }

@@ -11,6 +11,7 @@ import {
   type ParameterServerClient,
   type ParameterServerDefinition,
 } from '@pserver/proto';
+import { tolerantDeserializers } from './unparsable-request';
 
 const v1 = (
   loadPackageDefinition(packageDefinition) as unknown as {
@@ -20,11 +21,17 @@ const v1 = (
   }
 ).pserver.v1;
 
-/** The `pserver.v1.ParameterServer` service, for `server.addService`. */
-export const parameterServerService = v1.ParameterServer
-  .service as unknown as ParameterServerDefinition;
-/** The `pserver.v1.Master` service, for `server.addService`. */
-export const masterService = v1.Master.service as unknown as MasterDefinition;
+/**
+ * The `pserver.v1.ParameterServer` service, for `server.addService`. A request that does not
+ * parse reaches the handler as an `UnparsableRequest` (see there), answered INVALID_ARGUMENT.
+ */
+export const parameterServerService = tolerantDeserializers(
+  v1.ParameterServer.service,
+) as unknown as ParameterServerDefinition;
+/** The `pserver.v1.Master` service, for `server.addService`; requests as above. */
+export const masterService = tolerantDeserializers(
+  v1.Master.service,
+) as unknown as MasterDefinition;
 
 /** A typed client of a pserver. */
 export function parameterServerClient(

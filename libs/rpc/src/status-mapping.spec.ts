@@ -2,8 +2,10 @@ import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { errorTable } from './error-table';
 import { metadataKeys } from './metadata-keys';
 import {
+  boundedDetails,
   fromServiceError,
   internalErrorMessage,
+  maxDetailsBytes,
   toStatus,
   type CodedError,
 } from './status-mapping';
@@ -66,6 +68,36 @@ describe('toStatus', () => {
       expected: false,
     });
     expect(answer.metadata.getMap()).toEqual({});
+  });
+
+  it('cuts a message that names a huge value to what a trailer carries, keeping code and facts', () => {
+    // A shape of a million dimensions, named in full: megabytes that no client reads as a trailer.
+    const message = `param w: shape [${Array(1_000_000).fill(7).join(', ')}] holds too many elements`;
+    const answer = toStatus(codedError('PSERVER_LENGTH_MISMATCH', message, { retryAfterMs: 5 }));
+    expect(encodeURI(answer.details).length).toBeLessThanOrEqual(maxDetailsBytes);
+    expect(answer.details.startsWith('param w: shape [7, 7, 7')).toBe(true);
+    expect(answer.details.endsWith('…')).toBe(true);
+    expect(answer.metadata.get(metadataKeys.errorCode)).toEqual(['PSERVER_LENGTH_MISMATCH']);
+    expect(answer.metadata.get(metadataKeys.retryAfterMs)).toEqual(['5']);
+  });
+
+  it.each([
+    ['emoji (surrogate pairs)', '🙂'],
+    ['CJK', '名'],
+    ['ASCII that percent-encodes', '%'],
+  ])('cuts a long message of %s at a character boundary', (_what, unit) => {
+    const details = toStatus(codedError('PSERVER_INVALID_NAME', unit.repeat(100_000))).details;
+    expect(() => encodeURI(details)).not.toThrow();
+    expect(encodeURI(details).length).toBeLessThanOrEqual(maxDetailsBytes);
+    expect(details.slice(0, -1)).toBe(unit.repeat((details.length - 1) / unit.length));
+  });
+
+  it('keeps a short message whole, a lone surrogate replaced (encodeURI throws on one)', () => {
+    expect(toStatus(codedError('PSERVER_INVALID_NAME', 'names: "w" is empty')).details).toBe(
+      'names: "w" is empty',
+    );
+    expect(boundedDetails('name \uD83D cut')).toBe('name \uFFFD cut');
+    expect(boundedDetails('a \uDE42 b \uD83D\uDE42')).toBe('a \uFFFD b 🙂');
   });
 
   it('maps every code of the table to a status other than OK and INTERNAL', () => {

@@ -37,7 +37,42 @@ export function toStatus(err: unknown): StatusObject & { expected: boolean } {
   if (shardEpoch !== undefined) metadata.set(metadataKeys.shardEpoch, String(shardEpoch));
   if (leader !== undefined) metadata.set(metadataKeys.leader, leader);
   if (retryAfterMs !== undefined) metadata.set(metadataKeys.retryAfterMs, String(retryAfterMs));
-  return { code: errorTable[err.code], details: err.message, metadata, expected: true };
+  return {
+    code: errorTable[err.code],
+    details: boundedDetails(err.message),
+    metadata,
+    expected: true,
+  };
+}
+
+/**
+ * The most bytes an error's message takes in the `grpc-message` trailer, percent-encoded as
+ * grpc-js sends it. Messages name the values at fault, and a value can be megabytes (a shape of
+ * a million dimensions): a trailer that large exceeds every client's header-list limit (Node's
+ * 64 KiB, gRPC core's 8 KiB), and a grpc-js client then never sees the answer and its connection
+ * stalls until the deadline. The code and the facts travel in their own trailers, whole.
+ */
+export const maxDetailsBytes = 4096;
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `message` cut at a character boundary to at most `maxDetailsBytes` once percent-encoded, with
+ * "…" where it was cut. A lone surrogate becomes U+FFFD: grpc-js percent-encodes the message
+ * with `encodeURI`, which throws on one.
+ */
+export function boundedDetails(message: string): string {
+  const text = message.replace(loneSurrogate, '\uFFFD');
+  if (encodeURI(text).length <= maxDetailsBytes) return text;
+  const ellipsis = encodeURI('…').length;
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += encodeURI(char).length;
+    if (bytes > maxDetailsBytes - ellipsis) break;
+    end += char.length;
+  }
+  return `${text.slice(0, end)}…`;
 }
 
 /**

@@ -10,3 +10,34 @@ export {
   PserverDriver,
 } from './pserver-driver';
 export { MasterDriver } from './master-driver';
+export type {
+  DatasetFavorites,
+  FuzzReport,
+  FuzzSettings,
+  FuzzSubject,
+  HeldTensor,
+  MasterFuzzModel,
+  MasterState,
+  PserverFuzzModel,
+  PserverState,
+  RawAnswer,
+  RpcTarget,
+} from './fuzz';
+export {
+  describeReport,
+  elementTypeNumber,
+  emptyRequestTarget,
+  finishInitParamsTarget,
+  fuzzRpc,
+  fuzzSettings,
+  getParamsTarget,
+  initParamTarget,
+  masterTargets,
+  MasterFuzzSubject,
+  PserverFuzzSubject,
+  RawGrpcClient,
+  residentBytes,
+  sendGradsStreamTarget,
+  sendGradsTarget,
+  undocumentedAnswer,
+} from './fuzz';

@@ -28,6 +28,9 @@ import { MasterError } from './errors';
 import type { View } from './cluster-view';
 import type { LeaderRole } from './leader-role';
 
+/** The largest shard count a job may have (as `--desired-pservers` allows). */
+export const maxShardCount = 100_000;
+
 export interface MasterServiceOptions {
   /** This replica's address, for Status. */
   address: () => string;
@@ -178,6 +181,14 @@ export class MasterService {
   async setDesiredShards(
     request: SetDesiredShardsRequest__Output,
   ): Promise<SetDesiredShardsResponse> {
+    // The view lists every index and the reconciler walks them: a count of 2^32 − 1 would run
+    // the leader out of heap.
+    if (request.shardCount > maxShardCount) {
+      throw new MasterError(
+        'MASTER_INVALID_ARGUMENT',
+        `shardCount: must be at most ${maxShardCount}, got ${request.shardCount}`,
+      );
+    }
     const role = await this.lead();
     await role.refresh();
     await role.term.setDesired(request.shardCount, role.state);

@@ -363,6 +363,26 @@ describe('ParameterService', () => {
       expect(shard.tensors.size).toBe(0);
     });
 
+    it('refuses a shape dimension above 2^53 − 1, which would be stored rounded', async () => {
+      // A block's shape may hold more elements than the block: 2^64 − 1 passes that check, yet
+      // arrives as a JS number that would be kept, and sent back, as 2^64.
+      const { service, shard } = setup();
+      const request = {
+        context: ctx(),
+        param: tensor('w@0', 'ELEMENT_TYPE_FLOAT32', f32([1]), [2 ** 64]),
+        optimizer: null,
+      };
+      await expect(service.initParam(request, context())).rejects.toMatchObject({
+        code: 'PSERVER_INVALID_ARGUMENT',
+        message: expect.stringContaining(
+          'param w@0: shape: must be at most 2^53 − 1 (larger values are not kept exactly), got 18446744073709552000',
+        ),
+      });
+      expect(shard.tensors.size).toBe(0);
+      request.param.shape = [2 ** 53 - 1];
+      await expect(service.initParam(request, context())).resolves.toEqual({ shardEpoch: epoch });
+    });
+
     it('refuses a block placed on another shard', async () => {
       const { service } = setup({ index: 0, shards: 4 });
       const name = ['a', 'b', 'c', 'd', 'e', 'f'].find((n) => shardOf(n, 4) !== 0)!;
@@ -432,6 +452,26 @@ describe('ParameterService', () => {
       expect([
         ...new Float64Array(Uint8Array.from(shard.tensors.get('d')!.content()).buffer),
       ]).toEqual([9, 19]);
+    });
+
+    it('refuses a trainer id or step above 2^53 − 1 (they would round: marks shared, steps stored wrong)', async () => {
+      const { service, shard } = await initialized();
+      const before = snapshot(shard);
+      const grads = [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))];
+      // 2^53 + 1 arrives as 2^53: two steps (or trainers) would be one.
+      for (const [trainerId, step] of [
+        [1, 2 ** 53],
+        [2 ** 53, 1],
+        [1, 2 ** 64],
+      ]) {
+        await expect(
+          service.sendGrads(push(step!, grads, trainerId), context()),
+        ).rejects.toMatchObject({ code: 'PSERVER_INVALID_CONTEXT' });
+      }
+      expect(snapshot(shard)).toBe(before);
+      await expect(
+        service.sendGrads(push(2 ** 53 - 1, grads, 2 ** 53 - 1), context()),
+      ).resolves.toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED', lastAppliedStep: 2 ** 53 - 1 });
     });
 
     it('keeps step marks per trainer', async () => {

@@ -94,6 +94,8 @@ export class ParameterService {
     const elementType = elementTypeOf(param.elementType, `param ${name}: elementType`);
     const elements = elementCount(param.content.byteLength, elementType, `param ${name}: content`);
     const shape = param.shape;
+    const inexact = shape.find((d) => !Number.isSafeInteger(d));
+    if (inexact !== undefined) throw beyondSafeInteger(`param ${name}: shape`, inexact);
     if (shape.length > 0) {
       const product = shape.reduce((a, b) => a * b, 1);
       const isBlock = name.includes('@');
@@ -337,6 +339,10 @@ export class ParameterService {
         'PSERVER_INVALID_CONTEXT',
         'context.trainerId: required (non-zero) for a push',
       );
+    if (!Number.isSafeInteger(trainerId))
+      throw beyondSafeInteger('context.trainerId', trainerId, 'PSERVER_INVALID_CONTEXT');
+    if (!Number.isSafeInteger(step))
+      throw beyondSafeInteger('context.step', step, 'PSERVER_INVALID_CONTEXT');
     if (step < 1)
       throw new PserverError(
         'PSERVER_INVALID_CONTEXT',
@@ -388,6 +394,23 @@ export class ParameterService {
     this.options.fence?.();
     return this.shard.applyPush(trainerId, step, push);
   }
+}
+
+/**
+ * uint64 fields arrive as JS numbers (the loader's `longs: Number`), exact only up to 2^53 − 1.
+ * Beyond, distinct values round to one (two trainers would share step marks) and the rounded
+ * value is what replies and checkpoints carry back (a step of 2^64 − 1 would be stored as 0), so
+ * such values are refused rather than stored wrong.
+ */
+function beyondSafeInteger(
+  field: string,
+  value: number,
+  code: 'PSERVER_INVALID_ARGUMENT' | 'PSERVER_INVALID_CONTEXT' = 'PSERVER_INVALID_ARGUMENT',
+): PserverError {
+  return new PserverError(
+    code,
+    `${field}: must be at most 2^53 − 1 (larger values are not kept exactly), got ${value}`,
+  );
 }
 
 function alreadyInitialized(): PserverError {
