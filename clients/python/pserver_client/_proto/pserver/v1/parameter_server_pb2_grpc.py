@@ -78,7 +78,9 @@ class ParameterServerServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def FinishInitParams(self, request, context):
-        """Marks the shard initialized, once; a second call fails as InitParam does after it.
+        """Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
+        InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
+        RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
