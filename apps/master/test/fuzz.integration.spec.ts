@@ -26,7 +26,7 @@ import {
 
 const { seed, runs } = fuzzSettings();
 const mib = 1024 * 1024;
-// Generous bounds that only catch a hang.
+// Per test: a generous bound that only catches a hang (cases run at 70–280/s here).
 const timeoutMs = 120_000 + runs * 200;
 const rssGrowthBoundBytes = 768 * mib;
 // Each RPC must have been both accepted and refused (the fuzzer got past the first checks). A run

@@ -551,5 +551,15 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
       ),
       breakOff: input.breakOff,
     }),
+    checkAccepted: (input, response) => {
+      // Applied: the mark moved to the step of the first chunk's context, if it was sent as made.
+      const first = input.chunks[0];
+      if (response.outcome !== 'PUSH_OUTCOME_APPLIED' || first?.kind !== 'message')
+        return undefined;
+      const step = (first.value as { context?: { step?: bigint } | null }).context?.step ?? 0n;
+      return String(step) === response.lastAppliedStep
+        ? undefined
+        : `lastAppliedStep ${String(response.lastAppliedStep)} is not the stream's step ${step}`;
+    },
   };
 }
