@@ -38,7 +38,8 @@ type MasterClient interface {
 	// Sets the job's dataset. Only the first call counts: the same dataset again is accepted, a
 	// different one is FAILED_PRECONDITION.
 	SetDataset(ctx context.Context, in *SetDatasetRequest, opts ...grpc.CallOption) (*SetDatasetResponse, error)
-	// Hands out a task of the caller's pass (RequestContext.pass).
+	// Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+	// of a call whose reply was lost gets the same task.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// Reports a task done. A report for an earlier dispatch of the task is ignored.
 	TaskFinished(ctx context.Context, in *TaskFinishedRequest, opts ...grpc.CallOption) (*TaskFinishedResponse, error)
@@ -225,7 +226,8 @@ type MasterServer interface {
 	// Sets the job's dataset. Only the first call counts: the same dataset again is accepted, a
 	// different one is FAILED_PRECONDITION.
 	SetDataset(context.Context, *SetDatasetRequest) (*SetDatasetResponse, error)
-	// Hands out a task of the caller's pass (RequestContext.pass).
+	// Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+	// of a call whose reply was lost gets the same task.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// Reports a task done. A report for an earlier dispatch of the task is ignored.
 	TaskFinished(context.Context, *TaskFinishedRequest) (*TaskFinishedResponse, error)

@@ -154,7 +154,8 @@ class MasterServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def GetTask(self, request, context):
-        """Hands out a task of the caller's pass (RequestContext.pass).
+        """Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+        of a call whose reply was lost gets the same task.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -83,14 +83,16 @@ export interface MasterClient extends grpc.Client {
   getClusterView(argument: _pserver_v1_GetClusterViewRequest, callback: grpc.requestCallback<_pserver_v1_ClusterView__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Hands out a task of the caller's pass (RequestContext.pass).
+   * Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+   * of a call whose reply was lost gets the same task.
    */
   GetTask(argument: _pserver_v1_GetTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   GetTask(argument: _pserver_v1_GetTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   GetTask(argument: _pserver_v1_GetTaskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   GetTask(argument: _pserver_v1_GetTaskRequest, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Hands out a task of the caller's pass (RequestContext.pass).
+   * Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+   * of a call whose reply was lost gets the same task.
    */
   getTask(argument: _pserver_v1_GetTaskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
   getTask(argument: _pserver_v1_GetTaskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetTaskResponse__Output>): grpc.ClientUnaryCall;
@@ -266,7 +268,8 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   GetClusterView: grpc.handleUnaryCall<_pserver_v1_GetClusterViewRequest__Output, _pserver_v1_ClusterView>;
   
   /**
-   * Hands out a task of the caller's pass (RequestContext.pass).
+   * Hands out a task of the caller's pass (RequestContext.pass). Idempotent per request_id: a retry
+   * of a call whose reply was lost gets the same task.
    */
   GetTask: grpc.handleUnaryCall<_pserver_v1_GetTaskRequest__Output, _pserver_v1_GetTaskResponse>;
   

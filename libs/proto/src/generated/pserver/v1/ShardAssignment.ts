@@ -22,6 +22,11 @@ export interface ShardAssignment {
    * The pserver's member name.
    */
   'member'?: (string);
+  /**
+   * Whether the pserver serves the shard: false while it is assigned but still recovering it (or
+   * before it starts serving). Trainers send to a shard only when it serves, and wait otherwise.
+   */
+  'serving'?: (boolean);
 }
 
 /**
@@ -44,4 +49,9 @@ export interface ShardAssignment__Output {
    * The pserver's member name.
    */
   'member': (string);
+  /**
+   * Whether the pserver serves the shard: false while it is assigned but still recovering it (or
+   * before it starts serving). Trainers send to a shard only when it serves, and wait otherwise.
+   */
+  'serving': (boolean);
 }
