@@ -41,3 +41,4 @@ export {
   sendGradsTarget,
   undocumentedAnswer,
 } from './fuzz';
+export * from './ledger';

@@ -1,0 +1,25 @@
+export type { Fault, FaultOutcome } from './ledger-faults';
+export {
+  etcdOutage,
+  killLeadingMaster,
+  killPserver,
+  pausePserver,
+  pauseTrainersThroughFailover,
+} from './ledger-faults';
+export { describeLedgerReport } from './ledger-report';
+export type { FaultReport, LedgerReport, LedgerRunOptions, TrainerReport } from './ledger-run';
+export { runLedger } from './ledger-run';
+export type { LedgerAck, LedgerShape, LedgerStepError, TrainerProgram } from './ledger-trainer';
+export { LedgerTrainer, waitForSteps } from './ledger-trainer';
+export type { LedgerEntry, LedgerInput, LedgerVerdict, ShardRestore } from './ledger-verdict';
+export { describeEntries, judgeLedger } from './ledger-verdict';
+export { everyTrainerSteppingAfter, resumedAt } from './recovery-time';
+export type { RestoredCheckpoint } from './restored-checkpoint';
+export { readRestoredCheckpoint } from './restored-checkpoint';
+export type {
+  ExitEvent,
+  LeadingEvent,
+  ServingEvent,
+  SupervisedClusterOptions,
+} from './supervised-cluster';
+export { defaultSupervisedClusterOptions, SupervisedCluster } from './supervised-cluster';

@@ -1,0 +1,144 @@
+import { sleep } from '@pserver/local-cluster';
+import type { LedgerTrainer } from './ledger-trainer';
+import type { SupervisedCluster } from './supervised-cluster';
+
+/** What one fault did: when it began, and the moment the cluster served again (the reference). */
+export interface FaultOutcome {
+  name: string;
+  startMs: number;
+  /** When the cluster served again (a replacement serving, a new leader, etcd healthy, …). */
+  referenceMs: number;
+  /** What `referenceMs` is. */
+  reference: string;
+  /** An earlier moment the figures are also given from (etcd healthy, before the cluster serves). */
+  earlier?: { what: string; atMs: number };
+  /** Other figures of the fault, in ms from its start or as said. */
+  notes: Record<string, number | string | null>;
+}
+
+export type Fault = (
+  cluster: SupervisedCluster,
+  trainers: LedgerTrainer[],
+) => Promise<FaultOutcome>;
+
+const bound = 30_000;
+
+function serving(cluster: SupervisedCluster, index: number) {
+  const entry = cluster.servingNow().get(index);
+  if (!entry) throw new Error(`no pserver serves index ${index}`);
+  return entry;
+}
+
+/** kill -9 of the pserver serving `index`: a spare restores the shard's checkpoint and serves. */
+export function killPserver(index: number): Fault {
+  return async (cluster) => {
+    const { process, event } = serving(cluster, index);
+    const startMs = Date.now();
+    await process.kill();
+    const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+    return {
+      name: `kill -9 of the pserver of shard ${index}`,
+      startMs,
+      referenceMs: replacement.atMs,
+      reference: 'the spare serving',
+      notes: { spareServingMs: replacement.atMs - startMs },
+    };
+  };
+}
+
+/** kill -9 of the leading master (the supervisor starts it again on its port). */
+export function killLeadingMaster(): Fault {
+  return async (cluster) => {
+    const leader = cluster.leader();
+    if (!leader) throw new Error('no master leads');
+    const startMs = Date.now();
+    await leader.kill();
+    const next = await cluster.waitForLeader(startMs, bound);
+    return {
+      name: 'kill -9 of the leading master',
+      startMs,
+      referenceMs: next.atMs,
+      reference: 'the new leader leading',
+      notes: { newLeaderMs: next.atMs - startMs, newLeader: next.master },
+    };
+  };
+}
+
+/** SIGSTOP of the pserver serving `index` for `pauseMs` (past its lease), then SIGCONT. */
+export function pausePserver(index: number, pauseMs: number): Fault {
+  return async (cluster) => {
+    const { process, event } = serving(cluster, index);
+    const startMs = Date.now();
+    process.signal('SIGSTOP');
+    await sleep(pauseMs);
+    process.signal('SIGCONT');
+    const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+    // A pserver that slept through its lease must fence itself (exit 4) once it runs again.
+    const exit = await Promise.race([process.exited, sleep(10_000).then(() => undefined)]);
+    return {
+      name: `SIGSTOP of the pserver of shard ${index} for ${pauseMs} ms, then SIGCONT`,
+      startMs,
+      referenceMs: replacement.atMs,
+      reference: 'the spare serving',
+      notes: {
+        spareServingMs: replacement.atMs - startMs,
+        pausedPserverExit: exit ? (exit.code ?? exit.signal) : 'still running 10 s after SIGCONT',
+      },
+    };
+  };
+}
+
+/**
+ * kill -9 of the pserver serving `index`; `stuckMs` later, when every trainer's step is stuck
+ * retrying its push to the dead shard after the other shards applied theirs, SIGSTOP of every
+ * trainer; SIGCONT once the spare serves and `pauseMs` (past the session TTL) have passed. Every
+ * session has ended by then: the trainers register again with their steps in flight, and those
+ * steps run again against shards that already applied them.
+ */
+export function pauseTrainersThroughFailover(index: number, pauseMs: number, stuckMs = 300): Fault {
+  return async (cluster, trainers) => {
+    const { process, event } = serving(cluster, index);
+    const startMs = Date.now();
+    await process.kill();
+    await sleep(stuckMs);
+    const pausedMs = Date.now();
+    for (const trainer of trainers) trainer.pause();
+    const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+    await sleep(Math.max(0, pausedMs + pauseMs - Date.now()));
+    const resumedMs = Date.now();
+    for (const trainer of trainers) trainer.resume();
+    return {
+      name: `kill -9 of the pserver of shard ${index}, then SIGSTOP of every trainer for ${pauseMs} ms`,
+      startMs,
+      referenceMs: resumedMs,
+      reference: 'the trainers continued (SIGCONT)',
+      notes: { spareServingMs: replacement.atMs - startMs, pausedMs: resumedMs - pausedMs },
+    };
+  };
+}
+
+/** etcd killed, and started again on the same data and ports `downMs` later. */
+export function etcdOutage(downMs: number): Fault {
+  return async (cluster) => {
+    const { killedMs, backMs } = await cluster.etcdOutage(downMs);
+    // Served again: a leader and every shard, each said after etcd went away.
+    const servedAgain = await Promise.all([
+      cluster.waitForLeader(killedMs, 60_000),
+      cluster.waitUntilServed(killedMs, 60_000),
+    ]).then(
+      ([leader, shards]) => Math.max(leader.atMs, ...shards.map((s) => s.atMs)),
+      () => undefined,
+    );
+    return {
+      name: `etcd killed for ${downMs} ms, then restarted on the same data and ports`,
+      startMs: killedMs,
+      referenceMs: servedAgain ?? backMs,
+      reference: servedAgain ? 'a leader and every shard serving again' : 'etcd healthy again',
+      earlier: { what: 'etcd healthy again', atMs: backMs },
+      notes: {
+        etcdBackMs: backMs - killedMs,
+        clusterServingAfterEtcdMs: servedAgain === undefined ? null : servedAgain - backMs,
+      },
+    };
+  };
+}

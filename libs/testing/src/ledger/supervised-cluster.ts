@@ -1,0 +1,295 @@
+import path from 'node:path';
+import {
+  appBundle,
+  freePort,
+  sleep,
+  spawnNode,
+  startEtcd,
+  tempDir,
+  waitFor,
+  type EtcdServer,
+  type ManagedProcess,
+} from '@pserver/local-cluster';
+import { readRestoredCheckpoint, type RestoredCheckpoint } from './restored-checkpoint';
+
+export interface SupervisedClusterOptions {
+  shards: number;
+  /** Pservers beyond the shards, waiting as hot spares; the supervisor keeps the count. */
+  spares: number;
+  masters: number;
+  job: string;
+  leaseTtlSeconds: number;
+  sessionTtlSeconds: number;
+  blockSize: number;
+  checkpointIntervalSeconds: number;
+  /** Kept high enough that a restored checkpoint is still on disk when the test reads it. */
+  checkpointRetain: number;
+  /** Pause before starting a process again (a process that exits at once, etcd down, spins no faster). */
+  restartDelayMs: number;
+  logDir: string | undefined;
+}
+
+export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
+  shards: 2,
+  spares: 1,
+  masters: 2,
+  job: 'ledger',
+  leaseTtlSeconds: 2,
+  sessionTtlSeconds: 3,
+  blockSize: 1024,
+  checkpointIntervalSeconds: 1,
+  checkpointRetain: 20,
+  restartDelayMs: 200,
+  logDir: undefined,
+};
+
+/** A pserver that said it serves a shard: when (its own log time), which epoch, what it restored. */
+export interface ServingEvent {
+  pserver: string;
+  index: number;
+  epoch: number;
+  address: string;
+  atMs: number;
+  /** The checkpoint it restored (absent on a fresh shard), read as soon as the line arrived. */
+  restored: Promise<RestoredCheckpoint> | undefined;
+}
+
+export interface LeadingEvent {
+  master: string;
+  address: string;
+  atMs: number;
+}
+
+export interface ExitEvent {
+  name: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  atMs: number;
+}
+
+/**
+ * A job whose supervisor is the test: etcd, master replicas on fixed ports (trainers know them by
+ * address, so a restarted replica must come back on its own) and pservers, every one of which is
+ * started again when it exits (exit 4 is a fenced pserver or a master that lost its lease; a kill
+ * -9 by the test too). A pserver is replaced by a new process under a new member name, which
+ * takes a free index or waits as a spare. What the processes say (serving, leading, exits) is kept
+ * with its time, for the test to judge.
+ */
+export class SupervisedCluster {
+  readonly serving: ServingEvent[] = [];
+  readonly leading: LeadingEvent[] = [];
+  readonly exits: ExitEvent[] = [];
+  readonly checkpointDir: string;
+  private readonly masterSlots: { port: number; process: ManagedProcess | undefined }[] = [];
+  private readonly pservers = new Set<ManagedProcess>();
+  private nextPserver = 0;
+  private nextMasterRun = 0;
+  private stopping = false;
+
+  private constructor(
+    readonly etcd: EtcdServer,
+    readonly options: SupervisedClusterOptions,
+  ) {
+    this.checkpointDir = tempDir('ledger-checkpoints');
+  }
+
+  static async start(options: Partial<SupervisedClusterOptions> = {}): Promise<SupervisedCluster> {
+    const settings = { ...defaultSupervisedClusterOptions, ...options };
+    const etcd = await startEtcd(settings.logDir ? { logDir: path.resolve(settings.logDir) } : {});
+    const cluster = new SupervisedCluster(etcd, settings);
+    try {
+      for (let i = 0; i < settings.masters; i++) {
+        cluster.masterSlots.push({ port: await freePort(), process: undefined });
+        cluster.runMaster(i);
+      }
+      for (let i = 0; i < settings.shards; i++) cluster.runPserver();
+      await cluster.waitUntilServed(0, 60_000);
+      for (let i = 0; i < settings.spares; i++) cluster.runPserver();
+      return cluster;
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+  }
+
+  /** Every master replica's address (fixed for the cluster's life). */
+  get masterAddresses(): string[] {
+    return this.masterSlots.map((slot) => `127.0.0.1:${slot.port}`);
+  }
+
+  /** The running pserver serving each index now (its latest 'serving' line, highest epoch). */
+  servingNow(): Map<number, { process: ManagedProcess; event: ServingEvent }> {
+    const byIndex = new Map<number, { process: ManagedProcess; event: ServingEvent }>();
+    for (const event of this.serving) {
+      const process = [...this.pservers].find((p) => p.name === event.pserver && p.running);
+      if (!process) continue;
+      const known = byIndex.get(event.index);
+      // A pserver serves one shard for its life: its last line of the index is its latest.
+      if (!known || known.event.epoch <= event.epoch) byIndex.set(event.index, { process, event });
+    }
+    return byIndex;
+  }
+
+  /** Waits until every index is served by a pserver that said so at or after `sinceMs`. */
+  waitUntilServed(sinceMs: number, timeoutMs: number): Promise<ServingEvent[]> {
+    return waitFor(
+      () => {
+        const now = [...this.servingNow().values()].map((s) => s.event);
+        return now.length === this.options.shards && now.every((e) => e.atMs >= sinceMs)
+          ? now
+          : undefined;
+      },
+      { timeoutMs, description: `every shard served (since ${sinceMs})` },
+    );
+  }
+
+  /** Waits for a new serving event of `index` with an epoch above `epoch`. */
+  waitForReplacement(index: number, epoch: number, timeoutMs: number): Promise<ServingEvent> {
+    return waitFor(() => this.serving.find((e) => e.index === index && e.epoch > epoch), {
+      timeoutMs,
+      description: `index ${index} served above epoch ${epoch}`,
+    });
+  }
+
+  /** The first 'leading' line at or after `sinceMs`. */
+  waitForLeader(sinceMs: number, timeoutMs: number): Promise<LeadingEvent> {
+    return waitFor(() => this.leading.find((e) => e.atMs >= sinceMs), {
+      timeoutMs,
+      description: `a master leading since ${sinceMs}`,
+    });
+  }
+
+  /** The running master that said 'leading' last. */
+  leader(): ManagedProcess | undefined {
+    for (const event of [...this.leading].reverse()) {
+      const slot = this.masterSlots.find((s) => s.process?.name === event.master);
+      if (slot?.process?.running) return slot.process;
+    }
+    return undefined;
+  }
+
+  /**
+   * Kills etcd (SIGKILL), waits `downMs` and starts it again on the same data dir and ports.
+   * Resolves with the time it was healthy again.
+   */
+  async etcdOutage(downMs: number): Promise<{ killedMs: number; backMs: number }> {
+    const killedMs = Date.now();
+    await this.etcd.process.kill();
+    await sleep(downMs);
+    await this.etcd.restart();
+    return { killedMs, backMs: Date.now() };
+  }
+
+  /** Stops supervising, then every process (SIGTERM, then SIGKILL), then etcd. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const processes = [...this.pservers, ...this.masterSlots.flatMap((s) => s.process ?? [])];
+    await Promise.all(processes.map((p) => p.stop({ graceMs: 5_000 })));
+    await this.etcd.stop();
+  }
+
+  private runMaster(slot: number): void {
+    const { options } = this;
+    const entry = this.masterSlots[slot]!;
+    const child = this.spawn('master', `master-${slot}.${this.nextMasterRun++}`, [
+      '--port',
+      String(entry.port),
+      '--etcd-endpoints',
+      this.etcd.endpoint,
+      '--job',
+      options.job,
+      '--desired-pservers',
+      String(options.shards),
+      '--lease-ttl-s',
+      String(options.leaseTtlSeconds),
+      '--session-ttl-s',
+      String(options.sessionTtlSeconds),
+      '--block-size',
+      String(options.blockSize),
+    ]);
+    entry.process = child;
+    void child.exited.then(() => this.restartLater(() => this.runMaster(slot)));
+  }
+
+  private runPserver(): void {
+    const { options } = this;
+    const name = `pserver-${this.nextPserver++}`;
+    const child = this.spawn('pserver', name, [
+      '--port',
+      '0',
+      '--etcd-endpoints',
+      this.etcd.endpoint,
+      '--job',
+      options.job,
+      '--member',
+      name,
+      '--lease-ttl-s',
+      String(options.leaseTtlSeconds),
+      '--checkpoint-dir',
+      this.checkpointDir,
+      '--checkpoint-interval-s',
+      String(options.checkpointIntervalSeconds),
+      '--checkpoint-retain',
+      String(options.checkpointRetain),
+    ]);
+    this.pservers.add(child);
+    void child.exited.then(() => {
+      this.pservers.delete(child);
+      this.restartLater(() => this.runPserver());
+    });
+  }
+
+  private restartLater(run: () => void): void {
+    if (this.stopping) return;
+    setTimeout(() => {
+      if (!this.stopping) run();
+    }, this.options.restartDelayMs).unref();
+  }
+
+  private spawn(app: 'master' | 'pserver', name: string, args: string[]): ManagedProcess {
+    const { logDir } = this.options;
+    const child = spawnNode(
+      appBundle(app),
+      ['--log-format', 'json', '--exit-on-stdin-close', ...args],
+      {
+        name,
+        stdinPipe: true,
+        ...(logDir ? { logDir: path.resolve(logDir) } : {}),
+        onLine: (line) => this.observe(name, line),
+      },
+    );
+    void child.exited.then((status) =>
+      this.exits.push({ name, code: status.code, signal: status.signal, atMs: Date.now() }),
+    );
+    return child;
+  }
+
+  private observe(name: string, line: string): void {
+    if (!line.startsWith('{')) return;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const atMs = typeof entry.time === 'string' ? Date.parse(entry.time) : Date.now();
+    if (entry.msg === 'serving') {
+      const recovered = typeof entry.recovered === 'string' ? entry.recovered : undefined;
+      const restored = recovered
+        ? readRestoredCheckpoint(path.join(this.checkpointDir, recovered))
+        : undefined;
+      // Read now, judged later: keep an unread file from being an unhandled rejection meanwhile.
+      restored?.catch(() => undefined);
+      this.serving.push({
+        pserver: name,
+        index: Number(entry.index),
+        epoch: Number(entry.shardEpoch),
+        address: String(entry.address),
+        atMs,
+        restored,
+      });
+    } else if (entry.msg === 'leading') {
+      this.leading.push({ master: name, address: String(entry.address), atMs });
+    }
+  }
+}
