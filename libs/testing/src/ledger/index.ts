@@ -13,7 +13,7 @@ export type { LedgerAck, LedgerShape, LedgerStepError, TrainerProgram } from './
 export { LedgerTrainer, waitForSteps } from './ledger-trainer';
 export type { LedgerEntry, LedgerInput, LedgerVerdict, ShardRestore } from './ledger-verdict';
 export { describeEntries, judgeLedger } from './ledger-verdict';
-export { everyTrainerSteppingAfter, resumedAt } from './recovery-time';
+export { everyTrainerSteppingAfter } from './recovery-time';
 export type { RestoredCheckpoint } from './restored-checkpoint';
 export { readRestoredCheckpoint } from './restored-checkpoint';
 export type {

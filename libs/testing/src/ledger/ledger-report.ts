@@ -33,10 +33,9 @@ export function describeLedgerReport(report: LedgerReport): string {
     const notes = Object.entries(fault.notes)
       .map(([key, value]) => `${key} ${value}`)
       .join(', ');
-    const earlier =
-      fault.earlier && fault.everyTrainerSteppingMs !== undefined
-        ? ` (${fault.earlier.what} → ${ms(fault.everyTrainerSteppingMs + fault.referenceMs - fault.earlier.atMs)})`
-        : '';
+    const earlier = fault.earlier
+      ? ` (${fault.earlier.what} → ${ms(fault.everyTrainerSteppingFromEarlierMs)})`
+      : '';
     lines.push(
       `  ${fault.name}: ${fault.reference} → every trainer stepping again ${ms(fault.everyTrainerSteppingMs)}${earlier}` +
         `${fault.recovered ? '' : ' (NOT all stepping again within the bound)'}; ${notes}`,

@@ -33,6 +33,8 @@ export interface FaultReport extends FaultOutcome {
   recovered: boolean;
   /** From the reference to every trainer stepping again (undefined: one never did). */
   everyTrainerSteppingMs: number | undefined;
+  /** The same from the fault's earlier moment, if it has one (etcd healthy again). */
+  everyTrainerSteppingFromEarlierMs: number | undefined;
 }
 
 export interface TrainerReport {
@@ -84,7 +86,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
         throw new Error(`the trainers did not start stepping: ${describeTrainers(trainers)}`);
     });
 
-    const outcomes: (FaultOutcome & { recovered: boolean; untilMs: number })[] = [];
+    const outcomes: (FaultOutcome & { recovered: boolean })[] = [];
     await sleep(options.settleMs);
     for (const fault of options.faults) {
       await cluster.waitUntilServed(0, 60_000);
@@ -96,18 +98,17 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
         options.recoveryBoundMs,
       );
       await sleep(Math.max(0, outcome.referenceMs + options.settleMs - Date.now()));
-      outcomes.push({ ...outcome, recovered, untilMs: Date.now() });
+      outcomes.push({ ...outcome, recovered });
     }
 
     const exits = await Promise.all(trainers.map((t) => t.finish(60_000)));
     const ackTimes = trainers.map((t) => t.acks.map((a) => a.ackMs));
-    const faults = outcomes.map(({ untilMs, ...outcome }): FaultReport => ({
+    const faults = outcomes.map((outcome): FaultReport => ({
       ...outcome,
-      everyTrainerSteppingMs: everyTrainerSteppingAfter(
-        ackTimes,
-        { fromMs: outcome.startMs, untilMs },
-        outcome.referenceMs,
-      ),
+      everyTrainerSteppingMs: everyTrainerSteppingAfter(ackTimes, outcome.referenceMs),
+      everyTrainerSteppingFromEarlierMs: outcome.earlier
+        ? everyTrainerSteppingAfter(ackTimes, outcome.earlier.atMs)
+        : undefined,
     }));
 
     const length = options.trainers * options.capacity;
