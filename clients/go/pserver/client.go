@@ -25,14 +25,11 @@ type Options struct {
 	NotInitializer bool
 	// BlockSize (standalone only) is the block size in elements; the master publishes it otherwise.
 	BlockSize int
-	// MaxStepAttempts is how many runs of a step a changing view may cost (default 20).
-	MaxStepAttempts int
 	// CallTimeout is each call's deadline (default 30 s; master calls 10 s).
 	CallTimeout time.Duration
-	// StepTimeout is a step's deadline, all its runs and retries included (default 5 min).
+	// StepTimeout is a step's deadline, all its runs, retries and waits for a served shard
+	// included (default 5 min): a step fails with ErrStepFailed only when it passes.
 	StepTimeout time.Duration
-	// ViewTimeout is how long a step waits for every shard to be served (default 60 s).
-	ViewTimeout time.Duration
 	// MaxMessageBytes caps a gRPC message; bigger pushes are streamed (default 64 MiB).
 	MaxMessageBytes int
 	// TLS connects to every master and pserver with TLS, with a client certificate for mutual
@@ -130,17 +127,11 @@ func withDefaults(o Options) Options {
 	if o.BlockSize == 0 {
 		o.BlockSize = DefaultBlockSize
 	}
-	if o.MaxStepAttempts == 0 {
-		o.MaxStepAttempts = 20
-	}
 	if o.CallTimeout == 0 {
 		o.CallTimeout = 30 * time.Second
 	}
 	if o.StepTimeout == 0 {
 		o.StepTimeout = 5 * time.Minute
-	}
-	if o.ViewTimeout == 0 {
-		o.ViewTimeout = 60 * time.Second
 	}
 	if o.MaxMessageBytes == 0 {
 		o.MaxMessageBytes = 64 << 20
@@ -194,49 +185,69 @@ func (c *Client) spec(name string) (spec, error) {
 	return sp, nil
 }
 
-// Step runs one training step: fn gets a context that captured the view, the next step number
-// and the pass; every call through it is stamped with them. If the view changes under the step
-// (a shard replaced, an epoch moved), fn runs again with a fresh context and the same step
-// number, so shards that already applied its push acknowledge it as a duplicate. fn must return
-// the context's errors (or wrap them) for this to work.
+// Step runs one training step: fn gets a context that captured the view, the step's identity
+// (this trainer's id, the next step number, the pass) and its deadline; every call through it is
+// stamped with them. If the view changes under the step (a shard replaced, an epoch moved), fn
+// runs again after a short jittered backoff with a fresh context and the same identity, so shards
+// that already applied its push acknowledge it as a duplicate. Each run waits until every shard
+// is served. Step fails with ErrStepFailed only when the step's deadline (StepTimeout) passes;
+// errors that waiting cannot change are returned as they come. fn must return the context's
+// errors (or wrap them) for this to work.
 func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
 	c.mu.Lock()
 	c.nextStep++
-	step := c.nextStep
+	// The step's identity, captured once: a re-registration mid-step changes the trainer id for
+	// later steps only.
+	id := stepIdentity{trainerID: c.trainerID, step: c.nextStep, pass: c.pass}
 	c.mu.Unlock()
 	deadline := time.Now().Add(c.opts.StepTimeout)
 	var last error
-	for attempt := 1; attempt <= c.opts.MaxStepAttempts; attempt++ {
-		if err := c.waitForCompleteView(ctx); err != nil {
+	run := 0
+	for time.Now().Before(deadline) {
+		run++
+		complete, err := c.waitForCompleteView(ctx, deadline)
+		if err != nil {
 			return err
 		}
-		sc, err := c.begin(ctx, step, deadline)
+		if !complete {
+			break
+		}
+		sc, err := c.begin(ctx, id, deadline)
 		if err != nil {
 			return err
 		}
 		err = fn(sc)
+		pastDeadline := sc.ctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		c.end(sc)
 		if err == nil {
 			return nil
 		}
-		if !IsStaleView(err) || ctx.Err() != nil || c.isClosed() {
+		if !(IsStaleView(err) || pastDeadline) || ctx.Err() != nil || c.isClosed() {
 			return err
 		}
 		last = err
+		if pause := backoff(run - 1); time.Until(deadline) > pause {
+			if err := sleep(ctx, pause); err != nil {
+				return err
+			}
+		}
 		if err := c.refreshView(ctx); err != nil {
-			return err
+			if IsRefused(err) {
+				return err
+			}
+			last = err
 		}
 	}
-	return clientError(codes.Aborted, ErrStepFailed, last, "step %d: the view kept changing through %d attempts", step, c.opts.MaxStepAttempts)
+	return clientError(codes.DeadlineExceeded, ErrStepFailed, last, "step %d: not done within %s (%d runs; last: %v)", id.step, c.opts.StepTimeout, run, last)
 }
 
-func (c *Client) begin(ctx context.Context, step uint64, deadline time.Time) (*StepContext, error) {
+func (c *Client) begin(ctx context.Context, id stepIdentity, deadline time.Time) (*StepContext, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
 	}
-	sc := newStepContext(ctx, c, c.view, step, c.pass, deadline)
+	sc := newStepContext(ctx, c, c.view, id, deadline)
 	c.contexts[sc] = struct{}{}
 	return sc, nil
 }
@@ -355,7 +366,8 @@ func (c *Client) refreshView(ctx context.Context) error {
 		if IsRefused(err) {
 			return err // not a pserver still starting: this client may not call it
 		}
-		next.Shards[i].Epoch = 0
+		// A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
+		next.Shards[i].Epoch, next.Shards[i].Serving = 0, err == nil
 		if err == nil {
 			next.Shards[i].Epoch = status.GetShardEpoch()
 		}
@@ -374,7 +386,7 @@ func (c *Client) staleShard(shard int, epoch uint64) {
 	next := c.View()
 	next.Shards = append([]ShardRoute(nil), next.Shards...)
 	if shard < len(next.Shards) {
-		next.Shards[shard].Epoch = epoch
+		next.Shards[shard].Epoch, next.Shards[shard].Serving = epoch, true // it answered: it serves
 	}
 	next.Revision++
 	c.applyView(next)
@@ -399,33 +411,37 @@ func (c *Client) applyView(next View) {
 	c.viewMoved = make(chan struct{})
 }
 
-// waitForCompleteView waits until every shard is served, for at most ViewTimeout.
-func (c *Client) waitForCompleteView(ctx context.Context) error {
-	deadline := time.Now().Add(c.opts.ViewTimeout)
+// waitForCompleteView waits until every shard is assigned and served (true), or deadline passes
+// (false). The master's watch wakes it on every new view; without news it asks again.
+func (c *Client) waitForCompleteView(ctx context.Context, deadline time.Time) (bool, error) {
 	for {
 		c.mu.Lock()
 		complete, moved := c.view.Complete(), c.viewMoved
 		c.mu.Unlock()
 		if complete {
-			return nil
+			return true, nil
 		}
-		if time.Now().After(deadline) {
-			return clientError(codes.Unavailable, ErrStaleView, nil, "no complete cluster view (a shard has no pserver)")
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
 		}
-		timer := time.NewTimer(500 * time.Millisecond)
+		if left > 500*time.Millisecond {
+			left = 500 * time.Millisecond
+		}
+		timer := time.NewTimer(left)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-c.background.Done():
 			timer.Stop()
-			return clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+			return false, clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
 		case <-moved:
 		case <-timer.C:
 			// No news: ask, in case the watch is between leaders.
 			if err := c.refreshView(ctx); IsRefused(err) {
 				timer.Stop()
-				return err
+				return false, err
 			}
 		}
 		timer.Stop()

@@ -96,8 +96,8 @@ func FromError(err error, trailers ...metadata.MD) *Error {
 }
 
 // IsStaleView reports whether err means the view a step was computed under is stale: the
-// shard's epoch moved (ABORTED), its pserver was fenced, replaced or is not serving, or the
-// client ended the step when a new view came. Step then runs the step again.
+// shard's epoch moved (ABORTED), the pserver at that address serves another index, or the client
+// ended the step when a new view came. Step then runs the step again with the same identity.
 func IsStaleView(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -106,11 +106,23 @@ func IsStaleView(err error) bool {
 	if !e.Server {
 		return e.ErrorCode == ErrStaleView
 	}
+	return e.Code == codes.Aborted || e.ErrorCode == "PSERVER_WRONG_SHARD"
+}
+
+// isShardUnavailable reports whether the shard is not served at that address right now: its
+// pserver is recovering it, was fenced or is shutting down, and nothing was applied. The call is
+// retried after a backoff: either the pserver starts serving (same epoch) or the master publishes
+// a new assignment, which ends the step's context. Not a new view in itself.
+func isShardUnavailable(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || !e.Server {
+		return false
+	}
 	switch e.ErrorCode {
-	case "PSERVER_FENCED", "PSERVER_NOT_SERVING", "PSERVER_SHUTTING_DOWN", "PSERVER_WRONG_SHARD":
+	case "PSERVER_NOT_SERVING", "PSERVER_FENCED", "PSERVER_SHUTTING_DOWN":
 		return true
 	}
-	return e.Code == codes.Aborted
+	return false
 }
 
 // IsRefused reports whether a server refused the caller: UNAUTHENTICATED (no verified client

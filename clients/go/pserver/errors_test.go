@@ -50,12 +50,12 @@ func TestRetryableMeansTheOutcomeIsUnknown(t *testing.T) {
 }
 
 func TestChangedShards(t *testing.T) {
-	before := View{Shards: []ShardRoute{{0, "a", 1}, {1, "b", 2}, {2, "c", 3}}}
-	after := View{Shards: []ShardRoute{{0, "a", 1}, {1, "d", 5}, {2, "c", 3}, {3, "e", 1}}}
+	before := View{Shards: []ShardRoute{{0, "a", 1, true}, {1, "b", 2, true}, {2, "c", 3, true}}}
+	after := View{Shards: []ShardRoute{{0, "a", 1, true}, {1, "d", 5, true}, {2, "c", 3, true}, {3, "e", 1, true}}}
 	if got := fmt.Sprint(changedShards(before, after)); got != "[1 3]" {
 		t.Errorf("changedShards = %s, want [1 3]", got)
 	}
-	if (View{ShardCount: 2, Shards: []ShardRoute{{0, "a", 1}, {1, "", 0}}}).Complete() {
+	if (View{ShardCount: 2, Shards: []ShardRoute{{0, "a", 1, true}, {1, "", 0, false}}}).Complete() {
 		t.Error("a view with an unassigned shard is not complete")
 	}
 }

@@ -13,26 +13,34 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
-// StepContext is the epoch context of one training step: the view (every shard's address and
-// epoch), the trainer's step number and pass, captured when the step began, and a deadline.
-// Every call made through it is stamped with them, never with live state read at send time, so
-// work done under one shard epoch is never labelled with the next. When the cluster's view
-// changes, the client ends the context: its calls fail with a stale-view error and Step runs the
-// step again with a fresh context and the same step number.
+// StepContext is the epoch context of one run of a training step: the view (every shard's address
+// and epoch), the step's identity — the trainer id and step number it began with, and its pass —
+// and a deadline. Every call made through it is stamped with them, never with live state read at
+// send time, so work done under one shard epoch is never labelled with the next. A session that
+// expires mid-step gives the client a new trainer id for later steps; a step that began under the
+// old id keeps it on every re-run, so a shard that applied its push already answers the re-run as
+// a duplicate. When the cluster's view changes, the client ends the context: its calls fail with
+// a stale-view error and Step runs the step again with a fresh context and the same identity.
 type StepContext struct {
-	client *Client
-	view   View
-	step   uint64
-	pass   uint64
-	ctx    context.Context
-	cancel context.CancelFunc
+	client    *Client
+	view      View
+	trainerID uint64
+	step      uint64
+	pass      uint64
+	ctx       context.Context
+	cancel    context.CancelFunc
 	// ended holds why the client ended the context (a stale view, the client closed), if it did.
 	ended atomic.Value
 }
 
-func newStepContext(parent context.Context, c *Client, view View, step, pass uint64, deadline time.Time) *StepContext {
+// stepIdentity is who a step is on every shard and every run: captured once when it begins.
+type stepIdentity struct {
+	trainerID, step, pass uint64
+}
+
+func newStepContext(parent context.Context, c *Client, view View, id stepIdentity, deadline time.Time) *StepContext {
 	ctx, cancel := context.WithDeadline(parent, deadline)
-	return &StepContext{client: c, view: view, step: step, pass: pass, ctx: ctx, cancel: cancel}
+	return &StepContext{client: c, view: view, trainerID: id.trainerID, step: id.step, pass: id.pass, ctx: ctx, cancel: cancel}
 }
 
 // Context is the step's context: it ends at the step's deadline, or when the client ends the step.
@@ -40,6 +48,9 @@ func (s *StepContext) Context() context.Context { return s.ctx }
 
 // View is the view the step runs under.
 func (s *StepContext) View() View { return s.view }
+
+// TrainerID is the trainer id the step began with; a re-run of the step keeps it.
+func (s *StepContext) TrainerID() uint64 { return s.trainerID }
 
 // Step is the step's number; a re-run of the step keeps it.
 func (s *StepContext) Step() uint64 { return s.step }
@@ -53,10 +64,10 @@ func (s *StepContext) Deadline() time.Time {
 	return d
 }
 
-// RequestContext is the stamp of a call to shard: the context's own view, step and pass.
+// RequestContext is the stamp of a call to shard: the context's own view and the step's identity.
 func (s *StepContext) RequestContext(shard int) *pb.RequestContext {
 	return &pb.RequestContext{
-		TrainerId:  s.client.TrainerID(),
+		TrainerId:  s.trainerID,
 		Pass:       s.pass,
 		Step:       s.step,
 		ShardEpoch: s.view.Shard(shard).Epoch,
@@ -177,7 +188,9 @@ func shardsOf[T any](m map[int]T) []int {
 }
 
 // withRetries runs a call to shard, again while its outcome is unknown (connection lost,
-// deadline) or the pserver is busy (RESOURCE_EXHAUSTED, after its hint). Every attempt goes to
+// deadline), the pserver is busy (RESOURCE_EXHAUSTED, after its hint) or the shard is not served
+// at the address for now (recovering, fenced, shutting down: until it serves or a new view ends
+// the context). Retries back off with jitter and end with the step's deadline. Every attempt goes to
 // the shard's address in the step's view, with the step's stamp: within one epoch the address
 // does not change, and a new epoch ends the step instead.
 func (s *StepContext) withRetries(shard int, call func(ctx context.Context, address string, rc *pb.RequestContext) error) error {
@@ -199,7 +212,7 @@ func (s *StepContext) withRetries(shard int, call func(ctx context.Context, addr
 			}
 			return err
 		}
-		if !isRetryable(err) {
+		if !isRetryable(err) && !isShardUnavailable(err) {
 			return err
 		}
 		pause := backoff(attempt)
@@ -242,10 +255,12 @@ func (s *StepContext) endedError(cause error) error {
 }
 
 // backoff is exponential with full jitter: attempt 0 waits up to 50 ms, doubling up to 2 s.
+// backoff is exponential with full jitter, capped at 1 s so that a client waiting out a failover
+// notices within about a second that the shard serves again.
 func backoff(attempt int) time.Duration {
 	max := 50 * time.Millisecond << uint(attempt)
-	if attempt > 6 || max > 2*time.Second {
-		max = 2 * time.Second
+	if attempt > 5 || max > time.Second {
+		max = time.Second
 	}
 	return time.Duration(rand.Int63n(int64(max)) + 1)
 }

@@ -3,10 +3,12 @@ package pserver
 import pb "github.com/pserver/pserver/clients/go/pserverpb"
 
 // ShardRoute is where one shard is served now, and under which epoch (0 while unassigned).
+// Serving is false while its pserver recovers it: steps wait until it serves.
 type ShardRoute struct {
 	Index   int
 	Address string
 	Epoch   uint64
+	Serving bool
 }
 
 // View is the trainer's picture of the cluster. Views are values: a step keeps the one it began
@@ -22,7 +24,7 @@ type View struct {
 func viewFromProto(v *pb.ClusterView) View {
 	shards := make([]ShardRoute, len(v.GetShards()))
 	for i, s := range v.GetShards() {
-		shards[i] = ShardRoute{Index: int(s.GetIndex()), Address: s.GetAddress(), Epoch: s.GetShardEpoch()}
+		shards[i] = ShardRoute{Index: int(s.GetIndex()), Address: s.GetAddress(), Epoch: s.GetShardEpoch(), Serving: s.GetServing()}
 	}
 	return View{
 		ShardCount:  int(v.GetShardCount()),
@@ -61,7 +63,7 @@ func (v View) Complete() bool {
 		return false
 	}
 	for _, s := range v.Shards {
-		if s.Address == "" || s.Epoch == 0 {
+		if s.Address == "" || s.Epoch == 0 || !s.Serving {
 			return false
 		}
 	}

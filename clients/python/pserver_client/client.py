@@ -22,7 +22,7 @@ from .master_link import MasterLink
 from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
 from .security import ChannelFactory
 from .shard_calls import ShardCalls
-from .step_context import StepContext
+from .step_context import StepContext, backoff_s
 from .tasks import TaskIterator
 from .tensors import to_wire
 from .view import ShardRoute, View, changed_shards
@@ -35,8 +35,9 @@ def connect(master=None, pservers=None, **options):
     """Connects a trainer to a job: `connect(master=[...])` or `connect(pservers=[...])`.
 
     Options: name, initializer (standalone: whether this trainer initializes, default True),
-    block_size (standalone), global_clip_norm, max_step_attempts (20), call_timeout_s (30),
-    step_timeout_s (300), view_timeout_s (60), master_timeout_s (10); tls (a TlsOptions: TLS to
+    block_size (standalone), global_clip_norm, call_timeout_s (30), step_timeout_s (300: a step's
+    deadline, all its runs, retries and waits for a served shard included; CLIENT_STEP_FAILED only
+    when it passes), master_timeout_s (10); tls (a TlsOptions: TLS to
     every master and pserver, with a client certificate for mutual TLS) and token (sent as
     `authorization: Bearer <token>`; needs tls). `load_security(...)` reads them from files.
     """
@@ -60,10 +61,8 @@ class Client:
         initializer=True,
         block_size=None,
         global_clip_norm=None,
-        max_step_attempts=20,
         call_timeout_s=30.0,
         step_timeout_s=300.0,
-        view_timeout_s=60.0,
         master_timeout_s=10.0,
         tls=None,
         token=None,
@@ -74,9 +73,7 @@ class Client:
         self.global_clip_norm = global_clip_norm
         self.call_timeout_s = call_timeout_s
         self._initializer = initializer
-        self._max_step_attempts = max_step_attempts
         self._step_timeout_s = step_timeout_s
-        self._view_timeout_s = view_timeout_s
         self.calls = ShardCalls(channels=channels)
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="pserver-client")
         self._closed = threading.Event()
@@ -113,7 +110,7 @@ class Client:
         self._view = View(
             shard_count=len(pservers),
             block_size=block_size or DEFAULT_BLOCK_SIZE,
-            shards=tuple(ShardRoute(i, a, 0) for i, a in enumerate(pservers)),
+            shards=tuple(ShardRoute(i, a, 0, False) for i, a in enumerate(pservers)),
         )
         self.refresh_view()
 
@@ -158,38 +155,51 @@ class Client:
             self._sleep(0.2)  # another trainer initializes: ask again (it may die)
 
     def step(self, fn):
-        """Runs one training step: `fn(ctx)` gets a StepContext that captured the view, the next
-        step number and the pass; every call through it is stamped with them. If the view changes
-        under the step, `fn` runs again with a fresh context and the same step number, so shards
-        that already applied its push acknowledge it as a duplicate. Returns what fn returns."""
+        """Runs one training step: `fn(ctx)` gets a StepContext that captured the view, the step's
+        identity (this trainer's id, the next step number, the pass) and its deadline; every call
+        through it is stamped with them. If the view changes under the step, `fn` runs again
+        after a short jittered backoff with a fresh context and the same identity, so shards that
+        already applied its push acknowledge it as a duplicate. Each run waits until every shard
+        is served. CLIENT_STEP_FAILED is raised only when the step's deadline (step_timeout_s)
+        passes; errors that waiting cannot change are raised as they come. Returns what fn
+        returns."""
         with self._lock:
             self._next_step += 1
-            step = self._next_step
+            # The step's identity, captured once: a re-registration mid-step changes trainer_id for
+            # later steps only.
+            trainer_id, step, pass_ = self.trainer_id, self._next_step, self.pass_
         deadline = time.monotonic() + self._step_timeout_s
         last = None
-        for attempt in range(1, self._max_step_attempts + 1):
-            self._wait_for_complete_view()
-            self._check_open()
-            ctx = StepContext(self, self._view, step, self.pass_, deadline)
+        run = 0
+        while time.monotonic() < deadline:
+            run += 1
+            if not self._wait_for_complete_view(deadline):
+                break
+            ctx = StepContext(self, self._view, trainer_id, step, pass_, deadline)
             with self._lock:
                 self._contexts.add(ctx)
             try:
                 return fn(ctx)
             except Exception as err:
-                if not is_stale_view(err) or self._closed.is_set():
+                past_deadline = isinstance(err, ClientError) and err.code == "CLIENT_DEADLINE_EXCEEDED"
+                if not (is_stale_view(err) or past_deadline) or self._closed.is_set():
                     raise
                 last = err
-                log.info("step %d ran under a stale view (attempt %d: %s); running it again", step, attempt, err)
-                try:
-                    self.refresh_view()
-                except Error as refresh_error:
-                    log.info("could not refresh the view: %s", refresh_error)
             finally:
                 ctx.close()
                 with self._lock:
                     self._contexts.discard(ctx)
+            log.info("step %d ran under a stale view (run %d: %s); running it again", step, run, last)
+            self._sleep(min(backoff_s(run - 1), max(0.0, deadline - time.monotonic())))
+            try:
+                self.refresh_view()
+            except Error as refresh_error:
+                if is_refused(refresh_error):
+                    raise
+                last = refresh_error
         raise ClientError(
-            "CLIENT_STEP_FAILED", f"step {step}: the view kept changing through {self._max_step_attempts} attempts"
+            "CLIENT_STEP_FAILED",
+            f"step {step}: not done within {self._step_timeout_s} s ({run} runs; last: {last or 'no complete cluster view'})",
         ) from last
 
     def get_params(self, names):
@@ -264,7 +274,10 @@ class Client:
         the refresh before the next run gets it."""
         if self._master is not None or epoch is None:
             return
-        shards = tuple(ShardRoute(s.index, s.address, epoch) if s.index == index else s for s in self._view.shards)
+        # It answered, so it serves.
+        shards = tuple(
+            ShardRoute(s.index, s.address, epoch, True) if s.index == index else s for s in self._view.shards
+        )
         self._apply_view(View(self._view.shard_count, self._view.block_size, shards, self._view.revision + 1))
 
     def refresh_view(self):
@@ -274,17 +287,18 @@ class Client:
             return
         shards = []
         for s in self._view.shards:
+            # A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
             try:
                 status = self.calls.status(s.address, self.call_timeout_s).result()
-                epoch = status.shard_epoch
+                epoch, serving = status.shard_epoch, True
             except grpc.RpcError as raw:
                 err = PserverError.from_rpc_error(raw)
                 if is_refused(err):  # not a pserver still starting: this client may not call it
                     raise err from None
-                epoch = 0  # not serving (yet): epoch 0 keeps the view incomplete
+                epoch, serving = 0, False  # not serving (yet): the view stays incomplete
             except Exception:  # not serving (yet)
-                epoch = 0
-            shards.append(ShardRoute(s.index, s.address, epoch))
+                epoch, serving = 0, False
+            shards.append(ShardRoute(s.index, s.address, epoch, serving))
         v = self._view
         self._apply_view(View(v.shard_count, v.block_size, tuple(shards), v.revision + 1, v.initialized))
 
@@ -306,20 +320,24 @@ class Client:
             for ctx in stale:
                 ctx.abort(ClientError("CLIENT_STALE_VIEW", f"shards {changed} changed"))
 
-    def _wait_for_complete_view(self):
-        deadline = time.monotonic() + self._view_timeout_s
+    def _wait_for_complete_view(self, deadline):
+        """Waits until every shard is assigned and served (True), or `deadline` passes (False).
+        The master's watch wakes it on every new view; standalone, it polls the pservers."""
         while not self._view.complete():
             self._check_open()
-            if time.monotonic() > deadline:
-                raise ClientError("CLIENT_STALE_VIEW", "no complete cluster view (a shard has no pserver)")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
             with self._lock:
-                self._view_changed.wait(0.5)
+                self._view_changed.wait(min(0.5, left))
             if self._master is None or not self._view.complete():
                 try:
                     self.refresh_view()
                 except Error as err:
                     if is_refused(err):
                         raise
+        self._check_open()
+        return True
 
     def _keep_alive(self, ttl_ms):
         interval = max(0.1, ttl_ms / 3000)

@@ -76,18 +76,26 @@ def call(fn, *args, **kwargs):
         raise PserverError.from_rpc_error(err) from None
 
 
-_STALE_CODES = {"PSERVER_FENCED", "PSERVER_NOT_SERVING", "PSERVER_SHUTTING_DOWN", "PSERVER_WRONG_SHARD"}
-
-
 def is_stale_view(err):
     """Whether the view a step was computed under is stale: the shard's epoch moved (ABORTED),
-    it was replaced or is not serving, or the client aborted the step on a new view. The step is
-    then run again with a fresh context and the same step number."""
+    the pserver at that address serves another index, or the client aborted the step on a new
+    view. The step is then run again with a fresh context and the same identity."""
     if isinstance(err, ClientError):
         return err.code == "CLIENT_STALE_VIEW"
     if not isinstance(err, PserverError):
         return False
-    return err.status == "ABORTED" or err.code in _STALE_CODES
+    return err.status == "ABORTED" or err.code == "PSERVER_WRONG_SHARD"
+
+
+_UNAVAILABLE_SHARD_CODES = {"PSERVER_NOT_SERVING", "PSERVER_FENCED", "PSERVER_SHUTTING_DOWN"}
+
+
+def is_shard_unavailable(err):
+    """Whether the shard is not served at that address right now: its pserver is recovering it,
+    was fenced or is shutting down, and nothing was applied. The call is retried after a backoff:
+    either the pserver starts serving (same epoch) or the master publishes a new assignment, which
+    aborts the step's context. Not a new view in itself."""
+    return isinstance(err, PserverError) and err.code in _UNAVAILABLE_SHARD_CODES
 
 
 def is_refused(err):

@@ -59,6 +59,16 @@ def load_security(ca_file=None, cert_file=None, key_file=None, token_file=None, 
     return security
 
 
+#: How soon a channel dials again after its server went away. gRPC's default waits 1 s, then 1.6x
+#: more each time up to 120 s: with it, calls kept failing 6-10 s after a restarted server listened
+#: again. From 200 ms up to 1 s, a trainer notices a server that is back within about a second.
+RECONNECT_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+)
+
+
 def open_channel(address, tls=None, token=None, options=()):
     """A channel to one master or pserver with these security settings, for raw stubs (the
     client's own channels are made the same way)."""
@@ -104,9 +114,12 @@ class ChannelFactory:
         return self._credentials is not None
 
     def open(self, address, options=()):
+        """A channel to `address`: every channel of the client is opened here, with the reconnect
+        backoff below and the TLS settings."""
+        options = list(RECONNECT_OPTIONS) + list(options)
         if self._credentials is None:
-            return grpc.insecure_channel(address, options=list(options))
-        return grpc.secure_channel(address, self._credentials, options=list(options) + list(self._options))
+            return grpc.insecure_channel(address, options=options)
+        return grpc.secure_channel(address, self._credentials, options=options + list(self._options))
 
 
 def _bytes(pem):

@@ -1,10 +1,13 @@
-"""The epoch context of one training step.
+"""The epoch context of one run of a training step.
 
-It holds the view (every shard's address and epoch), the trainer's step number and pass, captured
-when the step began. Every call made through it is stamped with them — never with live state read
-at send time, which is how work done under epoch 6 once went out labelled 7. When the cluster's
-view changes for a shard, the client aborts the context: its calls end with a stale-view error and
-`Client.step` runs the step again with a fresh context and the same step number.
+It holds the view (every shard's address and epoch) and the step's identity — the trainer id and
+step number it began with, and its pass. Every call made through it is stamped with them, never
+with live state read at send time, which is how work done under epoch 6 once went out labelled 7.
+A session that expires mid-step gives the client a new trainer id for later steps; a step that
+began under the old id keeps it on every re-run, so a shard that applied its push already answers
+the re-run as a duplicate. When the cluster's view changes for a shard, the client aborts the
+context: its calls end with a stale-view error and `Client.step` runs the step again with a fresh
+context and the same identity.
 """
 
 import concurrent.futures
@@ -15,7 +18,7 @@ import time
 import grpc
 
 from ._proto.pserver.v1 import context_pb2, tensor_pb2
-from .errors import ClientError, PserverError, is_retryable, is_stale_view
+from .errors import ClientError, PserverError, is_retryable, is_shard_unavailable, is_stale_view
 from .placement import place_tensor
 from .tensors import ELEMENT_SIZE, from_wire, to_wire
 
@@ -25,16 +28,19 @@ except ImportError:  # pragma: no cover
     np = None
 
 
-def backoff_s(attempt, base=0.05, cap=2.0):
-    """Exponential backoff with full jitter."""
+def backoff_s(attempt, base=0.05, cap=1.0):
+    """Exponential backoff with full jitter, capped at 1 s so that a client waiting out a failover
+    notices within about a second that the shard serves again."""
     return random.random() * min(cap, base * 2**attempt)
 
 
 class StepContext:
-    def __init__(self, host, view, step, pass_, deadline):
+    def __init__(self, host, view, trainer_id, step, pass_, deadline):
         self._host = host
         #: The view the step runs under (a snapshot).
         self.view = view
+        #: The trainer id the step began with: the same on every run, whatever the session does.
+        self.trainer_id = trainer_id
         #: The step number: the same on every run of the step.
         self.step = step
         #: The dataset pass the step belongs to.
@@ -127,10 +133,10 @@ class StepContext:
         self._fan_out([(lambda s=s, t=t: push(s, t)) for s, t in by_shard.items()])
 
     def request_context(self, shard):
-        """The RequestContext of a call to `shard`: this context's own view, step and pass."""
+        """The RequestContext of a call to `shard`: this context's own view and the step's identity."""
         route = self.view.shards[shard] if shard < len(self.view.shards) else None
         return context_pb2.RequestContext(
-            trainer_id=self._host.trainer_id,
+            trainer_id=self.trainer_id,
             step=self.step,
             shard_epoch=route.epoch if route else 0,
             **{"pass": self.pass_},
@@ -138,8 +144,10 @@ class StepContext:
 
     def with_retries(self, shard, call):
         """Runs `call(address, context, timeout)` (returning a grpc future) against `shard`,
-        retrying while its outcome is unknown (connection lost, deadline) or the pserver is busy
-        (after its retry hint). A moved epoch ends the step instead (stale view)."""
+        retrying while its outcome is unknown (connection lost, deadline), the pserver is busy
+        (after its retry hint) or the shard is not served at the address for now (recovering,
+        fenced, shutting down: until it serves or a new view aborts the context). Retries back off
+        with jitter and end with the step's deadline. A moved epoch ends the step (stale view)."""
         attempt = 0
         while True:
             self._throw_if_stale(shard)
@@ -155,11 +163,11 @@ class StepContext:
                 if is_stale_view(err):
                     self._host.stale_shard(shard, err.shard_epoch)
                     raise ClientError("CLIENT_STALE_VIEW", f"shard {shard}: {err}") from err
-                if not is_retryable(err):
+                if not is_retryable(err) and not is_shard_unavailable(err):
                     raise
                 hint = err.retry_after_ms / 1000 if err.retry_after_ms is not None else backoff_s(attempt)
                 attempt += 1
-                if self._aborted.wait(hint):
+                if self._aborted.wait(min(hint, max(0.0, self.deadline - time.monotonic()))):
                     raise self._stale_error() from err
 
     # --- internals ---

@@ -9,6 +9,8 @@ class ShardRoute:
     address: str
     #: 0 while the index is unassigned.
     epoch: int
+    #: Whether the pserver serves the shard (False while it recovers it): steps wait until it does.
+    serving: bool = False
 
 
 @dataclass(frozen=True)
@@ -25,17 +27,17 @@ class View:
         return cls(
             shard_count=view.shard_count,
             block_size=view.block_size,
-            shards=tuple(ShardRoute(s.index, s.address, s.shard_epoch) for s in view.shards),
+            shards=tuple(ShardRoute(s.index, s.address, s.shard_epoch, s.serving) for s in view.shards),
             revision=view.revision,
             initialized=view.initialized,
         )
 
     def complete(self):
-        """Whether every index has a pserver (a step cannot run otherwise)."""
+        """Whether every index has a pserver that serves it (a step cannot run otherwise)."""
         return (
             self.shard_count > 0
             and len(self.shards) == self.shard_count
-            and all(s.address != "" and s.epoch > 0 for s in self.shards)
+            and all(s.address != "" and s.epoch > 0 and s.serving for s in self.shards)
         )
 
 

@@ -9,11 +9,12 @@ import {
 } from '@pserver/proto';
 import { RpcError, type ClientSecurity } from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
-import { ClientError, isStaleView } from './errors';
+import { ClientError, isRefused } from './errors';
 import { MasterLink } from './master-link';
 import { sleepFor } from './retry';
 import { ShardCalls } from './shard-calls';
-import { StepContext, type ContextHost, type TestHooks } from './step-context';
+import type { StepContext, TestHooks } from './step-context';
+import { runStep, type StepHost } from './step-runner';
 import {
   elementTypeOf,
   sliceBytes,
@@ -36,14 +37,13 @@ export interface ConnectOptions extends ClientSecurity {
   blockSize?: number;
   /** Clip the L2 norm of all of a step's float gradients together, before they are split. */
   globalClipNorm?: number;
-  /** Runs of a step before its stale-view errors are given up on. */
-  maxStepAttempts?: number;
   /** Deadline of each call. */
   callTimeoutMs?: number;
-  /** Deadline of a step, all its runs and retries included (default 5 minutes). */
+  /**
+   * Deadline of a step, all its runs, retries and waits for a served shard included (default 5
+   * minutes): a step fails (`CLIENT_STEP_FAILED`) only when it passes.
+   */
   stepTimeoutMs?: number;
-  /** How long a step waits for a complete view (every shard served). */
-  viewTimeoutMs?: number;
   maxMessageBytes?: number;
   logger?: Logger;
   /** Faults and pauses injected by tests. */
@@ -60,7 +60,7 @@ const mib = 1024 * 1024;
  * alive and a live cluster view) or to fixed pservers. `initParams`, `step`, `getParams` take and
  * return whole tensors; placement, splitting into blocks, fan-out and reassembly are the client's.
  */
-export class PserverClient implements ContextHost {
+export class PserverClient implements StepHost {
   private readonly specs = new Map<string, TensorSpec>();
   private readonly contexts = new Set<StepContext>();
   private readonly closing = new AbortController();
@@ -76,7 +76,7 @@ export class PserverClient implements ContextHost {
     private readonly master: MasterLink | undefined,
     public trainerId: number,
     view: View,
-    private readonly logger: Logger,
+    readonly logger: Logger,
   ) {
     this.currentView = view;
   }
@@ -123,7 +123,12 @@ export class PserverClient implements ContextHost {
     const view: View = {
       shardCount: options.pservers.length,
       blockSize: options.blockSize ?? defaultBlockSize,
-      shards: options.pservers.map((address, index) => ({ index, address, epoch: 0 })),
+      shards: options.pservers.map((address, index) => ({
+        index,
+        address,
+        epoch: 0,
+        serving: false,
+      })),
       revision: 0,
       initialized: false,
     };
@@ -222,48 +227,36 @@ export class PserverClient implements ContextHost {
   }
 
   /**
-   * Runs one training step: `fn` gets a context that captured the view, the next step number and
-   * the pass; every call through it is stamped with them. If the view changes under the step (a
-   * shard replaced, an epoch moved), `fn` runs again with a fresh context and the same step number,
-   * so shards that already applied its push acknowledge it as a duplicate.
+   * Runs one training step: `fn` gets a context that captured the view, the step's identity (this
+   * trainer's id, the next step number, the pass) and the step's deadline; every call through it
+   * is stamped with them. If the view changes under the step (a shard replaced, an epoch moved),
+   * `fn` runs again after a short jittered backoff with a fresh context and the same identity, so
+   * shards that already applied its push acknowledge it as a duplicate. Each run waits until every
+   * shard is served. The step fails with `CLIENT_STEP_FAILED` only when its deadline
+   * (`stepTimeoutMs`) passes; errors that waiting cannot change (bad input, refused) are thrown
+   * as they come.
    */
-  async step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
-    const step = ++this.nextStep;
-    const attempts = this.options.maxStepAttempts ?? 20;
-    const deadline = Date.now() + (this.options.stepTimeoutMs ?? 300_000);
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      await this.waitForCompleteView();
-      this.closing.signal.throwIfAborted();
-      const ctx = new StepContext(
-        this,
-        this.currentView,
-        step,
-        this.passNumber,
-        Math.max(1, deadline - Date.now()),
-      );
-      this.contexts.add(ctx);
-      try {
-        return await fn(ctx);
-      } catch (err) {
-        if (!isStaleView(err) || this.closing.signal.aborted) throw err;
-        lastError = err;
-        this.logger.info('step ran under a stale view; running it again', {
-          step,
-          attempt,
-          reason: (err as Error).message,
-        });
-        await this.refreshView();
-      } finally {
-        ctx.close();
-        this.contexts.delete(ctx);
-      }
-    }
-    throw new ClientError(
-      'CLIENT_STEP_FAILED',
-      `step ${step}: the view kept changing through ${attempts} attempts`,
-      { cause: lastError },
-    );
+  step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+    return runStep(this, fn);
+  }
+
+  /** The next step's number (never reset, also not when the session gets a new trainer id). */
+  nextStepNumber(): number {
+    return ++this.nextStep;
+  }
+
+  get stepTimeoutMs(): number {
+    return this.options.stepTimeoutMs ?? 300_000;
+  }
+
+  get closingSignal(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  /** Tracks a live context: a new view aborts it when it uses a changed shard. */
+  track(ctx: StepContext): () => void {
+    this.contexts.add(ctx);
+    return () => this.contexts.delete(ctx);
   }
 
   /**
@@ -327,8 +320,10 @@ export class PserverClient implements ContextHost {
   /** Reports from a context that a shard's epoch moved; refresh before the step runs again. */
   staleShard(index: number, epoch: number | undefined): void {
     if (this.master || epoch === undefined) return;
-    // Standalone: the restarted pserver told its new epoch.
-    const shards = this.currentView.shards.map((s) => (s.index === index ? { ...s, epoch } : s));
+    // Standalone: the restarted pserver told its new epoch (it answered, so it serves).
+    const shards = this.currentView.shards.map((s) =>
+      s.index === index ? { ...s, epoch, serving: true } : s,
+    );
     this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
   }
 
@@ -343,8 +338,12 @@ export class PserverClient implements ContextHost {
       this.currentView.shards.map(async (s) => {
         const status = await this.calls
           .status(s.address, { signal: this.closing.signal })
-          .catch(() => undefined);
-        return { ...s, epoch: status?.shardEpoch ?? 0 };
+          .catch((err: unknown) => {
+            if (isRefused(err)) throw err;
+            return undefined;
+          });
+        // A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
+        return { ...s, epoch: status?.shardEpoch ?? 0, serving: status !== undefined };
       }),
     );
     this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
@@ -362,25 +361,29 @@ export class PserverClient implements ContextHost {
     for (const wake of this.viewWaiters) wake();
   }
 
-  private async waitForCompleteView(): Promise<void> {
-    const deadline = performance.now() + (this.options.viewTimeoutMs ?? 60_000);
+  /**
+   * Waits until every shard is assigned and served, or `deadline` passes (then false). The
+   * master's watch wakes it on every new view; standalone, it polls the pservers' status.
+   */
+  async waitForCompleteView(deadline: number): Promise<boolean> {
     while (!complete(this.currentView)) {
-      if (performance.now() > deadline)
-        throw new ClientError(
-          'CLIENT_STALE_VIEW',
-          'no complete cluster view (a shard has no pserver)',
-        );
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 500);
+        const timer = setTimeout(resolve, Math.min(500, left));
         this.viewWaiters.add(() => {
           clearTimeout(timer);
           resolve();
         });
       });
       this.viewWaiters.clear();
+      this.closing.signal.throwIfAborted();
       if (!this.master || !complete(this.currentView))
-        await this.refreshView().catch(() => undefined);
+        await this.refreshView().catch((err: unknown) => {
+          if (isRefused(err)) throw err;
+        });
     }
+    return true;
   }
 
   private keepSessionAlive(ttlMs: number): void {

@@ -29,18 +29,39 @@ export class ClientError extends Error {
 
 /**
  * Whether an error means "the view this step was computed under is stale": the shard's epoch
- * moved (ABORTED), it was replaced or is not serving yet, or the client aborted the step when a
- * new view came. The step is then run again with a fresh context.
+ * moved (ABORTED), the pserver at that address serves another index, or the client aborted the
+ * step when a new view came. The step is then run again with a fresh context.
  */
 export function isStaleView(err: unknown): boolean {
   if (err instanceof ClientError) return err.code === 'CLIENT_STALE_VIEW';
   if (!(err instanceof RpcError)) return false;
+  return err.status === status.ABORTED || err.code === 'PSERVER_WRONG_SHARD';
+}
+
+/**
+ * Whether the shard is not served at that address right now — its pserver is recovering it, was
+ * fenced or is shutting down. Nothing was applied. The call is retried after a backoff: either the
+ * pserver starts serving (same epoch) or the master publishes a new assignment, which aborts the
+ * step's context so that the step runs again under the new view. Not a new view in itself.
+ */
+export function isShardUnavailable(err: unknown): boolean {
   return (
-    err.status === status.ABORTED ||
-    err.code === 'PSERVER_FENCED' ||
-    err.code === 'PSERVER_NOT_SERVING' ||
-    err.code === 'PSERVER_SHUTTING_DOWN' ||
-    err.code === 'PSERVER_WRONG_SHARD'
+    err instanceof RpcError &&
+    (err.code === 'PSERVER_NOT_SERVING' ||
+      err.code === 'PSERVER_FENCED' ||
+      err.code === 'PSERVER_SHUTTING_DOWN')
+  );
+}
+
+/**
+ * Whether the server refused the caller (UNAUTHENTICATED: no verified certificate or valid token;
+ * PERMISSION_DENIED: the caller's role may not call the method). Waiting does not change that
+ * answer, so it is raised at once.
+ */
+export function isRefused(err: unknown): boolean {
+  return (
+    err instanceof RpcError &&
+    (err.status === status.UNAUTHENTICATED || err.status === status.PERMISSION_DENIED)
   );
 }
 

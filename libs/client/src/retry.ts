@@ -14,7 +14,11 @@ export function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Exponential backoff with full jitter: attempt 0 → up to `baseMs`, doubling up to `maxMs`. */
-export function backoffMs(attempt: number, baseMs = 50, maxMs = 2_000): number {
+/**
+ * Exponential backoff with full jitter: attempt 0 → up to `baseMs`, doubling up to `maxMs`. The
+ * cap is 1 s so that a client waiting out a failover notices within about a second that the
+ * shard serves again.
+ */
+export function backoffMs(attempt: number, baseMs = 50, maxMs = 1_000): number {
   return Math.random() * Math.min(maxMs, baseMs * 2 ** attempt);
 }

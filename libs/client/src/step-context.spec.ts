@@ -44,7 +44,7 @@ class FakeShards {
 const view = (epochs: number[], blockSize = 4): View => ({
   shardCount: epochs.length,
   blockSize,
-  shards: epochs.map((epoch, index) => ({ index, address: `ps-${index}:1`, epoch })),
+  shards: epochs.map((epoch, index) => ({ index, address: `ps-${index}:1`, epoch, serving: true })),
   revision: 1,
   initialized: true,
 });
@@ -58,7 +58,6 @@ function setup(
 ) {
   const shards = new FakeShards();
   const host = {
-    trainerId: 7,
     calls: shards.asCalls(),
     live: view(epochs),
     stale: [] as number[],
@@ -72,7 +71,12 @@ function setup(
       this.stale.push(index);
     },
   };
-  const ctx = new StepContext(host, view(epochs), 42, 2, timeoutMs);
+  const ctx = new StepContext(
+    host,
+    view(epochs),
+    { trainerId: 7, step: 42, pass: 2 },
+    Date.now() + timeoutMs,
+  );
   return { shards, host, ctx };
 }
 
@@ -129,6 +133,21 @@ describe('StepContext', () => {
     await ctx.sendGrads({ w: new Float32Array(10) });
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
     expect(shards.calls).toHaveLength(2);
+  });
+
+  it('waits for a shard that is not served yet or was fenced, and pushes once with the same context', async () => {
+    const { shards, host, ctx } = setup([4]);
+    shards.failures.push(
+      new RpcError(status.UNAVAILABLE, 'PSERVER_NOT_SERVING', 'recovering it', {}),
+      new RpcError(status.UNAVAILABLE, 'PSERVER_FENCED', 'fenced', {}),
+      new RpcError(status.UNAVAILABLE, 'PSERVER_SHUTTING_DOWN', 'stopping', {}),
+    );
+    await ctx.sendGrads({ w: new Float32Array(10) });
+    const pushes = shards.calls.filter((c) => c.method === 'sendGrads');
+    expect(pushes).toHaveLength(4);
+    expect(new Set(pushes.map((p) => JSON.stringify(p.context))).size).toBe(1);
+    // Not a new view: the shard's epoch stands until the master says otherwise.
+    expect(host.stale).toEqual([]);
   });
 
   it('ends the step as stale when a shard answers ABORTED, and reports the shard', async () => {

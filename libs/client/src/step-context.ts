@@ -1,6 +1,6 @@
 import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
-import { ClientError, isRetryable, isStaleView } from './errors';
+import { ClientError, isRetryable, isShardUnavailable, isStaleView } from './errors';
 import { backoffMs, sleepFor } from './retry';
 import type { CallLimits, ShardCalls } from './shard-calls';
 import {
@@ -16,7 +16,6 @@ import type { View } from './view';
 
 /** What a context needs of its client. */
 export interface ContextHost {
-  readonly trainerId: number;
   readonly calls: ShardCalls;
   spec(name: string): TensorSpec;
   /** The live view (newer than the context's own when the cluster changed). */
@@ -36,39 +35,60 @@ export interface TestHooks {
 }
 
 /**
- * The epoch context of one training step (DESIGN section 4): the view (every shard's address and
- * epoch), the trainer's step number and pass, captured when the step began, and an AbortSignal.
+ * Who a step is, on every shard and on every run of it: the trainer id and step number it began
+ * with, and its pass. A session that expires mid-step gives the client a new trainer id for later
+ * steps; a step that began under the old id keeps it on every re-run, so a shard that applied its
+ * push already answers the re-run as a duplicate instead of applying it again.
+ */
+export interface StepIdentity {
+  readonly trainerId: number;
+  readonly step: number;
+  readonly pass: number;
+}
+
+/**
+ * The epoch context of one run of a training step (DESIGN section 4): the view (every shard's
+ * address and epoch) and the step's identity, captured when the step began, and an AbortSignal.
  * Every call made through the context is stamped with them — never with live state read at send
  * time, which is how work done in epoch 6 once went out labelled 7. When the cluster's view changes
  * for a shard this step uses, the client aborts the context: its calls end with a stale-view error
- * and `step()` runs the step again with a fresh context (and the same step number).
+ * and `step()` runs the step again with a fresh context (and the same identity).
  */
 export class StepContext {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
-  /** When the step must be over (`Date.now()` milliseconds); every call's deadline is capped by it. */
-  readonly deadline: number;
 
   constructor(
     private readonly host: ContextHost,
     /** The view the step runs under (a snapshot). */
     readonly view: View,
-    readonly step: number,
-    readonly pass: number,
-    timeoutMs: number,
+    private readonly identity: StepIdentity,
+    /** When the step must be over (`Date.now()` milliseconds); every call's deadline is capped by it. */
+    readonly deadline: number,
   ) {
-    this.deadline = Date.now() + timeoutMs;
     this.timer = setTimeout(
       () =>
         this.abort(
-          new ClientError(
-            'CLIENT_DEADLINE_EXCEEDED',
-            `step ${step}: not done within ${timeoutMs} ms`,
-          ),
+          new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
         ),
-      timeoutMs,
+      Math.max(0, deadline - Date.now()),
     );
     this.timer.unref();
+  }
+
+  /** The trainer id the step began with (the same on every run, whatever the session does). */
+  get trainerId(): number {
+    return this.identity.trainerId;
+  }
+
+  /** The step number: the same on every run of the step. */
+  get step(): number {
+    return this.identity.step;
+  }
+
+  /** The dataset pass the step belongs to. */
+  get pass(): number {
+    return this.identity.pass;
   }
 
   /** The signal and deadline every call of the step carries. */
@@ -188,10 +208,10 @@ export class StepContext {
     );
   }
 
-  /** The request context of a call to `shard`: the context's own view, step and pass. */
+  /** The request context of a call to `shard`: the context's own view and the step's identity. */
   requestContext(shard: number): RequestContext {
     return {
-      trainerId: this.host.trainerId,
+      trainerId: this.trainerId,
       pass: this.pass,
       step: this.step,
       shardEpoch: this.view.shards[shard]?.epoch ?? 0,
@@ -199,9 +219,11 @@ export class StepContext {
   }
 
   /**
-   * Runs a call to `shard`, retrying while its outcome is unknown (connection lost, deadline) or the
-   * pserver is busy (RESOURCE_EXHAUSTED: after its retry hint). The address is looked up again on
-   * every attempt; if the shard's epoch moved meanwhile, the step is stale and ends.
+   * Runs a call to `shard`, retrying while its outcome is unknown (connection lost, deadline), the
+   * pserver is busy (RESOURCE_EXHAUSTED: after its retry hint) or the shard is not served at the
+   * address for now (recovering, fenced, shutting down: until it serves or a new view aborts the
+   * context). Retries back off with jitter and end with the step's deadline. If the shard's epoch
+   * moved meanwhile, the step is stale and ends.
    */
   async withRetries<T>(
     shard: number,
@@ -213,12 +235,12 @@ export class StepContext {
       try {
         return await call(route.address, this.requestContext(shard));
       } catch (err) {
-        if (this.signal.aborted) throw this.staleError(err);
+        if (this.signal.aborted) throw this.staleError(this.signal.reason);
         if (isStaleView(err)) {
           this.host.staleShard(shard, err instanceof RpcError ? err.facts.shardEpoch : undefined);
           throw this.staleError(err);
         }
-        if (!isRetryable(err)) throw err;
+        if (!isRetryable(err) && !isShardUnavailable(err)) throw err;
         const hint = err instanceof RpcError ? err.facts.retryAfterMs : undefined;
         await sleepFor(hint ?? backoffMs(attempt), this.signal).catch((abort: unknown) => {
           throw this.staleError(abort);

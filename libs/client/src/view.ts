@@ -6,6 +6,8 @@ export interface ShardRoute {
   address: string;
   /** 0 while the index is unassigned. */
   epoch: number;
+  /** Whether the pserver serves the shard (false while it recovers it): steps wait until it does. */
+  serving: boolean;
 }
 
 /** The trainer's picture of the cluster (DESIGN section 2). */
@@ -22,7 +24,12 @@ export function viewFromProto(view: ClusterView__Output): View {
   return {
     shardCount: view.shardCount,
     blockSize: view.blockSize,
-    shards: view.shards.map((s) => ({ index: s.index, address: s.address, epoch: s.shardEpoch })),
+    shards: view.shards.map((s) => ({
+      index: s.index,
+      address: s.address,
+      epoch: s.shardEpoch,
+      serving: s.serving,
+    })),
     revision: view.revision,
     initialized: view.initialized,
   };
@@ -39,11 +46,11 @@ export function changedShards(before: View, after: View): number[] {
   return changed;
 }
 
-/** Whether every index has a pserver. */
+/** Whether every index has a pserver that serves it: only then can a step run. */
 export function complete(view: View): boolean {
   return (
     view.shardCount > 0 &&
     view.shards.length === view.shardCount &&
-    view.shards.every((s) => s.address !== '' && s.epoch > 0)
+    view.shards.every((s) => s.address !== '' && s.epoch > 0 && s.serving)
   );
 }

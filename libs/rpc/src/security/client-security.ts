@@ -5,6 +5,7 @@ import {
   type ChannelCredentials,
   type ChannelOptions,
 } from '@grpc/grpc-js';
+import { reconnectOptions } from '../reconnect';
 import { authorizationHeader } from './authenticator';
 
 /** How a client proves the servers are theirs, and itself to them (SECURITY.md). */
@@ -34,7 +35,10 @@ export interface ClientSecurityFiles {
   serverName?: string;
 }
 
-/** Channel credentials and options for `security`; plaintext when it is empty. */
+/**
+ * Channel credentials and options for `security` (plaintext when it is empty), with the reconnect
+ * backoff every client channel uses.
+ */
 export function channelSecurity(security: ClientSecurity = {}): {
   credentials: ChannelCredentials;
   options: ChannelOptions;
@@ -46,7 +50,7 @@ export function channelSecurity(security: ClientSecurity = {}): {
         'a bearer token needs TLS: give `tls` (a token sent in plaintext can be read and replayed)',
       );
     }
-    return { credentials: grpcCredentials.createInsecure(), options: {} };
+    return { credentials: grpcCredentials.createInsecure(), options: reconnectOptions };
   }
   if ((tls.cert === undefined) !== (tls.key === undefined))
     throw new Error('tls.cert and tls.key go together');
@@ -64,8 +68,9 @@ export function channelSecurity(security: ClientSecurity = {}): {
   }
   const options: ChannelOptions =
     tls.serverName === undefined
-      ? {}
+      ? reconnectOptions
       : {
+          ...reconnectOptions,
           'grpc.ssl_target_name_override': tls.serverName,
           'grpc.default_authority': tls.serverName,
         };

@@ -261,6 +261,8 @@ describe('client and server settings', () => {
 
   it('names the server for certificates issued to another name', () => {
     expect(channelSecurity({ tls: { serverName: 'pserver.ml.svc' } }).options).toEqual({
+      'grpc.initial_reconnect_backoff_ms': 200,
+      'grpc.max_reconnect_backoff_ms': 1_000,
       'grpc.ssl_target_name_override': 'pserver.ml.svc',
       'grpc.default_authority': 'pserver.ml.svc',
     });

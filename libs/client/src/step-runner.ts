@@ -1,0 +1,77 @@
+import type { Logger } from '@pserver/logging';
+import { ClientError, isRefused, isStaleView } from './errors';
+import { backoffMs, sleepFor } from './retry';
+import { StepContext, type ContextHost } from './step-context';
+import type { View } from './view';
+
+/** What running a step needs of its client. */
+export interface StepHost extends ContextHost {
+  /** The trainer's id now: it changes when an expired session is registered again. */
+  readonly trainerId: number;
+  readonly pass: number;
+  readonly view: View;
+  readonly stepTimeoutMs: number;
+  readonly closingSignal: AbortSignal;
+  readonly logger: Logger;
+  nextStepNumber(): number;
+  /** Resolves true once every shard is served, false if `deadline` passes first. */
+  waitForCompleteView(deadline: number): Promise<boolean>;
+  refreshView(): Promise<void>;
+  /** Tracks a live context; the returned function stops tracking it. */
+  track(ctx: StepContext): () => void;
+}
+
+/**
+ * Runs one training step (`PserverClient.step`): its identity — trainer id, step number, pass —
+ * is captured once, here, and every run of the step carries it. A run that ends with a stale view
+ * is followed, after a short jittered backoff and a view refresh, by another run with a fresh
+ * context; each run first waits until every shard is served. Only the step's deadline ends the
+ * retries (`CLIENT_STEP_FAILED`); errors that waiting cannot change are thrown as they come.
+ */
+export async function runStep<T>(host: StepHost, fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+  const identity = { trainerId: host.trainerId, step: host.nextStepNumber(), pass: host.pass };
+  const timeoutMs = host.stepTimeoutMs;
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  let run = 0;
+  while (Date.now() < deadline) {
+    run++;
+    host.closingSignal.throwIfAborted();
+    if (!(await host.waitForCompleteView(deadline))) break;
+    const ctx = new StepContext(host, host.view, identity, deadline);
+    const untrack = host.track(ctx);
+    try {
+      return await fn(ctx);
+    } catch (err) {
+      if (host.closingSignal.aborted) throw err;
+      if (!isStaleView(err) && !isPastDeadline(err)) throw err;
+      lastError = err;
+    } finally {
+      ctx.close();
+      untrack();
+    }
+    host.logger.info('step ran under a stale view; running it again', {
+      step: identity.step,
+      run,
+      reason: (lastError as Error).message,
+    });
+    const pause = Math.min(backoffMs(run - 1), deadline - Date.now());
+    if (pause > 0) await sleepFor(pause, host.closingSignal);
+    await host.refreshView().catch((err: unknown) => {
+      if (isRefused(err)) throw err;
+      lastError = err;
+    });
+  }
+  throw new ClientError(
+    'CLIENT_STEP_FAILED',
+    `step ${identity.step}: not done within ${timeoutMs} ms (${run} runs; last: ${
+      (lastError as Error | undefined)?.message ?? 'no complete cluster view'
+    })`,
+    { cause: lastError },
+  );
+}
+
+/** The step's deadline passed during a run (the context's own timer aborted it). */
+function isPastDeadline(err: unknown): boolean {
+  return err instanceof ClientError && err.code === 'CLIENT_DEADLINE_EXCEEDED';
+}
