@@ -43,27 +43,49 @@ const faults = [
   etcdOutage(5_000),
 ];
 
-function program(language: 'typescript' | 'python'): TrainerProgram {
-  if (language === 'typescript')
-    return {
-      language,
-      command: process.execPath,
-      args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
-    };
-  // Debian's interpreter, the one with python3-grpcio (another python3 may come first on PATH).
-  const python = execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' }).trim();
-  return {
-    language,
-    command: python,
-    args: [
-      path.join(workspaceRoot(), 'clients', 'python', 'tests', 'fixtures', 'ledger_trainer.py'),
-    ],
-  };
+type Language = 'typescript' | 'python' | 'go';
+
+/** The ledger trainer of `language`, built first where it needs building. */
+function program(language: Language): TrainerProgram {
+  const root = workspaceRoot();
+  switch (language) {
+    case 'typescript':
+      return {
+        language,
+        command: process.execPath,
+        args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
+      };
+    case 'python': {
+      // Debian's interpreter, the one with python3-grpcio (another python3 may come first on PATH).
+      const python = execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' });
+      return {
+        language,
+        command: python.trim(),
+        args: [path.join(root, 'clients', 'python', 'tests', 'fixtures', 'ledger_trainer.py')],
+      };
+    }
+    case 'go': {
+      // GOPATH mode against Debian's Go sources, offline, as the Go client's own targets build.
+      const binary = path.join(root, 'tmp', 'bundles', 'ledgertrainer');
+      execFileSync(
+        path.join(root, 'clients', 'go', 'tools', 'gopath.sh'),
+        [
+          'go',
+          'build',
+          '-o',
+          binary,
+          'github.com/pserver/pserver/clients/go/conformance/ledgertrainer',
+        ],
+        { stdio: 'inherit' },
+      );
+      return { language, command: binary, args: [] };
+    }
+  }
 }
 
 afterAll(() => stopAllProcesses());
 
-describe.each(['typescript', 'python'] as const)(
+describe.each<Language>(['typescript', 'python', 'go'])(
   'the one-hot ledger with %s trainers through every kind of failover',
   (language) => {
     let report: LedgerReport;
