@@ -77,9 +77,8 @@ async function keeper(random = 0.5): Promise<{
   return { keeper: kept, lease, expiries };
 }
 
-/** The fake clock's time, from the start of the test. */
+/** The fake clock's time when the test began: every time below is relative to it. */
 let startMs = 0;
-const now = (): number => performance.now() - startMs;
 
 beforeEach(() => {
   jest.useFakeTimers();
