@@ -117,7 +117,7 @@ describe('LeaseKeeper against a real etcd', () => {
     }
     // At its deadline (plus timer slack), not before, and long before etcd's own expiry.
     expect(expiredAt).toBeGreaterThanOrEqual(validUntil);
-    expect(expiredAt - validUntil).toBeLessThan(100);
+    expect(expiredAt - validUntil).toBeLessThan(500);
     expect(validUntil - expiredAt + trustedMs).toBeGreaterThan(0);
     expect(expiries).toEqual(['the local lease deadline passed']);
     expect(keeper.isValid()).toBe(false);
