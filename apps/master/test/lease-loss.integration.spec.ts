@@ -21,13 +21,16 @@ afterAll(async () => {
 let job = 0;
 
 /** Two master replicas of a new job; the first one started leads. */
-async function twoMasters(etcd: EtcdServer): Promise<{ leader: AppProcess; follower: AppProcess }> {
+async function twoMasters(
+  etcd: EtcdServer,
+  leaseTtlSeconds = ttlSeconds,
+): Promise<{ leader: AppProcess; follower: AppProcess }> {
   const args = [
     ...etcd.clientArgs,
     '--job',
     `lease-loss-${process.pid}-${++job}`,
     '--lease-ttl-s',
-    String(ttlSeconds),
+    String(leaseTtlSeconds),
   ];
   const leader = await startMasterProcess(args, { name: 'master-a' });
   await leader.process.waitForLog((e) => e.msg === 'leading', { timeoutMs: 20_000 });
@@ -139,5 +142,27 @@ describe('a master losing its election lease', () => {
     console.log(`follower leads ${Math.round(performance.now() - backAt)} ms after etcd restarted`);
     expect(follower.process.running).toBe(true);
     expect(logged(follower, 'granted a new election lease')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an etcd restart shorter than the trusted window costs nothing: no exit, the same leader', async () => {
+    // TTL 3 s: keep-alives every second, each trusted for 2 s; etcd is refused for about 0.5 s.
+    const { leader, follower } = await twoMasters(etcd, 3);
+    for (let restart = 0; restart < 3; restart++) {
+      await etcd.process.kill();
+      await etcd.restart();
+      await sleep(1_500);
+    }
+    const retried = [leader, follower].map((m) => logged(m, 'lease keep-alive failed; retrying'));
+    console.log(
+      `keep-alives retried during 3 etcd restarts (leader, follower): ${retried.join(', ')}`,
+    );
+    expect(leader.process.running).toBe(true);
+    expect(follower.process.running).toBe(true);
+    expect(await leads(leader)).toBe(true);
+    expect(await leads(follower)).toBe(false);
+    expect(logged(leader, 'the election lease can no longer be trusted; stepping down')).toBe(0);
+    expect(logged(follower, 'the election lease was lost while a candidate')).toBe(0);
+    expect(logged(leader, 'leading')).toBe(1);
+    expect(logged(follower, 'leading')).toBe(0);
   });
 });
