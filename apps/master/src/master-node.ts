@@ -1,6 +1,7 @@
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
   JobKeys,
+  type Leader,
   LeaderElection,
   leaderOf,
   LeaseKeeper,
@@ -31,10 +32,20 @@ import { masterHandlers } from './transport/master-handlers';
 /** Exit codes a supervisor can tell apart. */
 export const exitCodes = { ok: 0, failure: 1, leadershipLost: 4 } as const;
 
+/** Re-granting a lost election lease while etcd is unreachable: doubling delays, capped. */
+const regrantBackoff = { firstMs: 200, maxMs: 2_000 } as const;
+/** How long a leader that lost its lease waits for its role to stop before it exits anyway. */
+const stepDownGraceMs = 1_000;
+/** How long an untrusted lease's revocation may take: best effort, etcd may be unreachable. */
+const revokeGraceMs = 500;
+
 /**
  * A master replica. Every replica serves gRPC and is ready (overall health SERVING); the
- * `pserver.v1.Master` health service is SERVING only while it leads. A replica whose lease can no
- * longer be trusted stops leading and exits, for its supervisor to start it again as a candidate.
+ * `pserver.v1.Master` health service is SERVING only while it leads. Its election lease is kept
+ * by a `LeaseKeeper`, which alone decides when the lease is lost. A candidate that loses it
+ * grants a new lease and campaigns again (retrying while etcd is unreachable); a leader that
+ * loses it steps down at once and exits (code 4), for its supervisor to start it again as a
+ * candidate: nothing of its term survives in the process.
  */
 export class MasterNode {
   private readonly health = new HealthService([serviceNames.master]);
@@ -46,7 +57,11 @@ export class MasterNode {
   private lease: LeaseKeeper | undefined;
   private election: LeaderElection | undefined;
   private role: LeaderRole | undefined;
-  private readonly campaignAbort = new AbortController();
+  /** Aborted by `stop()`: ends the candidacy, whatever it is waiting for. */
+  private readonly stopping = new AbortController();
+  /** Elected under the current lease: from then on, losing the lease means stepping down. */
+  private elected = false;
+  private steppingDown = false;
   private address = '';
   private readonly metrics = masterMetrics(() => this.role);
   private metricsServer: MetricsServer | undefined;
@@ -92,30 +107,16 @@ export class MasterNode {
       security: config.etcdSecurity,
       probeKey: this.keys.desired,
     });
-    this.lease = await LeaseKeeper.grant(this.client, {
-      ttlSeconds: config.leaseTtlSeconds,
-      logger,
-    });
-    this.lease.onExpired((reason) => {
-      logger.fatal('the election lease can no longer be trusted; exiting', { reason });
-      this.onFatal(exitCodes.leadershipLost);
-    });
-    this.election = new LeaderElection(
-      this.client,
-      this.keys.electionPrefix,
-      this.lease,
-      this.address,
-      logger,
-    );
+    const lease = await this.grantLease();
     this.health.set('', 'SERVING');
     logger.info('listening', { address: this.address, job: config.job, role: 'candidate' });
-    void this.campaign();
+    void this.runForLeader(lease);
   }
 
   /** Follower: stop. Leader: resign first, so a follower takes over at once. */
   async stop(): Promise<void> {
     this.health.setAll('NOT_SERVING');
-    this.campaignAbort.abort(new Error('stopping'));
+    this.stopping.abort(new Error('stopping'));
     this.service.setRole(undefined);
     await this.role?.stop();
     await this.election?.resign().catch(() => undefined);
@@ -126,9 +127,77 @@ export class MasterNode {
     this.logger.info('stopped');
   }
 
-  private async campaign(): Promise<void> {
+  private grantLease(): Promise<LeaseKeeper> {
+    return LeaseKeeper.grant(this.client!, {
+      ttlSeconds: this.config.leaseTtlSeconds,
+      logger: this.logger,
+    });
+  }
+
+  /** Campaigns under `lease`, and under a new lease each time a candidacy ends, until leading. */
+  private async runForLeader(first: LeaseKeeper): Promise<void> {
+    let lease: LeaseKeeper | undefined = first;
+    // Candidacies that ended one after another: they wait longer and longer (etcd may be down).
+    let endedInARow = 0;
+    for (;;) {
+      if (endedInARow > 0) await this.backoff(endedInARow);
+      lease ??= await this.regrant();
+      if (!lease || this.stopping.signal.aborted) return;
+      const startedAt = performance.now();
+      if (await this.campaign(lease)) return;
+      await this.dropLease(lease);
+      lease = undefined;
+      const lastedMs = performance.now() - startedAt;
+      endedInARow = lastedMs > this.config.leaseTtlSeconds * 1000 ? 1 : endedInARow + 1;
+    }
+  }
+
+  /**
+   * One candidacy under `lease`: true once leading (or stopping), false when it ended without
+   * leading — the lease was lost, or etcd failed the campaign — so that another one starts.
+   */
+  private async campaign(lease: LeaseKeeper): Promise<boolean> {
+    const lost = new AbortController();
+    lease.onExpired((reason) => this.onLeaseExpired(lease, reason, lost));
+    this.lease = lease;
+    this.elected = false;
+    this.election = new LeaderElection(
+      this.client!,
+      this.keys.electionPrefix,
+      lease,
+      this.address,
+      this.logger,
+    );
+    let leader: Leader;
     try {
-      const leader = await this.election!.campaign(this.campaignAbort.signal);
+      leader = await this.election.campaign(AbortSignal.any([this.stopping.signal, lost.signal]));
+      // Elected by an answer that came after the lease's deadline: not a term to act in.
+      if (!lease.isValid()) throw new Error('the lease expired while being elected');
+    } catch (err) {
+      if (this.stopping.signal.aborted) return true;
+      this.logger.warn('the candidacy ended; campaigning again with a new lease', {
+        lease: lease.id,
+        err: lost.signal.aborted ? lost.signal.reason : err,
+      });
+      return false;
+    }
+    this.elected = true;
+    await this.lead(leader);
+    return true;
+  }
+
+  private onLeaseExpired(lease: LeaseKeeper, reason: string, lost: AbortController): void {
+    if (lease !== this.lease || this.stopping.signal.aborted) return;
+    if (this.elected) {
+      void this.stepDown(reason);
+      return;
+    }
+    this.logger.warn('the election lease was lost while a candidate', { lease: lease.id, reason });
+    lost.abort(new Error(`the election lease was lost: ${reason}`));
+  }
+
+  private async lead(leader: Leader): Promise<void> {
+    try {
       this.logger.info('elected; loading the job state', { revision: leader.revision });
       const role = new LeaderRole(this.client!, this.keys, leader, {
         job: this.config.job,
@@ -139,14 +208,99 @@ export class MasterNode {
         logger: this.logger.child({ component: 'leader' }),
       });
       await role.start();
+      // The lease was lost while loading: the step-down is under way and must find no role.
+      if (this.steppingDown || this.stopping.signal.aborted) {
+        await role.stop();
+        return;
+      }
       this.role = role;
       this.service.setRole(role);
       this.health.set(serviceNames.master, 'SERVING');
       this.logger.info('leading', { address: this.address, revision: leader.revision });
     } catch (err) {
-      if (this.campaignAbort.signal.aborted) return;
-      this.logger.fatal('the election failed; exiting', { err });
+      if (this.stopping.signal.aborted || this.steppingDown) return;
+      this.logger.fatal('could not take up leadership; exiting', { err });
       this.onFatal(exitCodes.failure);
     }
   }
+
+  /**
+   * The leader's lease can no longer be trusted: stop acting now (nothing answers as leader from
+   * here on), then exit. Its term's writes are guarded by its election key, so whatever of its
+   * role is still in flight cannot land once the key is gone.
+   */
+  private async stepDown(reason: string): Promise<void> {
+    if (this.steppingDown) return;
+    this.steppingDown = true;
+    this.health.set(serviceNames.master, 'NOT_SERVING');
+    this.service.setRole(undefined);
+    const role = this.role;
+    this.role = undefined;
+    this.logger.error('the election lease can no longer be trusted; stepping down', { reason });
+    await withinMs(role?.stop(), stepDownGraceMs).catch((err: unknown) =>
+      this.logger.warn('the leader role did not stop cleanly', { err }),
+    );
+    // If etcd still holds the lease, revoking it lets a follower lead without waiting for the TTL.
+    if (this.lease) await this.dropLease(this.lease);
+    this.logger.fatal('stepped down; exiting for a supervisor to start this master again', {
+      code: exitCodes.leadershipLost,
+    });
+    this.onFatal(exitCodes.leadershipLost);
+  }
+
+  /** A new lease, retried with backoff while etcd is unreachable; undefined when stopping. */
+  private async regrant(): Promise<LeaseKeeper | undefined> {
+    for (let attempt = 1; !this.stopping.signal.aborted; attempt++) {
+      try {
+        const lease = await this.grantLease();
+        if (this.stopping.signal.aborted) {
+          await this.dropLease(lease);
+          return undefined;
+        }
+        this.logger.info('granted a new election lease', { lease: lease.id, attempt });
+        return lease;
+      } catch (err) {
+        this.logger.warn('could not grant an election lease; retrying', { attempt, err });
+        await this.backoff(attempt);
+      }
+    }
+    return undefined;
+  }
+
+  /** Revokes a lease that is done with (its election key goes at once), best effort. */
+  private async dropLease(lease: LeaseKeeper): Promise<void> {
+    await withinMs(lease.revoke(), revokeGraceMs).catch(() => lease.close());
+  }
+
+  /** Waits before retry number `attempt` (from 1): doubling from 200 ms up to 2 s, jittered. */
+  private backoff(attempt: number): Promise<void> {
+    const { firstMs, maxMs } = regrantBackoff;
+    const ms = Math.min(maxMs, firstMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+    return delay(ms, this.stopping.signal);
+  }
+}
+
+/** `work`, or a rejection after `ms` (`work` then goes on unobserved). Undefined resolves at once. */
+function withinMs(work: Promise<void> | undefined, ms: number): Promise<void> {
+  if (!work) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not finish within ${ms} ms`)), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

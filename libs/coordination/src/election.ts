@@ -31,8 +31,15 @@ export class LeaderElection {
     this.key = `${prefix}${lease.id}`;
   }
 
-  /** Resolves once this candidate leads; rejects when `signal` aborts. */
-  async campaign(signal: AbortSignal): Promise<Leader> {
+  /**
+   * Resolves once this candidate leads; rejects when `signal` aborts (at once, even while an
+   * etcd call is pending: a candidate whose lease is lost must not wait for a stalled etcd).
+   */
+  campaign(signal: AbortSignal): Promise<Leader> {
+    return untilAborted(this.campaignSteps(signal), signal);
+  }
+
+  private async campaignSteps(signal: AbortSignal): Promise<Leader> {
     const created = await this.client
       .if(this.key, 'Create', '==', 0)
       .then(this.client.put(this.key).value(this.value).lease(this.lease.id))
@@ -49,6 +56,8 @@ export class LeaderElection {
         .prefix(this.prefix)
         .sort('Create', 'Ascend')
         .exec();
+      // Nothing is decided after an abort, however late the answer came.
+      signal.throwIfAborted();
       const mine = kvs.findIndex((kv) => kv.key.toString() === this.key);
       if (mine < 0) throw new Error(`election: ${this.key} is gone (the lease expired)`);
       if (mine === 0) {
@@ -91,6 +100,17 @@ export class LeaderElection {
       await watcher.cancel().catch(() => undefined);
     }
   }
+}
+
+/** `work`'s outcome, or `signal`'s reason as soon as it aborts (`work` then ends unobserved). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The leader of an election prefix: the key with the lowest create revision. */

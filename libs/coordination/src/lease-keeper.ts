@@ -1,4 +1,4 @@
-import type { Etcd3, Lease } from 'etcd3';
+import { EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 
 export interface LeaseKeeperOptions {
@@ -9,6 +9,35 @@ export interface LeaseKeeperOptions {
    */
   trustedFraction?: number;
   logger: Logger;
+  /** Where retry jitter comes from (tests make it deterministic). */
+  random?: () => number;
+}
+
+/** When keep-alives are sent: the whole policy, as numbers of one TTL. */
+export interface KeepAlivePolicy {
+  /** From a successful keep-alive's answer to the next keep-alive (etcd's own cadence). */
+  intervalMs: number;
+  /** The longest one attempt may take; never past the local deadline either. */
+  attemptTimeoutMs: number;
+  /** After a failed attempt, the next one follows after this many ms, plus jitter… */
+  retryDelayMs: number;
+  /** …of up to this many ms, so that many processes cut off together do not retry in step. */
+  retryJitterMs: number;
+}
+
+/**
+ * Keep-alives every TTL/3; a failed or slow one is retried after 100–250 ms (etcd3's own lease
+ * loop retries after 100 ms), each attempt given at most TTL/6, so that two or more attempts fit
+ * between a missed keep-alive and the local deadline (2/3 TTL after the last one that succeeded
+ * was sent).
+ */
+export function keepAlivePolicy(ttlSeconds: number): KeepAlivePolicy {
+  return {
+    intervalMs: (ttlSeconds * 1000) / 3,
+    attemptTimeoutMs: (ttlSeconds * 1000) / 6,
+    retryDelayMs: 100,
+    retryJitterMs: 150,
+  };
 }
 
 /**
@@ -16,16 +45,22 @@ export interface LeaseKeeperOptions {
  * etcd may already have expired it while this process, paused or cut off, still believes it holds
  * it — the etcd3 client reports a lost lease about 3 s after etcd has deleted the keys. So the
  * holder trusts the lease only until `sent + TTL·trustedFraction`, measured with
- * `performance.now()` from the moment each keep-alive was sent, and checks `isValid()`
+ * `performance.now()` from the moment each successful keep-alive was sent, and checks `isValid()`
  * synchronously before anything that must not happen after expiry.
+ *
+ * This class alone decides when a lease is lost: a failed or slow keep-alive is retried promptly
+ * (`keepAlivePolicy`) until the local deadline; only that deadline, or etcd answering that the
+ * lease is gone, ends it. A short etcd blip therefore costs a few retries, not the lease.
  */
 export class LeaseKeeper {
   private validUntilMs: number;
   private expired = false;
   private closed = false;
+  private failedAttempts = 0;
   private keepaliveTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private readonly expiryListeners = new Set<(reason: string) => void>();
+  private readonly policy: KeepAlivePolicy;
 
   private constructor(
     private readonly lease: Lease,
@@ -34,19 +69,29 @@ export class LeaseKeeper {
     sentAtMs: number,
     private readonly options: LeaseKeeperOptions,
   ) {
+    this.policy = keepAlivePolicy(options.ttlSeconds);
     this.validUntilMs = this.deadlineFrom(sentAtMs);
     this.armDeadline();
-    this.scheduleKeepalive();
+    this.scheduleKeepalive(this.policy.intervalMs);
   }
 
   /** Grants a lease and starts keeping it alive. */
   static async grant(client: Etcd3, options: LeaseKeeperOptions): Promise<LeaseKeeper> {
     const lease = client.lease(options.ttlSeconds, { autoKeepAlive: false });
     const sentAtMs = performance.now();
-    const id = await lease.grant();
-    // The grant itself carries no TTL: one keep-alive tells what etcd granted (it may raise it).
-    const response = await lease.keepaliveOnce();
-    return new LeaseKeeper(lease, id, Number(response.TTL), sentAtMs, options);
+    try {
+      const id = await lease.grant();
+      // The grant itself carries no TTL: one keep-alive tells what etcd granted (it may raise it).
+      // Bounded like every attempt: a stream call has no deadline of its own.
+      const response = await lease.keepaliveOnce({
+        deadline: Date.now() + options.ttlSeconds * 1000 * (options.trustedFraction ?? 2 / 3),
+      });
+      return new LeaseKeeper(lease, id, Number(response.TTL), sentAtMs, options);
+    } catch (err) {
+      // Not kept alive: etcd expires it (if it was granted at all) after its TTL.
+      lease.release();
+      throw err;
+    }
   }
 
   /** Monotonic time (`performance.now()`) until which the lease may be trusted. */
@@ -61,7 +106,7 @@ export class LeaseKeeper {
     return !this.expired;
   }
 
-  /** Called once, when the lease can no longer be trusted. */
+  /** Called once, when the lease can no longer be trusted (not after `close` or `revoke`). */
   onExpired(listener: (reason: string) => void): void {
     this.expiryListeners.add(listener);
   }
@@ -89,22 +134,24 @@ export class LeaseKeeper {
     return sentAtMs + ttl * 1000 * (this.options.trustedFraction ?? 2 / 3);
   }
 
-  private scheduleKeepalive(): void {
+  private scheduleKeepalive(delayMs: number): void {
     if (this.closed || this.expired) return;
-    this.keepaliveTimer = setTimeout(
-      () => void this.keepalive(),
-      (this.options.ttlSeconds * 1000) / 3,
-    );
+    this.keepaliveTimer = setTimeout(() => void this.keepalive(), delayMs);
+  }
+
+  private retryDelayMs(): number {
+    const { retryDelayMs, retryJitterMs } = this.policy;
+    return retryDelayMs + (this.options.random ?? Math.random)() * retryJitterMs;
   }
 
   private async keepalive(): Promise<void> {
+    if (this.closed || !this.isValid()) return;
     const sentAtMs = performance.now();
+    // An attempt that outlived the deadline could only be answered too late to count.
+    const timeoutMs = Math.min(this.policy.attemptTimeoutMs, this.validUntilMs - sentAtMs);
     try {
-      // A deadline, so that a keep-alive lost in a stalled connection does not stop the next ones.
-      const response = await this.lease.keepaliveOnce({
-        deadline: Date.now() + (this.options.ttlSeconds * 1000) / 3,
-      });
-      if (this.closed) return;
+      const response = await this.lease.keepaliveOnce({ deadline: Date.now() + timeoutMs });
+      if (this.closed || this.expired) return;
       const ttl = Number(response.TTL);
       if (!(ttl > 0)) {
         this.expire('etcd says the lease has expired');
@@ -113,12 +160,31 @@ export class LeaseKeeper {
       this.grantedTtlSeconds = ttl;
       this.validUntilMs = Math.max(this.validUntilMs, this.deadlineFrom(sentAtMs));
       this.armDeadline();
+      if (this.failedAttempts > 0)
+        this.options.logger.info('lease keep-alive succeeded again', {
+          lease: this.id,
+          failedAttempts: this.failedAttempts,
+        });
+      this.failedAttempts = 0;
+      this.scheduleKeepalive(this.policy.intervalMs);
     } catch (err) {
-      // Keep trying until the deadline passes: etcd may be slow or briefly unreachable.
-      if (!this.closed)
-        this.options.logger.warn('lease keep-alive failed', { lease: this.id, err });
+      if (this.closed || this.expired) return;
+      // etcd answered, and the answer is that the lease is gone (TTL 0 or not found).
+      if (err instanceof EtcdLeaseInvalidError) {
+        this.expire('etcd says the lease has expired');
+        return;
+      }
+      this.failedAttempts++;
+      const retryInMs = this.retryDelayMs();
+      this.options.logger.warn('lease keep-alive failed; retrying', {
+        lease: this.id,
+        attempt: this.failedAttempts,
+        retryInMs: Math.round(retryInMs),
+        trustedForMs: Math.round(this.validUntilMs - performance.now()),
+        err,
+      });
+      this.scheduleKeepalive(retryInMs);
     }
-    this.scheduleKeepalive();
   }
 
   private armDeadline(): void {
