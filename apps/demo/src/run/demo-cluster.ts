@@ -8,6 +8,13 @@ import { trainerProgram, type TrainerSpec } from './trainer-programs';
  */
 export const demoTaskTimeoutMs = 20_000;
 
+/**
+ * A pause in training this long is a stall, not a failover (which costs 2 to 4 s here, with a
+ * lease TTL of 2 s): e.g. a pass waiting for an orphaned task's timeout, which runs from its
+ * hand-out, before the kill, and so pauses training a few seconds less than the timeout.
+ */
+export const demoStallMs = demoTaskTimeoutMs / 2;
+
 export interface DemoClusterOptions {
   pservers: number;
   /** The trainer processes, in TypeScript, Python or Go. */
