@@ -135,11 +135,15 @@ export class DatasetService {
     // Also for an answer given again: the first write may still be in flight (it is answered only
     // once committed), and a write proves this master still leads.
     await this.store.write([[taken.id, queue.record(taken.id)]]);
-    return this.handedOut(dataset, taken, now);
+    return this.handedOut(dataset, taken, currentPass, now);
   }
 
-  private handedOut(dataset: Dataset, taken: Dispatch, now: number): GetTaskResponse {
-    const currentPass = dataset.queue.pass;
+  private handedOut(
+    dataset: Dataset,
+    taken: Dispatch,
+    currentPass: number,
+    now: number,
+  ): GetTaskResponse {
     return {
       outcome: 'GET_TASK_OUTCOME_TASK',
       currentPass,
