@@ -100,6 +100,7 @@ export class PserverNode {
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
   private readonly directoryWarnings = new Set<string>();
   private readonly security: ServerSecurity;
+  private readonly failpoint: ReturnType<typeof failpointHook>;
 
   constructor(
     private readonly config: PserverConfig,
@@ -108,6 +109,7 @@ export class PserverNode {
     private readonly onFatal: (code: number) => void = (code) => process.exit(code),
   ) {
     this.security = loadServerSecurity(config.security, config.host, logger);
+    this.failpoint = failpointHook(config.failpoint, logger);
     this.server = createGrpcServer({
       maxMessageBytes: config.maxMessageBytes,
       flowControlWindowBytes: config.flowControlWindowBytes,
@@ -284,6 +286,7 @@ export class PserverNode {
       );
       return;
     }
+    this.failpoint?.('after-recovery');
     if (!tenure.holds()) return;
     this.serve(shard, checkpointer, tenure);
     // Trainers send to the shard once the view says it serves: after recovery, not before.
@@ -360,7 +363,7 @@ export class PserverNode {
       tenure,
       retain: this.config.checkpointRetain,
       logger: this.logger.child({ component: 'checkpoint' }),
-      hook: failpointHook(this.config.failpoint, this.logger),
+      hook: this.failpoint,
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,
       onCommitted: (seconds) => this.metrics.checkpoints.seconds.set(seconds),
       onFailed: () => this.metrics.checkpoints.failures.inc(),
