@@ -331,7 +331,8 @@ function parseFailpoint(value: string): PserverConfig['failpoint'] {
   const [point = '', action = 'kill'] = value.split(':');
   if (
     !(isWritePoint(point) || point === 'after-recovery') ||
-    (action !== 'kill' && action !== 'enospc' && action !== 'stop')) {
+    (action !== 'kill' && action !== 'enospc' && action !== 'stop')
+  ) {
     throw new InvalidArgumentError(
       `expected <write point or after-recovery>[:enospc|:stop], got '${value}'.`,
     );
