@@ -49,10 +49,10 @@ export function planAssignments(
 }
 
 /**
- * Gives a free index to a pserver in one transaction, guarded three ways: this master still
- * leads (its election key has the leader's create revision), the index is free, and the
- * pserver's registration is still alive under the lease the assignment is put under — so the
- * assignment dies with the pserver. A failed or unclear transaction is resolved by reading the
+ * Gives a free index to a pserver in one transaction, guarded four ways: this master still
+ * leads (its election key has the leader's create revision), the index is free, the pserver's
+ * registration is still alive under the lease the assignment is put under — so the assignment
+ * dies with the pserver — and the job's shard count is still the one written into it. A failed or unclear transaction is resolved by reading the
  * key back, never by assigning again.
  */
 export async function assign(
@@ -76,6 +76,8 @@ export async function assign(
       .if(leader.key, 'Create', '==', leader.revision)
       .and(key, 'Create', '==', 0)
       .and(keys.pserver(pserver.member), 'Lease', '==', pserver.lease)
+      // Planned from a state read before a SetDesiredShards: not under the count of now.
+      .and(keys.desired, 'Value', '==', String(planned.shardCount))
       .then(client.put(key).value(value).lease(pserver.lease))
       .commit();
     if (result.succeeded) {
@@ -101,15 +103,17 @@ export async function assign(
 }
 
 /**
- * Deletes a stale assignment (see `staleAssignments`) while this master leads and the key is
- * still the one seen (same create revision): its pserver loses the shard and waits for an index
- * again, and the next reconciliation assigns the index under the job's count, with a new epoch.
+ * Deletes a stale assignment (see `staleAssignments`) while this master leads, the key is still
+ * the one seen (same create revision) and the job's shard count is still `desired` (the count it
+ * was found stale under): its pserver loses the shard and waits for an index again, and the next
+ * reconciliation assigns the index under the job's count, with a new epoch.
  */
 export async function retire(
   client: Etcd3,
   keys: JobKeys,
   leader: Leader,
   stale: ShardAssignment,
+  desired: number,
   logger: Logger,
 ): Promise<boolean> {
   const key = keys.assign(stale.index);
@@ -117,6 +121,7 @@ export async function retire(
     const result = await client
       .if(leader.key, 'Create', '==', leader.revision)
       .and(key, 'Create', '==', stale.epoch)
+      .and(keys.desired, 'Value', '==', String(desired))
       .then(client.delete().key(key))
       .commit();
     if (result.succeeded)

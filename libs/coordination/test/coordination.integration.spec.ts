@@ -283,7 +283,7 @@ describe('EtcdShardTenure', () => {
   async function reconcile(keys: JobKeys, leader: Leader): Promise<void> {
     let state = await readJobState(client, keys);
     for (const stale of staleAssignments(state))
-      await retire(client, keys, leader, stale, silentLogger);
+      await retire(client, keys, leader, stale, state.desired!, silentLogger);
     state = await readJobState(client, keys);
     for (const planned of planAssignments(state))
       await assign(client, keys, leader, planned, silentLogger);

@@ -117,7 +117,16 @@ export class LeaderRole {
     // master, without one) is deleted first, and its index assigned again with a new epoch.
     let retired = false;
     for (const stale of staleAssignments(state)) {
-      if (await retire(this.client, this.keys, this.leader, stale, this.options.logger))
+      if (
+        await retire(
+          this.client,
+          this.keys,
+          this.leader,
+          stale,
+          state.desired!,
+          this.options.logger,
+        )
+      )
         retired = true;
     }
     if (retired) {
