@@ -634,6 +634,7 @@ describe('a shard-count change before initialization: 1 master, 2 pservers and a
         { timeoutMs: 15_000, description: 'a view of 2 serving shards' },
       );
       const newestBefore = Math.max(...before.shards.map((s) => s.shardEpoch));
+      const changedAt = performance.now();
       await master.setDesiredShards(3);
       const after = await waitFor(
         () =>
@@ -641,7 +642,15 @@ describe('a shard-count change before initialization: 1 master, 2 pservers and a
             (v) =>
               v.shardCount === 3 && v.shards.every((s) => s.serving && s.shardEpoch > newestBefore),
           ),
-        { timeoutMs: 30_000, description: 'a view of 3 serving shards, each with a new epoch' },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 10,
+          description: 'a view of 3 serving shards, each with a new epoch',
+        },
+      );
+      record(
+        'SetDesiredShards 2 → 3 before init → every index serving under a new epoch',
+        performance.now() - changedAt,
       );
       // Every pserver serves under the new count and epoch (no silent fallback to the old count),
       // and none had to be restarted for it.
