@@ -44,6 +44,7 @@ def parse_args(argv=None):
     parser.add_argument("--passes", type=positive, default=3, help="passes over the data")
     parser.add_argument("--batch", type=positive, default=32, help="samples per step")
     parser.add_argument("--task-bytes", type=positive, default=128 * 1024, help="bytes of data per task")
+    parser.add_argument("--task-timeout-ms", type=positive, help="how long a task may be held (default: the master's)")
     parser.add_argument("--hidden", type=positive, default=64, help="hidden units")
     parser.add_argument("--seed", type=positive, default=1, help="seed of the initial weights")
     parser.add_argument("--learning-rate", type=float, default=0.004, help="Adam learning rate")
@@ -154,7 +155,10 @@ def main(options):
     )
     client = pserver_client.connect(master=options.master, name=options.name, **security)
     # Every trainer proposes the same dataset and the same initial weights; the first counts.
-    client.set_dataset(files={"globs": [options.data], "taskBytes": options.task_bytes})
+    dataset = {"files": {"globs": [options.data], "taskBytes": options.task_bytes}}
+    if options.task_timeout_ms:
+        dataset["taskTimeoutMs"] = options.task_timeout_ms
+    client.set_dataset(dataset)
     client.init_params(
         initial_params(options.hidden, options.seed),
         {"adam": {}, "learningRate": {"base": options.learning_rate}},

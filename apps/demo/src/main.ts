@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { positive } from './cli-options';
+import { demoStallMs } from './run/demo-cluster';
 import { defaultOutDir } from './run/out-dir';
 import { runDemo } from './run/demo-run';
 import { lineupOf, withTrainerOptions, type TrainerCounts } from './run/trainer-programs';
@@ -67,14 +68,20 @@ async function main(): Promise<number> {
       `  kill -9 ${f.victim}: ${f.takenOverBy ?? 'nobody'} took over after ${f.takenOverAt ? seconds(f.takenOverAt - f.killedAt) : '-'}; ` +
         `time lost ${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'unknown (not resumed)'}`,
     );
+  const stalled = result.longestPauseMs >= demoStallMs;
+  console.log(
+    `Longest pause in training: ${seconds(result.longestPauseMs)}` +
+      (stalled ? ` (stalled: ${seconds(demoStallMs)} or more)` : ''),
+  );
   console.log(`Report: ${result.reportPath}\nLogs:   ${path.join(outDir, 'logs')}`);
   const unrecovered = result.failures.filter((f) => f.resumedAt === undefined);
-  if (result.accuracy < accuracyFloor || unrecovered.length > 0) {
+  if (result.accuracy < accuracyFloor || unrecovered.length > 0 || stalled) {
     console.error(
       `The demo fell short: accuracy floor ${accuracyFloor * 100} %` +
         (unrecovered.length
           ? `; not recovered from ${unrecovered.map((f) => f.victim).join(', ')}`
-          : ''),
+          : '') +
+        (stalled ? `; training stalled for ${seconds(result.longestPauseMs)}` : ''),
     );
     return 1;
   }

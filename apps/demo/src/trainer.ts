@@ -16,6 +16,7 @@ const options = new Command('demo-trainer')
   .option('--passes <n>', 'passes over the data', positive, 3)
   .option('--batch <n>', 'samples per step', positive, hyperparameters.batch)
   .option('--task-bytes <n>', 'bytes of data per task', positive, hyperparameters.taskBytes)
+  .option('--task-timeout-ms <n>', 'how long a task may be held (default: the master’s)', positive)
   .option('--hidden <n>', 'hidden units', positive, hyperparameters.hidden)
   .option('--seed <n>', 'seed of the initial weights', positive, 1)
   .option('--learning-rate <rate>', 'Adam learning rate', Number, hyperparameters.learningRate)
@@ -28,6 +29,7 @@ const options = new Command('demo-trainer')
     passes: number;
     batch: number;
     taskBytes: number;
+    taskTimeoutMs?: number;
     hidden: number;
     seed: number;
     learningRate: number;
@@ -45,7 +47,10 @@ async function main(): Promise<void> {
   }
   const client = await connect({ master: options.master, name: options.name });
   // Every trainer proposes the same dataset and the same initial weights; the first counts.
-  await client.setDataset({ files: { globs: [options.data], taskBytes: options.taskBytes } });
+  await client.setDataset({
+    files: { globs: [options.data], taskBytes: options.taskBytes },
+    ...(options.taskTimeoutMs ? { taskTimeoutMs: options.taskTimeoutMs } : {}),
+  });
   await client.initParams(initialParams(options.hidden, options.seed), {
     adam: {},
     learningRate: { base: options.learningRate },

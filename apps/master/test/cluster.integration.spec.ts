@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+import { connect } from '@pserver/client';
 import { connectEtcd, JobKeys, readJobState, type EtcdClient } from '@pserver/coordination';
 import { shardOf, type RequestContext } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
@@ -518,6 +519,167 @@ describe('etcd unavailable for 2×TTL', () => {
       }
     } finally {
       await cluster.stop();
+    }
+  });
+});
+
+describe('serving, recovering and fenced: 1 master, 2 pservers and a spare', () => {
+  // A longer lease: a spare paused between recovering and serving must still hold it after.
+  const leaseTtlSeconds = 4;
+  let cluster: LocalCluster;
+  let master: MasterDriver;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({
+      pservers: 2,
+      masters: 1,
+      leaseTtlSeconds,
+      sessionTtlSeconds: 3,
+    });
+    master = new MasterDriver(cluster.masters[0]!.address);
+  });
+
+  afterAll(async () => {
+    master?.close();
+    await cluster?.stop();
+  });
+
+  it('shows a spare taking over as serving: false while it recovers, then serving: true in a new view', async () => {
+    const watch = master.watch();
+    try {
+      await waitFor(() => watch.views.at(-1)?.shards.every((s) => s.serving), {
+        timeoutMs: 15_000,
+        description: 'a view with both shards serving',
+      });
+      // The spare stops itself (SIGSTOP) right after recovering index 0, before serving it.
+      const spare = await cluster.startPserver([], { PSERVER_FAILPOINT: 'after-recovery:stop' });
+      await cluster.pserverServing(0).process.stop();
+      await spare.process.waitForLog((e) => e.msg === 'failpoint: stopping the process', {
+        timeoutMs: 15_000,
+      });
+      const recovering = await waitFor(
+        () =>
+          watch.views.find((v) => v.shards[0]?.address === spare.address && !v.shards[0].serving),
+        { timeoutMs: 10_000, description: 'a view with the spare assigned, not serving' },
+      );
+      await sleep(500);
+      expect(watch.views.at(-1)!.shards[0]).toMatchObject({
+        address: spare.address,
+        serving: false,
+      });
+      spare.process.signal('SIGCONT');
+      const served = await waitFor(
+        () =>
+          watch.views.find((v) => v.shards[0]?.address === spare.address && v.shards[0].serving),
+        { timeoutMs: 10_000, description: 'a view with the spare serving' },
+      );
+      expect(served.revision).toBeGreaterThan(recovering.revision);
+      expect(served.shards[0]!.shardEpoch).toBe(recovering.shards[0]!.shardEpoch);
+      expect(cluster.serving().get(0)).toMatchObject({
+        pserver: spare,
+        epoch: served.shards[0]!.shardEpoch,
+      });
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('answers a call in flight when it is fenced UNAVAILABLE with PSERVER_FENCED, then exits 4', async () => {
+    const { pserver, epoch } = cluster.serving().get(1)!;
+    const driver = new PserverDriver(pserver.address, { timeoutMs: 30_000 });
+    try {
+      // The shard is not initialized: the GetParams waits, in flight, inside the pserver.
+      const parked = rejection(
+        driver.getParams({ trainerId: 1, shardEpoch: epoch }, [nameOn(1, 2)], 30_000),
+      );
+      await sleep(300);
+      pserver.process.signal('SIGSTOP');
+      await sleep(leaseTtlSeconds * 1000 + 1_000);
+      pserver.process.signal('SIGCONT');
+      const refused = await parked;
+      expect(refused).toMatchObject({ status: status.UNAVAILABLE, code: 'PSERVER_FENCED' });
+      expect(await pserver.process.exited).toMatchObject({ code: 4 });
+    } finally {
+      driver.close();
+    }
+  });
+});
+
+describe('a shard-count change before initialization: 1 master, 2 pservers and a spare', () => {
+  const blockSize = 4;
+  let cluster: LocalCluster;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 1,
+      masters: 1,
+      leaseTtlSeconds: ttlSeconds,
+      sessionTtlSeconds: 3,
+      blockSize,
+    });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('re-assigns every index under the new count with a new epoch, and a trainer connected before trains through it', async () => {
+    const master = new MasterDriver(cluster.masters[0]!.address);
+    const watch = master.watch();
+    const trainer = await connect({ master: cluster.masterAddresses });
+    try {
+      const before = await waitFor(
+        () => watch.views.find((v) => v.shardCount === 2 && v.shards.every((s) => s.serving)),
+        { timeoutMs: 15_000, description: 'a view of 2 serving shards' },
+      );
+      const newestBefore = Math.max(...before.shards.map((s) => s.shardEpoch));
+      const changedAt = performance.now();
+      await master.setDesiredShards(3);
+      const after = await waitFor(
+        () =>
+          watch.views.find(
+            (v) =>
+              v.shardCount === 3 && v.shards.every((s) => s.serving && s.shardEpoch > newestBefore),
+          ),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 10,
+          description: 'a view of 3 serving shards, each with a new epoch',
+        },
+      );
+      record(
+        'SetDesiredShards 2 → 3 before init → every index serving under a new epoch',
+        performance.now() - changedAt,
+      );
+      // Every pserver serves under the new count and epoch (no silent fallback to the old count),
+      // and none had to be restarted for it.
+      for (const shard of after.shards) {
+        const driver = new PserverDriver(shard.address);
+        try {
+          expect(await driver.status()).toMatchObject({
+            index: shard.index,
+            shardCount: 3,
+            shardEpoch: shard.shardEpoch,
+          });
+        } finally {
+          driver.close();
+        }
+      }
+      expect(cluster.pservers.every((p) => p.process.running)).toBe(true);
+
+      const w = Float32Array.from({ length: 5 * blockSize }, (_, i) => i);
+      await trainer.initParams({ w });
+      await trainer.step((ctx) => ctx.sendGrads({ w: new Float32Array(w.length).fill(1) }));
+      const read = await trainer.getParams(['w'], Float32Array);
+      expect([...read.w]).toEqual([...w].map((x) => x - 1));
+      expect(trainer.view.shards.map((s) => s.epoch)).toEqual(
+        after.shards.map((s) => s.shardEpoch),
+      );
+    } finally {
+      watch.stop();
+      master.close();
+      await trainer.close();
     }
   });
 });

@@ -1,6 +1,9 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
+
+/** Where a failpoint can fire: a checkpoint write point, or right after a shard was recovered. */
+export type FailpointName = WritePoint | 'after-recovery';
 import {
   etcdSecurityOptions,
   etcdSecuritySettings,
@@ -48,8 +51,11 @@ export interface PserverConfig extends LogSettings {
   allowFreshStart: boolean;
   /** Step marks of trainers silent this long are forgotten (at checkpoints). */
   stepMarkRetentionMs: number;
-  /** Test setting: at this write-path point, SIGKILL the process or fail with ENOSPC once. */
-  failpoint: { point: WritePoint; action: 'kill' | 'enospc' | 'stop' } | undefined;
+  /**
+   * Test setting: at this write-path point (or `after-recovery`: a shard recovered, not yet
+   * served), SIGKILL the process, fail with ENOSPC once, or SIGSTOP it.
+   */
+  failpoint: { point: FailpointName; action: 'kill' | 'enospc' | 'stop' } | undefined;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
   shutdownGraceMs: number;
   /** Exit when standard input closes (a supervising process died). */
@@ -225,7 +231,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     .addOption(
       new Option(
         '--failpoint <point[:enospc|:stop]>',
-        'testing only: at a checkpoint write point, SIGKILL the process, fail with ENOSPC once, or SIGSTOP it',
+        'testing only: at a checkpoint write point (or after-recovery), SIGKILL the process, fail with ENOSPC once, or SIGSTOP it',
       )
         .env('PSERVER_FAILPOINT')
         .argParser(parseFailpoint)
@@ -323,8 +329,13 @@ export function loadConfig(argv: string[]): PserverConfig {
 
 function parseFailpoint(value: string): PserverConfig['failpoint'] {
   const [point = '', action = 'kill'] = value.split(':');
-  if (!isWritePoint(point) || (action !== 'kill' && action !== 'enospc' && action !== 'stop')) {
-    throw new InvalidArgumentError(`expected <write point>[:enospc|:stop], got '${value}'.`);
+  if (
+    !(isWritePoint(point) || point === 'after-recovery') ||
+    (action !== 'kill' && action !== 'enospc' && action !== 'stop')
+  ) {
+    throw new InvalidArgumentError(
+      `expected <write point or after-recovery>[:enospc|:stop], got '${value}'.`,
+    );
   }
   return { point, action };
 }

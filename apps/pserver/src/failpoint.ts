@@ -1,16 +1,16 @@
-import type { WritePointHook } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
-import type { PserverConfig } from './config';
+import type { FailpointName, PserverConfig } from './config';
 
 /**
  * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), an
  * ENOSPC failure the first time it is reached (the disk-full test where no small filesystem can be
- * mounted), or SIGSTOP (the fencing test). Without a failpoint it does nothing.
+ * mounted), or SIGSTOP (the fencing test; `after-recovery`: a spare paused between recovering a
+ * shard and serving it). Without a failpoint it does nothing.
  */
 export function failpointHook(
   failpoint: PserverConfig['failpoint'],
   logger: Logger,
-): WritePointHook | undefined {
+): ((point: FailpointName) => void) | undefined {
   if (!failpoint) return undefined;
   let fired = false;
   return (point) => {

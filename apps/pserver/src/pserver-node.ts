@@ -1,14 +1,11 @@
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 
-import { checkCheckpointDirectories, ManifestStore, type MetaStore } from '@pserver/checkpoint';
+import { checkCheckpointDirectories } from '@pserver/checkpoint';
 import {
-  EtcdMetaStore,
-  JobKeys,
-  LeaseKeeper,
-  openEtcd,
-  PserverMembership,
-  readJobState,
-  type EtcdClient,
+  ClusterMember,
+  StandaloneTenure,
+  type ShardTenure,
+  type TenureLostError,
 } from '@pserver/coordination';
 import type { LogFields, Logger } from '@pserver/logging';
 import {
@@ -30,8 +27,6 @@ import { failpointHook } from './failpoint';
 import { pserverMetrics } from './metrics';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
-import { ClusterEpochGuard } from './service/cluster-epoch-guard';
-import { FixedEpochGuard, type EpochGuard } from './service/epoch-guard';
 import { PserverError } from './service/errors';
 import { ParameterService } from './service/parameter-service';
 import { Shard } from './service/shard';
@@ -63,38 +58,49 @@ export class RefusedToStart extends Error {
   }
 }
 
+/**
+ * How long a fenced pserver lets calls in flight answer (PSERVER_FENCED) before it exits: long
+ * enough for a handler to reach its next tenure check, short enough that nothing else happens.
+ */
+const fencedAnswerGraceMs = 150;
+
 /** The shard being served, once it is ready. */
 interface Serving {
   shard: Shard;
   service: ParameterService;
   checkpointer: Checkpointer;
-  epoch: EpochGuard;
+  tenure: ShardTenure;
 }
 
 /**
  * The pserver process. Standalone: shard --index of --shards, its manifest in the checkpoint
  * directory. Cluster: registers in etcd, waits (as a hot spare) for the master to assign an
- * index, recovers that shard from the checkpoint metas in etcd, serves it while its lease can be
- * trusted, and fences itself (NOT_SERVING, UNAVAILABLE, exit 4) when it cannot.
+ * index, recovers that shard from the checkpoint metas in etcd, announces that it serves it, and
+ * serves it while its tenure (`ShardTenure`) holds. When the tenure ends it fences itself: calls
+ * in flight are answered PSERVER_FENCED, then it exits 4 — or, when its lease still holds and
+ * the shard was never initialized (the master re-assigned every index under a new shard count),
+ * it drops the shard and waits for an index again.
  */
 export class PserverNode {
   private readonly health = new HealthService([serviceNames.parameterServer]);
   private readonly server: Server;
   private readonly abort = new AbortController();
   private serving: Serving | undefined;
+  /** The tenure being recovered or served. */
+  private tenure: ShardTenure | undefined;
   private port: number | undefined;
-  private client: EtcdClient | undefined;
-  private lease: LeaseKeeper | undefined;
+  private member: ClusterMember | undefined;
   private fenced = false;
   private stopping = false;
   private readonly metrics = pserverMetrics({
     status: () => this.serving?.service.getShardStatus(),
-    leaseValidUntil: () => this.lease?.validUntil,
+    leaseValidUntil: () => this.member?.leaseValidUntil,
   });
   private metricsServer: MetricsServer | undefined;
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
   private readonly directoryWarnings = new Set<string>();
   private readonly security: ServerSecurity;
+  private readonly failpoint: ReturnType<typeof failpointHook>;
 
   constructor(
     private readonly config: PserverConfig,
@@ -103,6 +109,7 @@ export class PserverNode {
     private readonly onFatal: (code: number) => void = (code) => process.exit(code),
   ) {
     this.security = loadServerSecurity(config.security, config.host, logger);
+    this.failpoint = failpointHook(config.failpoint, logger);
     this.server = createGrpcServer({
       maxMessageBytes: config.maxMessageBytes,
       flowControlWindowBytes: config.flowControlWindowBytes,
@@ -122,7 +129,7 @@ export class PserverNode {
   logContext(): LogFields {
     const serving = this.serving;
     return serving
-      ? { component: 'node', index: serving.shard.index, shardEpoch: serving.epoch.current }
+      ? { component: 'node', index: serving.shard.index, shardEpoch: serving.tenure.epoch }
       : { component: 'node' };
   }
 
@@ -141,8 +148,14 @@ export class PserverNode {
     }
     this.logger.info('security', { grpc: this.security.description });
     for (const warning of this.security.warnings) this.logger.warn(warning);
-    if (this.config.etcdEndpoints) await this.startCluster(this.config.etcdEndpoints);
-    else await this.startStandalone();
+    try {
+      if (this.config.etcdEndpoints) await this.startCluster(this.config.etcdEndpoints);
+      else await this.startStandalone();
+    } catch (err) {
+      // Fenced while starting: the fence ends the process (exit 4) once calls in flight answered.
+      if (this.fenced) return;
+      throw err;
+    }
   }
 
   /**
@@ -161,10 +174,10 @@ export class PserverNode {
       await checkpointer.stop();
       if (checkpointer.dirty) await checkpointer.save('shutdown');
     }
-    await this.lease
-      ?.revoke()
+    await this.tenure?.close();
+    await this.member
+      ?.leave()
       .catch((err: unknown) => this.logger.warn('revoking the lease failed', { err }));
-    this.client?.close();
     await this.metricsServer?.close();
     this.logger.info('stopped', { graceful });
   }
@@ -173,9 +186,11 @@ export class PserverNode {
     const { config } = this;
     await this.checkCheckpointDirectory(config.index);
     // Opening the manifest raises the standalone epoch, durably, before anything is served.
-    const store = await ManifestStore.open(config.checkpointDir, config.index, config.shards);
-    const shard = new Shard(config.index, config.shards, undefined);
-    const checkpointer = this.checkpointer(shard, store, store.epoch);
+    const tenure = await StandaloneTenure.open(config.checkpointDir, config.index, config.shards);
+    this.tenure = tenure;
+    tenure.onLost((err) => this.fence(err.reason));
+    const shard = new Shard(tenure.index, tenure.shardCount, undefined);
+    const checkpointer = this.checkpointer(shard, tenure);
     const recovery = await checkpointer.recover();
     if (recovery.kind === 'lost') {
       if (!config.allowFreshStart) {
@@ -191,12 +206,12 @@ export class PserverNode {
       });
     }
     this.port = await bindServer(this.server, config.host, config.port, this.security.credentials);
-    this.serve(shard, checkpointer, new FixedEpochGuard(store.epoch), 'SHARD_MODE_STANDALONE');
+    this.serve(shard, checkpointer, tenure);
     this.logger.info('listening', {
       address: this.address,
       mode: 'standalone (no etcd)',
       shard: `${config.index} of ${config.shards}`,
-      shardEpoch: store.epoch,
+      shardEpoch: tenure.epoch,
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
       checkpointDir: config.checkpointDir,
     });
@@ -206,17 +221,16 @@ export class PserverNode {
     const { config, logger } = this;
     // Before registering: a spare that could not use the directory must not take an index.
     await this.checkCheckpointDirectory(undefined);
-    const keys = new JobKeys(config.job);
-    const client = (this.client = await openEtcd({
+    const member = (this.member = await ClusterMember.connect({
       endpoints,
       security: config.etcdSecurity,
-      probeKey: keys.desired,
-    }));
-    const lease = (this.lease = await LeaseKeeper.grant(client, {
-      ttlSeconds: config.leaseTtlSeconds,
+      job: config.job,
+      member: config.member,
+      leaseTtlSeconds: config.leaseTtlSeconds,
       logger,
     }));
-    lease.onExpired((reason) => this.fence(reason));
+    // No lease, no registration: whatever this process holds or waits for, it must stop.
+    member.onEnded((reason) => this.fence(`its lease can no longer be trusted (${reason})`));
     this.port = await bindServer(this.server, config.host, config.port, this.security.credentials);
     const address = config.advertiseAddress ?? this.address;
     this.health.set('', 'NOT_SERVING');
@@ -226,25 +240,43 @@ export class PserverNode {
       job: config.job,
       member: config.member,
     });
-    const membership = await PserverMembership.register(
-      client,
-      keys,
-      lease,
-      config.member,
-      address,
-      logger,
-    );
+    await member.register(address);
+    await this.serveNextTenure(member, address, undefined);
+  }
+
+  /**
+   * Waits for an index, takes up its tenure, recovers the shard, serves it and announces that.
+   * `previous` is the tenure that just ended, if any: its own assignment is never taken up again.
+   */
+  private async serveNextTenure(
+    member: ClusterMember,
+    address: string,
+    previous: ShardTenure | undefined,
+  ): Promise<void> {
+    const { config, logger } = this;
     logger.info('waiting for a shard index (a hot spare until one frees)');
-    const assignment = await membership.waitForAssignment(this.abort.signal);
-    const { index, epoch } = assignment;
-    const shardCount = (await readJobState(client, keys)).desired ?? index + 1;
-    logger.info('assigned a shard', { index, shardCount, shardEpoch: epoch });
-    await membership.watchAssignment(index, epoch, (reason) => this.fence(reason));
+    const tenure = await member.nextTenure(this.abort.signal);
+    if (previous && tenure.index === previous.index && tenure.epoch === previous.epoch) {
+      // Still the assignment that was lost (e.g. its watch failed): its shard was dropped, so
+      // serving it again under the same epoch could answer for updates it no longer holds.
+      this.fence(`assign/${tenure.index} with epoch ${tenure.epoch} was lost once already`);
+      return;
+    }
+    this.tenure = tenure;
+    tenure.onLost((err) => this.onTenureLost(member, address, tenure, err));
+    const { index, shardCount, blockSize, epoch } = tenure;
+    logger.info('assigned a shard', { index, shardCount, blockSize, shardEpoch: epoch });
     await this.checkCheckpointDirectory(index);
     const shard = new Shard(index, shardCount, undefined);
-    const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
-    const checkpointer = this.checkpointer(shard, store, epoch);
-    const recovery = await checkpointer.recover();
+    const checkpointer = this.checkpointer(shard, tenure);
+    let recovery: Awaited<ReturnType<Checkpointer['recover']>>;
+    try {
+      recovery = await checkpointer.recover();
+    } catch (err) {
+      // Ended while recovering: the tenure's holders (onTenureLost) decide what happens next.
+      if (tenure.lost) return;
+      throw err;
+    }
     if (recovery.kind === 'lost' && !config.allowFreshStart) {
       // Keep the index: a spare taking it would only refuse in turn. An operator must act.
       logger.fatal(
@@ -254,24 +286,58 @@ export class PserverNode {
       );
       return;
     }
-    const guard = new ClusterEpochGuard(
-      epoch,
-      () => membership.holds(index, epoch),
-      (reason) => this.fence(reason),
-    );
-    this.serve(shard, checkpointer, guard, 'SHARD_MODE_CLUSTER', () => {
-      if (this.fenced || !lease.isValid())
-        throw new PserverError(
-          'PSERVER_FENCED',
-          `shard ${index}: this pserver's lease can no longer be trusted`,
-        );
-    });
+    this.failpoint?.('after-recovery');
+    if (!tenure.holds()) return;
+    this.serve(shard, checkpointer, tenure);
+    // Trainers send to the shard once the view says it serves: after recovery, not before.
+    await tenure.announceServing();
+    if (!tenure.holds()) return;
     logger.info('serving', {
       index,
+      shardCount,
       shardEpoch: epoch,
       address,
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
     });
+  }
+
+  /**
+   * The tenure ended. Lease gone, or a shard that was initialized: fence and exit (a fresh
+   * process recovers the shard from its checkpoint). Otherwise the master re-assigned the index
+   * (a new shard count before initialization): drop the shard, refusing calls in flight with
+   * PSERVER_FENCED, and wait for an index again under the same registration.
+   */
+  private onTenureLost(
+    member: ClusterMember,
+    address: string,
+    tenure: ShardTenure,
+    err: TenureLostError,
+  ): void {
+    if (this.stopping || this.fenced || this.tenure !== tenure) return;
+    const serving = this.serving;
+    if (!member.isAlive() || serving?.shard.initialized) {
+      this.fence(err.reason);
+      return;
+    }
+    this.logger.warn(
+      'the shard was re-assigned before initialization; waiting for an index again',
+      {
+        reason: err.reason,
+      },
+    );
+    this.health.setAll('NOT_SERVING');
+    this.serving = undefined;
+    this.tenure = undefined;
+    void serving?.checkpointer.stop();
+    void member
+      .withdrawServing()
+      .catch(() => undefined)
+      .then(() => this.serveNextTenure(member, address, tenure))
+      .catch((cause: unknown) => {
+        if (this.stopping || this.fenced) return;
+        this.logger.fatal('waiting for a shard index again failed', { err: cause });
+        this.fence(`waiting for a shard index again failed: ${(cause as Error).message}`);
+      });
   }
 
   /**
@@ -290,39 +356,29 @@ export class PserverNode {
     }
   }
 
-  private checkpointer(shard: Shard, store: MetaStore, epoch: number): Checkpointer {
+  private checkpointer(shard: Shard, tenure: ShardTenure): Checkpointer {
     return new Checkpointer({
       root: this.config.checkpointDir,
       shard,
-      store,
-      epoch,
+      tenure,
       retain: this.config.checkpointRetain,
       logger: this.logger.child({ component: 'checkpoint' }),
-      hook: failpointHook(this.config.failpoint, this.logger),
-      onFenced: (reason) => this.fence(reason),
+      hook: this.failpoint,
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,
       onCommitted: (seconds) => this.metrics.checkpoints.seconds.set(seconds),
       onFailed: () => this.metrics.checkpoints.failures.inc(),
     });
   }
 
-  private serve(
-    shard: Shard,
-    checkpointer: Checkpointer,
-    epoch: EpochGuard,
-    mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER',
-    fence?: () => void,
-  ): void {
+  private serve(shard: Shard, checkpointer: Checkpointer, tenure: ShardTenure): void {
     const service = new ParameterService({
       shard,
-      epoch,
+      tenure,
       admission: new AdmissionControl(this.config.maxPushBytesInFlight),
       checkpointer,
-      mode,
-      fence,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
     });
-    this.serving = { shard, service, checkpointer, epoch };
+    this.serving = { shard, service, checkpointer, tenure };
     checkpointer.startPeriodic(this.config.checkpointIntervalMs);
     this.health.setAll('SERVING');
   }
@@ -338,14 +394,23 @@ export class PserverNode {
     return this.serving.service;
   }
 
-  /** Stops acting on the shard at once and exits for the supervisor to start a fresh process. */
+  /**
+   * Stops acting on the shard at once and exits for the supervisor to start a fresh process.
+   * Calls in flight are answered first — PSERVER_FENCED (UNAVAILABLE), never applied — rather
+   * than cut by a connection reset: the tenure ends now (every handler requires it before acting,
+   * and calls waiting for initialization are refused), new calls are refused, and the server
+   * gets a short, bounded moment to send those answers.
+   */
   private fence(reason: string): void {
     // Revoking the lease at the end of a graceful stop deletes the assignment on purpose; a
     // fenced commit during the stop fails the stop itself.
     if (this.fenced || this.stopping) return;
     this.fenced = true;
     this.health.setAll('NOT_SERVING');
+    this.tenure?.lose(reason);
     this.logger.error('fenced: no longer acting on the shard; exiting', { reason });
-    this.onFatal(exitCodes.fenced);
+    void shutdownServer(this.server, fencedAnswerGraceMs).finally(() =>
+      this.onFatal(exitCodes.fenced),
+    );
   }
 }

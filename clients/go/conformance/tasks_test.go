@@ -141,6 +141,24 @@ func TestTasks(t *testing.T) {
 	}
 	wg.Wait()
 	expectEveryTaskOnce(t, "pass 2", seen, tasksPerPass)
+
+	// Pass 3: a GetTask sent again with the same request id (as after a lost reply) gets the task
+	// it took, same dispatch; another id takes another task.
+	getTaskAs := func(requestID string) *pb.Task {
+		t.Helper()
+		reply, err := master.GetTask(ctx, &pb.GetTaskRequest{Context: &pb.RequestContext{TrainerId: raw, Pass: 3}, RequestId: requestID})
+		if err != nil || reply.GetOutcome() != pb.GetTaskOutcome_GET_TASK_OUTCOME_TASK {
+			t.Fatalf("GetTask pass 3, request %s: %v %v", requestID, reply.GetOutcome(), err)
+		}
+		return reply.GetTask()
+	}
+	first, again, other := getTaskAs("retry-1"), getTaskAs("retry-1"), getTaskAs("retry-2")
+	if again.GetId() != first.GetId() || again.GetDispatch() != first.GetDispatch() {
+		t.Errorf("a retried GetTask got task %d dispatch %d, want %d dispatch %d", again.GetId(), again.GetDispatch(), first.GetId(), first.GetDispatch())
+	}
+	if other.GetId() == first.GetId() {
+		t.Errorf("a new request id got task %d again", other.GetId())
+	}
 }
 
 // iterate runs the client's task iteration of pass to its end, calling use with each task.

@@ -2,6 +2,8 @@ package pserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -104,12 +106,16 @@ func (it *TaskIterator) Next(ctx context.Context) bool {
 			return it.fail(err)
 		}
 	}
+	// One id per task asked for, kept until a task comes: a GetTask whose reply was lost (the
+	// master died after committing the hand-out) and that is sent again gets that same task,
+	// instead of leaving it pending under this live trainer until its timeout.
+	requestID := newRequestID()
 	for expired := 0; ; {
 		var reply *pb.GetTaskResponse
 		err := it.c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
 			var err error
 			rc := &pb.RequestContext{TrainerId: it.c.TrainerID(), Pass: it.pass}
-			reply, err = m.GetTask(ctx, &pb.GetTaskRequest{Context: rc}, o...)
+			reply, err = m.GetTask(ctx, &pb.GetTaskRequest{Context: rc, RequestId: requestID}, o...)
 			return err
 		})
 		var e *Error
@@ -173,4 +179,11 @@ func (it *TaskIterator) fail(err error) bool {
 	it.err = err
 	it.done = true
 	return false
+}
+
+// newRequestID is 128 random bits in hex: unique per trainer without coordination.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on the platforms Go supports
+	return hex.EncodeToString(b[:])
 }

@@ -54,8 +54,11 @@ class MasterLink:
     def set_dataset(self, request):
         return self.call("SetDataset", request)
 
-    def get_task(self, trainer_id, pass_):
-        return self.call("GetTask", master_pb2.GetTaskRequest(context={"trainer_id": trainer_id, "pass": pass_}))
+    def get_task(self, trainer_id, pass_, request_id):
+        """`request_id` names one logical GetTask: every attempt sends it (also to a new leader),
+        so one whose reply was lost is answered with the task it took."""
+        request = master_pb2.GetTaskRequest(context={"trainer_id": trainer_id, "pass": pass_}, request_id=request_id)
+        return self.call("GetTask", request)
 
     def task_finished(self, trainer_id, task, records):
         request = master_pb2.TaskFinishedRequest(

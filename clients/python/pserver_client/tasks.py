@@ -6,6 +6,7 @@ once instead of waiting for its timeout.
 """
 
 import logging
+import secrets
 from dataclasses import dataclass
 
 from ._proto.pserver.v1 import master_pb2
@@ -92,11 +93,20 @@ class TaskIterator:
         return False
 
 
+def new_request_id():
+    """128 random bits in hex: unique per trainer without coordination."""
+    return secrets.token_hex(16)
+
+
 def _tasks(client, pass_):
     expired = 0
+    # One id per task asked for, kept until a task comes: a GetTask whose reply was lost (the
+    # master died after committing the hand-out) and that is sent again gets that same task,
+    # instead of leaving it pending under this live trainer until its timeout.
+    request_id = new_request_id()
     while True:
         try:
-            reply = client._master.get_task(client.trainer_id, pass_)
+            reply = client._master.get_task(client.trainer_id, pass_, request_id)
         except PserverError as err:
             # The session ended (a long pause): the keep-alive thread registers again.
             expired += 1
@@ -111,6 +121,7 @@ def _tasks(client, pass_):
             client._sleep((reply.retry_after_ms or 500) / 1000)
             continue
         task = task_of(reply.task)
+        request_id = new_request_id()
         finished = False
         try:
             yield task

@@ -261,6 +261,18 @@ def test_tasks(scenarios, cluster):
         assert sorted(got["a"] + got["b"]) == [0, 1, 2, 3]
         assert Outcome.Name(get_task(2).outcome) == "GET_TASK_OUTCOME_PASS_OVER"
 
+        # Pass 3: a GetTask sent again with the same request id (as after a lost reply) gets the
+        # task it took, same dispatch; another id takes another task.
+        def get_task_as(request_id):
+            req = master_pb2.GetTaskRequest(context=context(a.trainer_id, 0, 0, 3), request_id=request_id)
+            reply = call(stub.GetTask, req, timeout=10)
+            assert reply.outcome == Outcome.GET_TASK_OUTCOME_TASK
+            return reply.task
+
+        first, again, other = get_task_as("retry-1"), get_task_as("retry-1"), get_task_as("retry-2")
+        assert (again.id, again.dispatch) == (first.id, first.dispatch)
+        assert other.id != first.id
+
 
 def test_bad_input(scenarios, cluster):
     spec = scenarios["badInput"]

@@ -23,7 +23,7 @@ type options struct {
 	master                      []string
 	data, name                  string
 	passes, batch, hidden, seed int
-	taskBytes                   uint64
+	taskBytes, taskTimeoutMs    uint64
 	learningRate                float64
 	exitOnStdinClose            bool
 	security                    pserver.SecurityFiles
@@ -37,6 +37,7 @@ func parseFlags() options {
 	flag.IntVar(&o.passes, "passes", 3, "passes over the data")
 	flag.IntVar(&o.batch, "batch", 32, "samples per step")
 	flag.Uint64Var(&o.taskBytes, "task-bytes", 128*1024, "bytes of data per task")
+	flag.Uint64Var(&o.taskTimeoutMs, "task-timeout-ms", 0, "how long a task may be held (default: the master's)")
 	flag.IntVar(&o.hidden, "hidden", 64, "hidden units")
 	flag.IntVar(&o.seed, "seed", 1, "seed of the initial weights")
 	flag.Float64Var(&o.learningRate, "learning-rate", 0.004, "Adam learning rate")
@@ -97,9 +98,13 @@ func run(ctx context.Context, o options) error {
 	}
 	defer client.Close()
 	// Every trainer proposes the same dataset and the same initial weights; the first counts.
-	_, err = client.SetDataset(ctx, &pb.SetDatasetRequest{Source: &pb.SetDatasetRequest_Files{
+	dataset := &pb.SetDatasetRequest{Source: &pb.SetDatasetRequest_Files{
 		Files: &pb.FileDataset{Globs: []string{o.data}, TaskBytes: o.taskBytes},
-	}})
+	}}
+	if o.taskTimeoutMs > 0 {
+		dataset.TaskTimeoutMs = proto.Uint64(o.taskTimeoutMs)
+	}
+	_, err = client.SetDataset(ctx, dataset)
 	if err != nil {
 		return err
 	}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { GetTaskResponse__Output } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
@@ -49,9 +50,13 @@ export interface TaskSource {
  * trainer's code threw, or broke out): the master then gives it to another trainer.
  */
 export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator<DatasetTask> {
+  // One id per task asked for, kept until a task comes: a GetTask whose reply was lost (the
+  // master died after committing the hand-out) and that is sent again gets that same task,
+  // instead of leaving it pending under this live trainer until its timeout.
+  let requestId = newRequestId();
   for (let expired = 0; ;) {
     const reply = await source.master
-      .getTask(source.trainerId, pass, source.signal)
+      .getTask(source.trainerId, pass, requestId, source.signal)
       .catch((err: unknown) => {
         // The session ended (a long pause): the client registers again under a new id.
         if (!(err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') || ++expired > 20)
@@ -64,6 +69,7 @@ export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator
       continue;
     }
     const task = taskOf(reply);
+    requestId = newRequestId();
     let finished = false;
     try {
       yield task;
@@ -78,6 +84,11 @@ export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator
           .catch(() => undefined);
     }
   }
+}
+
+/** 128 random bits in hex: unique per trainer without coordination. */
+export function newRequestId(): string {
+  return randomBytes(16).toString('hex');
 }
 
 function taskOf(reply: GetTaskResponse__Output): DatasetTask {

@@ -90,8 +90,17 @@ export class MasterLink {
     return this.call('setDataset', request, signal);
   }
 
-  getTask(trainerId: number, pass: number, signal?: AbortSignal): Promise<GetTaskResponse__Output> {
-    return this.call('getTask', { context: { trainerId, pass } }, signal);
+  /**
+   * `requestId` names one logical GetTask: every attempt of this call sends it (also to a new
+   * leader), so one whose reply was lost is answered with the task it took.
+   */
+  getTask(
+    trainerId: number,
+    pass: number,
+    requestId: string,
+    signal?: AbortSignal,
+  ): Promise<GetTaskResponse__Output> {
+    return this.call('getTask', { context: { trainerId, pass }, requestId }, signal);
   }
 
   taskFinished(

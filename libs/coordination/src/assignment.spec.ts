@@ -1,4 +1,4 @@
-import { planAssignments } from './assignment';
+import { planAssignments, staleAssignments } from './assignment';
 import type { RegisteredPserver, ShardAssignment } from './job-state';
 import { JobKeys } from './keys';
 
@@ -11,31 +11,41 @@ const pserver = (
   address: `${member}:1`,
   lease,
   createRevision,
+  serving: undefined,
 });
-const held = (index: number, member: string, lease = `L-${member}`): ShardAssignment => ({
+const held = (
+  index: number,
+  member: string,
+  lease = `L-${member}`,
+  shardCount = 3,
+): ShardAssignment => ({
   index,
   member,
   address: `${member}:1`,
   lease,
   epoch: 10 + index,
+  shardCount,
+  blockSize: 64,
 });
 
 describe('planAssignments', () => {
   it('gives the lowest free indices to the pservers that registered first, and keeps the rest as spares', () => {
     const plan = planAssignments({
       desired: 2,
+      blockSize: 64,
       pservers: [pserver('c', 3), pserver('a', 1), pserver('b', 2)],
       assignments: [],
     });
-    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([
-      [0, 'a'],
-      [1, 'b'],
+    expect(plan.map((p) => [p.index, p.pserver.member, p.shardCount, p.blockSize])).toEqual([
+      [0, 'a', 2, 64],
+      [1, 'b', 2, 64],
     ]);
   });
 
   it('fills only the free index, and never gives a second index to a pserver holding one', () => {
     const plan = planAssignments({
       desired: 3,
+      blockSize: 64,
       pservers: [pserver('a', 1), pserver('b', 2), pserver('c', 3)],
       assignments: [held(0, 'a'), held(2, 'b')],
     });
@@ -45,6 +55,7 @@ describe('planAssignments', () => {
   it('treats a member registered again under a new lease as a new pserver', () => {
     const plan = planAssignments({
       desired: 2,
+      blockSize: 64,
       pservers: [pserver('a', 5, 'L-new')],
       assignments: [held(0, 'a', 'L-old')],
     });
@@ -53,7 +64,43 @@ describe('planAssignments', () => {
 
   it('assigns nothing before the job has a desired count', () => {
     expect(
-      planAssignments({ desired: undefined, pservers: [pserver('a', 1)], assignments: [] }),
+      planAssignments({
+        desired: undefined,
+        blockSize: 64,
+        pservers: [pserver('a', 1)],
+        assignments: [],
+      }),
+    ).toEqual([]);
+  });
+
+  it('never reuses an index whose key still exists, even a stale one', () => {
+    const plan = planAssignments({
+      desired: 2,
+      blockSize: 64,
+      pservers: [pserver('a', 1), pserver('b', 2)],
+      assignments: [held(0, 'x', 'L-x', 1)],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'a']]);
+  });
+});
+
+describe('staleAssignments', () => {
+  it('names assignments made under another shard count or block size, or without them', () => {
+    const current = held(0, 'a');
+    const oldCount = held(1, 'b', 'L-b', 2);
+    const noCount = { ...held(2, 'c'), shardCount: undefined };
+    const otherBlock = { ...held(3, 'd'), blockSize: 32 };
+    const stale = staleAssignments({
+      desired: 3,
+      blockSize: 64,
+      assignments: [current, oldCount, noCount, otherBlock],
+    });
+    expect(stale.map((a) => a.index)).toEqual([1, 2, 3]);
+  });
+
+  it('names none before the job has a count and block size', () => {
+    expect(
+      staleAssignments({ desired: undefined, blockSize: 64, assignments: [held(0, 'a')] }),
     ).toEqual([]);
   });
 });

@@ -1,14 +1,15 @@
 import type { Etcd3 } from 'etcd3';
 import { metaFromJson, metaToJson, type CheckpointMeta, type MetaStore } from '@pserver/checkpoint';
-import { CoordinationError } from './errors';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
+import { TenureLostError } from './shard-tenure';
 
 /**
  * Checkpoint metas in etcd (`ckpt/<i>/latest` and `ckpt/<i>/hist/…`), committed by a fenced
  * transaction (DESIGN section 5): it succeeds only while `assign/<i>` is held under this
  * pserver's lease with its epoch as create revision. A failed compare means this pserver was
- * replaced: PSERVER_FENCED, and the caller deletes nothing and stops.
+ * replaced: `TenureLostError` (PSERVER_FENCED), and the caller deletes nothing and stops. The
+ * pserver reaches it through its `EtcdShardTenure`, which ends the tenure on that error.
  */
 export class EtcdMetaStore implements MetaStore {
   private constructor(
@@ -82,7 +83,8 @@ export class EtcdMetaStore implements MetaStore {
     operations: Parameters<ReturnType<Etcd3['if']>['then']>,
     applied: () => Promise<boolean>,
   ): Promise<void> {
-    if (!this.lease.isValid()) throw fenced(this.index, 'its lease can no longer be trusted');
+    if (!this.lease.isValid())
+      throw new TenureLostError(this.index, 'its lease can no longer be trusted');
     const assign = this.keys.assign(this.index);
     let succeeded: boolean;
     try {
@@ -96,13 +98,9 @@ export class EtcdMetaStore implements MetaStore {
       succeeded = await applied();
     }
     if (!succeeded && !(await applied()))
-      throw fenced(this.index, `assign/${this.index} is no longer held with epoch ${this.epoch}`);
+      throw new TenureLostError(
+        this.index,
+        `assign/${this.index} is no longer held with epoch ${this.epoch}`,
+      );
   }
-}
-
-function fenced(index: number, why: string): CoordinationError {
-  return new CoordinationError(
-    'PSERVER_FENCED',
-    `shard ${index}: fenced, ${why}; this pserver was replaced`,
-  );
 }

@@ -1,5 +1,7 @@
 export type { PlannedAssignment } from './assignment';
-export { assign, planAssignments } from './assignment';
+export { assign, planAssignments, retire, staleAssignments } from './assignment';
+export type { ClusterMemberOptions } from './cluster-member';
+export { ClusterMember } from './cluster-member';
 export type { DatasetStoreOptions, StoredDataset } from './dataset-store';
 export { DatasetStore, defaultDatasetStoreOptions } from './dataset-store';
 export type { Leader } from './election';
@@ -11,14 +13,26 @@ export { connectEtcd, defaultEtcdOptions, openEtcd } from './etcd';
 export type { EtcdCheckOptions, EtcdConnectionErrorCode } from './etcd-check';
 export { checkEtcd, EtcdConnectionError } from './etcd-check';
 export { EtcdMetaStore } from './etcd-meta-store';
-export type { JobState, JobWatcherOptions, RegisteredPserver, ShardAssignment } from './job-state';
+export { EtcdShardTenure } from './etcd-shard-tenure';
+export type {
+  AssignmentValue,
+  JobState,
+  JobWatcherOptions,
+  MemberValue,
+  RegisteredPserver,
+  ShardAssignment,
+} from './job-state';
 export { JobWatcher, readJobState } from './job-state';
 export { JobKeys } from './keys';
 export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';
 export type { InitDecision } from './master-term';
 export { MasterTerm } from './master-term';
+export type { CompleteAssignment } from './membership';
 export { PserverMembership } from './membership';
+export type { ShardTenure, TenureFacts } from './shard-tenure';
+export { TenureBase, TenureLostError } from './shard-tenure';
+export { StandaloneTenure } from './standalone-tenure';
 export type { TrainerSession } from './trainer-sessions';
 export { TrainerSessions } from './trainer-sessions';
 /** The etcd client type, for code that passes a client along without importing etcd3. */

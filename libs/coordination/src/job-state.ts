@@ -8,9 +8,15 @@ export interface RegisteredPserver {
   address: string;
   lease: string;
   createRevision: number;
+  /** The shard it announced it serves (after recovering it), if any. */
+  serving: { index: number; epoch: number } | undefined;
 }
 
-/** An `assign/<i>` key: who holds index i, under which lease, since which revision (the epoch). */
+/**
+ * An `assign/<i>` key: who holds index i, under which lease, since which revision (the epoch),
+ * and the shard count and block size the index was assigned under. An assignment written without
+ * them (an older master) has them undefined: the leader replaces it, a pserver never acts on it.
+ */
 export interface ShardAssignment {
   index: number;
   member: string;
@@ -18,6 +24,23 @@ export interface ShardAssignment {
   lease: string;
   /** The key's create revision: the shard epoch. */
   epoch: number;
+  shardCount: number | undefined;
+  blockSize: number | undefined;
+}
+
+/** What the master writes into `assign/<i>`. */
+export interface AssignmentValue {
+  member: string;
+  address: string;
+  shardCount: number;
+  blockSize: number;
+}
+
+/** What a pserver writes into `pservers/<member>`. */
+export interface MemberValue {
+  address: string;
+  startedAtUnixMs: number;
+  serving?: { index: number; epoch: number };
 }
 
 /** What the master reconciles and publishes, read from etcd. */
@@ -62,15 +85,24 @@ function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Number(value);
 }
 
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
 function parsePserver(keys: JobKeys, kv: IKeyValue): RegisteredPserver[] {
   try {
-    const value = JSON.parse(kv.value.toString()) as { address: string };
+    const value = JSON.parse(kv.value.toString()) as MemberValue;
+    const serving = value.serving;
     return [
       {
         member: kv.key.toString().slice(keys.pserversPrefix.length),
         address: value.address,
         lease: kv.lease,
         createRevision: Number(kv.create_revision),
+        serving:
+          serving && Number.isSafeInteger(serving.index) && Number.isSafeInteger(serving.epoch)
+            ? { index: serving.index, epoch: serving.epoch }
+            : undefined,
       },
     ];
   } catch {
@@ -82,14 +114,16 @@ export function parseAssignment(keys: JobKeys, kv: IKeyValue): ShardAssignment[]
   const index = keys.indexOf(kv.key.toString());
   if (index === undefined) return [];
   try {
-    const value = JSON.parse(kv.value.toString()) as { member: string; address: string };
+    const value = JSON.parse(kv.value.toString()) as Partial<AssignmentValue>;
     return [
       {
         index,
-        member: value.member,
-        address: value.address,
+        member: String(value.member),
+        address: String(value.address),
         lease: kv.lease,
         epoch: Number(kv.create_revision),
+        shardCount: positiveInteger(value.shardCount),
+        blockSize: positiveInteger(value.blockSize),
       },
     ];
   } catch {

@@ -6,8 +6,8 @@
  * | `master/election/<lease>` | the candidate's address | the candidate's |
  * | `config/desired` | desired shard count | none |
  * | `config/block-size` | block size in elements | none |
- * | `pservers/<member>` | `{address, startedAtUnixMs}` | the pserver's |
- * | `assign/<i>` | `{member, address}` | the assigned pserver's |
+ * | `pservers/<member>` | `{address, startedAtUnixMs, serving?: {index, epoch}}` | the pserver's |
+ * | `assign/<i>` | `{member, address, shardCount, blockSize}` | the assigned pserver's |
  * | `trainers/<id>` | `{name, registeredAtUnixMs}` | none |
  * | `trainers/next-id` | the next trainer id | none |
  * | `init/owner`, `init/done` | trainer id | none |

@@ -1,21 +1,28 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { CoordinationError } from './errors';
-import { parseAssignment, type ShardAssignment } from './job-state';
+import { parseAssignment, type MemberValue, type ShardAssignment } from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
 import { nextWatchEvent } from './wait-for-watch';
 
+/** An assignment a pserver may act on: written with the shard count and block size. */
+export type CompleteAssignment = ShardAssignment & { shardCount: number; blockSize: number };
+
 /**
  * A pserver's side of the assignment protocol: register `pservers/<member>` under its lease,
- * wait for the master to put an `assign/<i>` under that same lease, and watch for losing it.
+ * wait for the master to put an `assign/<i>` under that same lease, watch for losing it, and
+ * announce in the member's value when it serves the shard.
  */
 export class PserverMembership {
+  private warnedIncomplete = new Set<number>();
+
   private constructor(
     private readonly client: Etcd3,
     private readonly keys: JobKeys,
     private readonly lease: LeaseKeeper,
     readonly member: string,
+    private readonly value: MemberValue,
     private readonly logger: Logger,
   ) {}
 
@@ -32,10 +39,10 @@ export class PserverMembership {
     logger: Logger,
   ): Promise<PserverMembership> {
     const key = keys.pserver(member);
-    const value = JSON.stringify({ address, startedAtUnixMs: Date.now() });
+    const value: MemberValue = { address, startedAtUnixMs: Date.now() };
     const result = await client
       .if(key, 'Create', '==', 0)
-      .then(client.put(key).value(value).lease(lease.id))
+      .then(client.put(key).value(JSON.stringify(value)).lease(lease.id))
       .else(client.get(key))
       .commit();
     if (!result.succeeded) {
@@ -48,16 +55,24 @@ export class PserverMembership {
       }
     }
     logger.info('registered as a pserver', { member, address, lease: lease.id });
-    return new PserverMembership(client, keys, lease, member, logger);
+    return new PserverMembership(client, keys, lease, member, value, logger);
   }
 
-  /** Resolves with the index assigned to this member (waiting as a hot spare until one frees). */
-  async waitForAssignment(signal: AbortSignal): Promise<ShardAssignment> {
+  /**
+   * Resolves with the index assigned to this member (waiting as a hot spare until one frees). An
+   * assignment without a shard count and block size (written by an older master) is never acted
+   * on: the leader replaces it with a complete one and a new epoch.
+   */
+  async waitForAssignment(signal: AbortSignal): Promise<CompleteAssignment> {
     for (;;) {
       signal.throwIfAborted();
       const { kvs, header } = await this.client.getAll().prefix(this.keys.assignPrefix).exec();
-      const mine = kvs.flatMap((kv) => parseAssignment(this.keys, kv)).find((a) => this.isMine(a));
-      if (mine) return mine;
+      const mine = kvs
+        .flatMap((kv) => parseAssignment(this.keys, kv))
+        .filter((a) => this.isMine(a));
+      const complete = mine.find(isComplete);
+      if (complete) return complete;
+      for (const a of mine) this.warnIncomplete(a);
       const watcher = await this.client
         .watch()
         .prefix(this.keys.assignPrefix)
@@ -102,7 +117,42 @@ export class PserverMembership {
     return () => watcher.cancel();
   }
 
+  /**
+   * Writes into `pservers/<member>` that this member serves `serving` (or nothing, when
+   * undefined), only while the registration is under its lease and, for a shard, `assign/<i>`
+   * is this member's with that epoch. False when those no longer hold.
+   */
+  async announce(serving: { index: number; epoch: number } | undefined): Promise<boolean> {
+    const key = this.keys.pserver(this.member);
+    const value: MemberValue = serving ? { ...this.value, serving } : this.value;
+    let txn = this.client.if(key, 'Lease', '==', this.lease.id);
+    if (serving) {
+      const assign = this.keys.assign(serving.index);
+      txn = txn
+        .and(assign, 'Lease', '==', this.lease.id)
+        .and(assign, 'Create', '==', serving.epoch);
+    }
+    const result = await txn
+      .then(this.client.put(key).value(JSON.stringify(value)).lease(this.lease.id))
+      .commit();
+    return result.succeeded;
+  }
+
+  private warnIncomplete(assignment: ShardAssignment): void {
+    if (this.warnedIncomplete.has(assignment.epoch)) return;
+    this.warnedIncomplete.add(assignment.epoch);
+    this.logger.warn(
+      'assign/<i> names this member but carries no shard count or block size (written by an older master); ' +
+        'not acting on it until the leader assigns it again',
+      { index: assignment.index, epoch: assignment.epoch },
+    );
+  }
+
   private isMine(assignment: ShardAssignment): boolean {
     return assignment.member === this.member && assignment.lease === this.lease.id;
   }
+}
+
+function isComplete(assignment: ShardAssignment): assignment is CompleteAssignment {
+  return assignment.shardCount !== undefined && assignment.blockSize !== undefined;
 }

@@ -4,6 +4,7 @@ import { silentLogger } from '@pserver/logging';
 import { sleep, startEtcd, waitFor, type EtcdServer } from '@pserver/testing';
 import {
   assign,
+  ClusterMember,
   connectEtcd,
   EtcdMetaStore,
   JobKeys,
@@ -13,7 +14,11 @@ import {
   planAssignments,
   PserverMembership,
   readJobState,
+  retire,
+  staleAssignments,
+  TenureLostError,
   type JobState,
+  type Leader,
 } from '../src';
 
 let etcd: EtcdServer;
@@ -93,6 +98,7 @@ describe('assignment through leases', () => {
   it('gives indices to the first pservers, keeps a spare, and frees an index with its pserver', async () => {
     const keys = newJob();
     await client.put(keys.desired).value('2');
+    await client.put(keys.blockSize).value('8');
     const master = await lease(5);
     const leader = await new LeaderElection(
       client,
@@ -168,6 +174,7 @@ describe('assignment through leases', () => {
   it('does not assign for a master that is no longer leader', async () => {
     const keys = newJob();
     await client.put(keys.desired).value('1');
+    await client.put(keys.blockSize).value('8');
     const master = await lease(5);
     const election = new LeaderElection(client, keys.electionPrefix, master, 'm', silentLogger);
     const leader = await election.campaign(new AbortController().signal);
@@ -247,5 +254,153 @@ describe('EtcdMetaStore', () => {
     ).toEqual([4, 3]);
     await holder.revoke();
     await other.revoke();
+  });
+});
+
+describe('EtcdShardTenure', () => {
+  const meta = (epoch: number, seq: number): CheckpointMeta => ({
+    uuid: `u${seq}`,
+    path: `shard-0/e${epoch}-s${seq}-u${seq}.ckpt`,
+    size: 10,
+    checksumAlgorithm,
+    checksum: '0000abcd',
+    timestampNs: '1',
+    shardEpoch: epoch,
+    index: 0,
+    seq,
+    updatesApplied: seq,
+    formatVersion: 1,
+  });
+
+  async function leading(keys: JobKeys): Promise<{ leader: Leader; stop: () => Promise<void> }> {
+    const master = await lease(5);
+    const election = new LeaderElection(client, keys.electionPrefix, master, 'm', silentLogger);
+    const leader = await election.campaign(new AbortController().signal);
+    return { leader, stop: () => master.revoke() };
+  }
+
+  /** One reconciliation of the leader: stale assignments retired, then free indices assigned. */
+  async function reconcile(keys: JobKeys, leader: Leader): Promise<void> {
+    let state = await readJobState(client, keys);
+    for (const stale of staleAssignments(state))
+      await retire(client, keys, leader, stale, state.desired!, silentLogger);
+    state = await readJobState(client, keys);
+    for (const planned of planAssignments(state))
+      await assign(client, keys, leader, planned, silentLogger);
+  }
+
+  const join = async (keys: JobKeys, member: string): Promise<ClusterMember> => {
+    const joined = await ClusterMember.connect({
+      endpoints: [etcd.endpoint],
+      job: keys.job,
+      member,
+      leaseTtlSeconds: 2,
+      logger: silentLogger,
+    });
+    await joined.register(`${member}:1`);
+    return joined;
+  };
+
+  it('carries the count and block size of its assignment, announces serving, and is lost once when the count changes', async () => {
+    const keys = newJob();
+    await client.put(keys.desired).value('1');
+    await client.put(keys.blockSize).value('8');
+    const { leader, stop } = await leading(keys);
+    const member = await join(keys, 'ps');
+    await reconcile(keys, leader);
+    const tenure = await member.nextTenure(new AbortController().signal);
+    const first = (await readJobState(client, keys)).assignments[0]!;
+    expect(tenure).toMatchObject({ index: 0, shardCount: 1, blockSize: 8, epoch: first.epoch });
+    expect(tenure.holds()).toBe(true);
+    await expect(tenure.confirm()).resolves.toBe(true);
+    await tenure.checkpoints.commit(meta(tenure.epoch, 1), 2);
+
+    await tenure.announceServing();
+    expect((await readJobState(client, keys)).pservers[0]!.serving).toEqual({
+      index: 0,
+      epoch: tenure.epoch,
+    });
+
+    // A new count before initialization: the leader retires the assignment; the tenure ends once.
+    const lost: string[] = [];
+    tenure.onLost((err) => lost.push(err.reason));
+    await client.put(keys.desired).value('2');
+    await reconcile(keys, leader);
+    await waitFor(() => lost.length > 0, { timeoutMs: 10_000, description: 'the tenure ends' });
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toContain('deleted');
+    expect(tenure.holds()).toBe(false);
+    await expect(tenure.checkpoints.commit(meta(tenure.epoch, 2), 2)).rejects.toBeInstanceOf(
+      TenureLostError,
+    );
+    // The registration lives on: the same member takes an index again, under the new count and
+    // a new epoch.
+    expect(member.isAlive()).toBe(true);
+    const next = await member.nextTenure(new AbortController().signal);
+    expect(next.shardCount).toBe(2);
+    expect(next.epoch).toBeGreaterThan(tenure.epoch);
+    expect(lost).toHaveLength(1);
+    await next.close();
+    await member.leave();
+    await stop();
+  });
+
+  it('is never taken up from an assignment without a shard count; the leader replaces it', async () => {
+    const keys = newJob();
+    await client.put(keys.desired).value('1');
+    await client.put(keys.blockSize).value('8');
+    const { leader, stop } = await leading(keys);
+    const member = await join(keys, 'ps');
+    const [registered] = (await readJobState(client, keys)).pservers;
+    // What an older master wrote: no count, no block size.
+    await client
+      .put(keys.assign(0))
+      .value(JSON.stringify({ member: 'ps', address: 'ps:1' }))
+      .lease(registered!.lease);
+    const waiting = new AbortController();
+    let taken = false;
+    const next = member.nextTenure(waiting.signal).then((t) => {
+      taken = true;
+      return t;
+    });
+    await sleep(500);
+    expect(taken).toBe(false);
+    const old = (await readJobState(client, keys)).assignments[0]!;
+    expect(staleAssignments(await readJobState(client, keys)).map((a) => a.epoch)).toEqual([
+      old.epoch,
+    ]);
+    await reconcile(keys, leader);
+    const tenure = await next;
+    expect(tenure).toMatchObject({ index: 0, shardCount: 1, blockSize: 8 });
+    expect(tenure.epoch).toBeGreaterThan(old.epoch);
+    await tenure.close();
+    await member.leave();
+    await stop();
+  });
+
+  it('ends by the local lease deadline when keep-alives stop, and refuses commits from then on', async () => {
+    const keys = newJob();
+    await client.put(keys.desired).value('1');
+    await client.put(keys.blockSize).value('8');
+    const { leader, stop } = await leading(keys);
+    const member = await join(keys, 'ps');
+    await reconcile(keys, leader);
+    const tenure = await member.nextTenure(new AbortController().signal);
+    const lost = new Promise<TenureLostError>((resolve) => tenure.onLost(resolve));
+    const stoppedAt = performance.now();
+    etcd.process.signal('SIGSTOP');
+    try {
+      const err = await lost;
+      expect(err.reason).toContain('lease');
+      expect(performance.now() - stoppedAt).toBeLessThan(2_000);
+      expect(tenure.holds()).toBe(false);
+      await expect(tenure.checkpoints.commit(meta(tenure.epoch, 1), 2)).rejects.toMatchObject({
+        code: 'PSERVER_FENCED',
+      });
+    } finally {
+      etcd.process.signal('SIGCONT');
+    }
+    member.close();
+    await stop();
   });
 });

@@ -1,6 +1,20 @@
 import { LocalCluster, spawnProcess, type ManagedProcess } from '@pserver/local-cluster';
 import { trainerProgram, type TrainerSpec } from './trainer-programs';
 
+/**
+ * How long a trainer may hold a task before the master hands it to another. A task is some 60
+ * digits, two steps: well under a second, and a failover holds it a few seconds more. The
+ * master's default (5 min) suits real datasets; a task orphaned here would cost a whole pass.
+ */
+export const demoTaskTimeoutMs = 20_000;
+
+/**
+ * A pause in training this long is a stall, not a failover (which costs 2 to 4 s here, with a
+ * lease TTL of 2 s): e.g. a pass waiting for an orphaned task's timeout, which runs from its
+ * hand-out, before the kill, and so pauses training a few seconds less than the timeout.
+ */
+export const demoStallMs = demoTaskTimeoutMs / 2;
+
 export interface DemoClusterOptions {
   pservers: number;
   /** The trainer processes, in TypeScript, Python or Go. */
@@ -65,6 +79,8 @@ export class DemoCluster {
             String(options.passes),
             '--seed',
             String(options.seed),
+            '--task-timeout-ms',
+            String(demoTaskTimeoutMs),
             '--exit-on-stdin-close',
           ],
           {

@@ -30,6 +30,8 @@ export interface DemoResult {
   accuracy: number;
   failures: Failure[];
   durationMs: number;
+  /** The longest time no trainer applied a step (see `TrainingProgress.longestPause`). */
+  longestPauseMs: number;
   reportPath: string;
 }
 
@@ -105,6 +107,8 @@ export async function runDemo(
     record({ kind: 'pass over', pass: options.passes - 1 }, 'training done');
     for (const t of progress.trainers.values())
       record({ kind: 'trainer', name: t.name, steps: t.steps, samples: t.samplesByPass });
+    const pause = progress.longestPause();
+    record({ kind: 'longest pause', ...pause });
 
     interrupted();
     const measured = await testAccuracy(demo, options.seed, test);
@@ -137,6 +141,7 @@ export async function runDemo(
       accuracy: measured,
       failures: chaos.failures,
       durationMs: finishedAt - startedAt,
+      longestPauseMs: pause?.ms ?? 0,
       reportPath,
     };
   } finally {

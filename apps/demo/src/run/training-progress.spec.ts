@@ -28,6 +28,16 @@ describe('TrainingProgress', () => {
     expect(progress.resumedAfter(100)).toBe(170);
   });
 
+  it('finds the longest time no trainer stepped, whoever stepped on either side', () => {
+    const progress = new TrainingProgress(['a', 'b'], 1, 100);
+    expect(progress.longestPause()).toBeUndefined();
+    progress.onTrainerLine('a', step(0, 1, 0, 100));
+    progress.onTrainerLine('b', step(0, 1, 0, 400));
+    progress.onTrainerLine('a', step(0, 1, 0, 250)); // reported late, out of order
+    progress.onTrainerLine('b', step(0, 1, 0, 1_400));
+    expect(progress.longestPause()).toEqual({ ms: 1_000, from: 400 });
+  });
+
   it('is finished when every trainer is done or failed, and the pass follows the slowest', () => {
     const progress = new TrainingProgress(['a', 'b'], 3, 10);
     progress.onTrainerLine('a', JSON.stringify({ event: 'pass over', pass: 0 }));

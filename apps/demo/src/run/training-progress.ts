@@ -145,6 +145,20 @@ export class TrainingProgress {
     return resumed;
   }
 
+  /**
+   * The longest time no trainer applied a step, between the first step and the last: a pass that
+   * waits for an orphaned task's timeout shows here even when every failure "resumed".
+   */
+  longestPause(): { ms: number; from: number } | undefined {
+    const times = this.steps.map((s) => s.t).sort((a, b) => a - b);
+    let longest: { ms: number; from: number } | undefined;
+    for (let i = 1; i < times.length; i++) {
+      const ms = times[i]! - times[i - 1]!;
+      if (!longest || ms > longest.ms) longest = { ms, from: times[i - 1]! };
+    }
+    return longest;
+  }
+
   allFinished(): boolean {
     return [...this.trainers.values()].every((t) => t.phase === 'done' || t.phase === 'failed');
   }

@@ -9,7 +9,7 @@ import type {
 import { MasterError } from '../service/errors';
 import { parseDatasetRequest, sameSpec, type DatasetSpec } from './dataset-spec';
 import { groupFiles, listFiles } from './file-listing';
-import { TaskQueue, type TaskRecord } from './task-queue';
+import { TaskQueue, type Dispatch, type TaskRecord } from './task-queue';
 import { TaskTable, type DatasetFile } from './task-table';
 
 /** What `data/spec` holds. */
@@ -26,6 +26,8 @@ interface Dataset {
 
 /** How soon a trainer told to wait should ask again. */
 const retryAfterMs = 500;
+/** Clients send 32 hex digits; the bound keeps what is stored per pending task small. */
+export const maxRequestIdLength = 128;
 
 /**
  * The dataset side of the leading master: SetDataset, the task queues by pass, and their state
@@ -38,8 +40,8 @@ export class DatasetService {
   private setting: Promise<SetDatasetResponse> | undefined;
 
   constructor(
-    private readonly store: DatasetStore,
-    private readonly sessions: TrainerSessions,
+    private readonly store: Pick<DatasetStore, 'load' | 'create' | 'write'>,
+    private readonly sessions: Pick<TrainerSessions, 'requireAlive'>,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}
@@ -104,18 +106,44 @@ export class DatasetService {
     return { tasks: table.count, alreadySet: false };
   }
 
-  async getTask(trainer: number, pass: number): Promise<GetTaskResponse> {
+  /**
+   * Hands out a task of `pass`. A GetTask is retried with the same `requestId` when its reply was
+   * lost (also to a new leader, which loaded the id with the pending task): the task already
+   * handed out for (trainer, requestId) is answered again, same dispatch and deadline, instead of
+   * a second one being taken while the first waits out its timeout under a live trainer.
+   */
+  async getTask(trainer: number, pass: number, requestId = ''): Promise<GetTaskResponse> {
+    if (requestId.length > maxRequestIdLength) {
+      throw new MasterError(
+        'MASTER_INVALID_ARGUMENT',
+        `requestId: at most ${maxRequestIdLength} characters, got ${requestId.length}`,
+      );
+    }
     this.sessions.requireAlive(trainer);
     const dataset = this.dataset;
     if (!dataset) return { outcome: 'GET_TASK_OUTCOME_NO_DATASET', retryAfterMs };
-    const { queue, spec, table } = dataset;
+    const { queue, spec } = dataset;
     const currentPass = queue.pass;
     if (pass < currentPass) return { outcome: 'GET_TASK_OUTCOME_PASS_OVER', currentPass };
     if (pass > currentPass)
       return { outcome: 'GET_TASK_OUTCOME_PASS_NOT_STARTED', currentPass, retryAfterMs };
-    const taken = queue.take(trainer, this.now() + spec.taskTimeoutMs);
+    const now = this.now();
+    const taken =
+      queue.takenFor(trainer, requestId) ??
+      queue.take(trainer, now + spec.taskTimeoutMs, requestId);
     if (!taken) return { outcome: 'GET_TASK_OUTCOME_NO_TASK_AVAILABLE', currentPass, retryAfterMs };
+    // Also for an answer given again: the first write may still be in flight (it is answered only
+    // once committed), and a write proves this master still leads.
     await this.store.write([[taken.id, queue.record(taken.id)]]);
+    return this.handedOut(dataset, taken, currentPass, now);
+  }
+
+  private handedOut(
+    dataset: Dataset,
+    taken: Dispatch,
+    currentPass: number,
+    now: number,
+  ): GetTaskResponse {
     return {
       outcome: 'GET_TASK_OUTCOME_TASK',
       currentPass,
@@ -123,8 +151,8 @@ export class DatasetService {
         id: taken.id,
         dispatch: taken.dispatch,
         pass: currentPass,
-        timeoutMs: spec.taskTimeoutMs,
-        ...table.rangeOf(taken.id),
+        timeoutMs: Math.max(0, taken.deadlineUnixMs - now),
+        ...dataset.table.rangeOf(taken.id),
       },
     };
   }

@@ -93,6 +93,44 @@ describe('TaskQueue', () => {
     expect(queue.record(1)).toMatchObject({ status: 'todo', failures: 2 });
   });
 
+  it('finds the hand-out of a retried request id while it is pending, for its trainer only', () => {
+    const queue = new TaskQueue(3, 0, 3);
+    const first = queue.take(trainer, 1_000, 'r1')!;
+    expect(queue.takenFor(trainer, 'r1')).toEqual(first);
+    expect(queue.takenFor(8, 'r1')).toBeUndefined();
+    expect(queue.takenFor(trainer, 'r2')).toBeUndefined();
+    expect(queue.takenFor(trainer, '')).toBeUndefined();
+    expect(queue.record(first.id)).toMatchObject({ status: 'pending', requestId: 'r1' });
+    // Once finished (or given back), the id names nothing: a reuse of it takes a new task.
+    queue.finish(first.id, first.dispatch, trainer, 1);
+    expect(queue.takenFor(trainer, 'r1')).toBeUndefined();
+    expect(queue.record(first.id).requestId).toBeUndefined();
+    const second = queue.take(trainer, 1_000, 'r3')!;
+    expect(queue.expire(1_000)).toEqual([second.id]);
+    expect(queue.takenFor(trainer, 'r3')).toBeUndefined();
+    // A take without an id is not found by any.
+    const third = queue.take(trainer, 2_000)!;
+    expect(queue.record(third.id).requestId).toBeUndefined();
+    expect(queue.takenFor(trainer, '')).toBeUndefined();
+  });
+
+  it('resumes the request ids of pending tasks from stored records', () => {
+    const pending: TaskRecord = {
+      pass: 2,
+      status: 'pending',
+      dispatch: 4,
+      failures: 0,
+      trainer: 8,
+      deadlineUnixMs: 900,
+      requestId: 'abc',
+    };
+    const queue = new TaskQueue(2, 2, 3, new Map([[1, pending]]));
+    expect(queue.takenFor(8, 'abc')).toEqual({ id: 1, dispatch: 4, deadlineUnixMs: 900 });
+    expect(queue.record(1)).toEqual(pending);
+    expect(queue.release(8)).toEqual([1]);
+    expect(queue.takenFor(8, 'abc')).toBeUndefined();
+  });
+
   it('handles a million tasks', () => {
     const queue = new TaskQueue(1_000_000, 0, 3);
     for (let i = 0; i < 1_000_000; i++) {

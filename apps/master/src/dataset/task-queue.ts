@@ -12,6 +12,8 @@ export interface TaskRecord {
   failures: number;
   trainer?: number;
   deadlineUnixMs?: number;
+  /** The GetTask request id the pending task was handed out for (see `TaskQueue.takenFor`). */
+  requestId?: string;
   records?: number;
 }
 
@@ -51,7 +53,9 @@ export class TaskQueue {
   private readonly failures: Uint16Array;
   private readonly records: Float64Array;
   private readonly todo: IdRing;
-  private readonly pending = new Map<number, { trainer: number; deadlineUnixMs: number }>();
+  private readonly pending = new Map<number, Holder>();
+  /** Pending task ids by `requestKey(trainer, requestId)`, for GetTasks that are retried. */
+  private readonly byRequest = new Map<string, number>();
   private done = 0;
   private failed = 0;
   private recordsDone = 0;
@@ -78,9 +82,10 @@ export class TaskQueue {
       this.failures[id] = record.failures;
       this.status[id] = statuses.indexOf(record.status);
       if (record.status === 'pending') {
-        this.pending.set(id, {
+        this.hold(id, {
           trainer: record.trainer ?? 0,
           deadlineUnixMs: record.deadlineUnixMs ?? 0,
+          ...(record.requestId ? { requestId: record.requestId } : {}),
         });
       } else if (record.status === 'done') {
         this.done++;
@@ -96,14 +101,30 @@ export class TaskQueue {
     return this.currentPass;
   }
 
-  /** Hands the next task to do to `trainer`, due by `deadlineUnixMs`; undefined when none is. */
-  take(trainer: number, deadlineUnixMs: number): Dispatch | undefined {
+  /**
+   * Hands the next task to do to `trainer`, due by `deadlineUnixMs`; undefined when none is. A
+   * non-empty `requestId` names the GetTask it answers, so that a retry of it finds the same
+   * hand-out (`takenFor`) instead of taking a second task.
+   */
+  take(trainer: number, deadlineUnixMs: number, requestId = ''): Dispatch | undefined {
     const id = this.todo.shift();
     if (id === undefined) return undefined;
     this.dispatches[id]!++;
     this.status[id] = PENDING;
-    this.pending.set(id, { trainer, deadlineUnixMs });
+    this.hold(id, { trainer, deadlineUnixMs, ...(requestId ? { requestId } : {}) });
     return { id, dispatch: this.dispatches[id]!, deadlineUnixMs };
+  }
+
+  /** The pending hand-out `take` made to `trainer` for `requestId`, if it is still pending. */
+  takenFor(trainer: number, requestId: string): Dispatch | undefined {
+    if (!requestId) return undefined;
+    const id = this.byRequest.get(requestKey(trainer, requestId));
+    if (id === undefined) return undefined;
+    return {
+      id,
+      dispatch: this.dispatches[id]!,
+      deadlineUnixMs: this.pending.get(id)!.deadlineUnixMs,
+    };
   }
 
   /** Whether `id` is pending under this dispatch, held by `trainer`. Anything else is stale. */
@@ -114,7 +135,7 @@ export class TaskQueue {
   /** Marks a current dispatch done; false (and no change) for a stale report. */
   finish(id: number, dispatch: number, trainer: number, records: number): boolean {
     if (!this.isCurrent(id, dispatch, trainer)) return false;
-    this.pending.delete(id);
+    this.unhold(id);
     this.status[id] = DONE;
     this.records[id] = records;
     this.done++;
@@ -183,6 +204,7 @@ export class TaskQueue {
     if (holder) {
       record.trainer = holder.trainer;
       record.deadlineUnixMs = holder.deadlineUnixMs;
+      if (holder.requestId) record.requestId = holder.requestId;
     }
     if (record.status === 'done') record.records = this.records[id]!;
     return record;
@@ -201,7 +223,7 @@ export class TaskQueue {
 
   /** Back to the end of todo, or set aside once it has failed more than `maxFailures` times. */
   private giveBack(id: number): void {
-    this.pending.delete(id);
+    this.unhold(id);
     this.failures[id]!++;
     if (this.failures[id]! > this.maxFailures) {
       this.status[id] = FAILED;
@@ -211,6 +233,28 @@ export class TaskQueue {
       this.todo.push(id);
     }
   }
+
+  private hold(id: number, holder: Holder): void {
+    this.pending.set(id, holder);
+    if (holder.requestId) this.byRequest.set(requestKey(holder.trainer, holder.requestId), id);
+  }
+
+  private unhold(id: number): void {
+    const holder = this.pending.get(id);
+    this.pending.delete(id);
+    if (holder?.requestId) this.byRequest.delete(requestKey(holder.trainer, holder.requestId));
+  }
+}
+
+/** Who holds a pending task, until when, and for which GetTask. */
+interface Holder {
+  trainer: number;
+  deadlineUnixMs: number;
+  requestId?: string;
+}
+
+function requestKey(trainer: number, requestId: string): string {
+  return `${trainer}/${requestId}`;
 }
 
 /** A FIFO of task ids, each in it at most once, in a fixed ring. */

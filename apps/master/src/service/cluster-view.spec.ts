@@ -4,10 +4,35 @@ import { clusterViewOf, sameView } from './cluster-view';
 const state = (overrides: Partial<JobState> = {}): JobState => ({
   desired: 3,
   blockSize: 1024,
-  pservers: [],
+  pservers: [
+    {
+      member: 'a',
+      address: 'a:1',
+      lease: 'La',
+      createRevision: 3,
+      serving: { index: 0, epoch: 7 },
+    },
+    { member: 'c', address: 'c:1', lease: 'Lc', createRevision: 4, serving: undefined },
+  ],
   assignments: [
-    { index: 0, member: 'a', address: 'a:1', lease: 'La', epoch: 7 },
-    { index: 2, member: 'c', address: 'c:1', lease: 'Lc', epoch: 9 },
+    {
+      index: 0,
+      member: 'a',
+      address: 'a:1',
+      lease: 'La',
+      epoch: 7,
+      shardCount: 3,
+      blockSize: 1024,
+    },
+    {
+      index: 2,
+      member: 'c',
+      address: 'c:1',
+      lease: 'Lc',
+      epoch: 9,
+      shardCount: 3,
+      blockSize: 1024,
+    },
   ],
   initOwner: undefined,
   initDone: false,
@@ -22,13 +47,29 @@ describe('clusterViewOf', () => {
       shardCount: 3,
       blockSize: 1024,
       shards: [
-        { index: 0, address: 'a:1', shardEpoch: 7, member: 'a' },
-        { index: 1, address: '', shardEpoch: 0, member: '' },
-        { index: 2, address: 'c:1', shardEpoch: 9, member: 'c' },
+        { index: 0, address: 'a:1', shardEpoch: 7, member: 'a', serving: true },
+        { index: 1, address: '', shardEpoch: 0, member: '', serving: false },
+        { index: 2, address: 'c:1', shardEpoch: 9, member: 'c', serving: false },
       ],
       revision: 42,
       initialized: false,
     });
+  });
+
+  it('shows an index as serving only when its pserver announced that index with that epoch', () => {
+    const servingOf = (pservers: JobState['pservers']): boolean[] =>
+      clusterViewOf('job', state({ pservers })).shards.map((s) => s.serving);
+    const a = state().pservers[0]!;
+    expect(servingOf([{ ...a, serving: { index: 0, epoch: 6 } }])).toEqual([false, false, false]);
+    expect(servingOf([{ ...a, serving: { index: 1, epoch: 7 } }])).toEqual([false, false, false]);
+    // The same member under another lease is another process: its announcement does not count.
+    expect(servingOf([{ ...a, lease: 'La2' }])).toEqual([false, false, false]);
+    expect(servingOf([a])).toEqual([true, false, false]);
+  });
+
+  it('shows an assignment made under another shard count as unassigned (it is being replaced)', () => {
+    const view = clusterViewOf('job', state({ desired: 4 }));
+    expect(view.shards.map((s) => s.address)).toEqual(['', '', '', '']);
   });
 
   it('calls two views the same when only the revision differs', () => {
@@ -38,5 +79,7 @@ describe('clusterViewOf', () => {
     expect(
       sameView(clusterViewOf('job', state()), clusterViewOf('job', state({ initDone: true }))),
     ).toBe(false);
+    const recovering = state({ pservers: [{ ...state().pservers[0]!, serving: undefined }] });
+    expect(sameView(clusterViewOf('job', recovering), clusterViewOf('job', state()))).toBe(false);
   });
 });

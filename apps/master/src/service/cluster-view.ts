@@ -5,26 +5,44 @@ export interface View {
   job: string;
   shardCount: number;
   blockSize: number;
-  shards: { index: number; address: string; shardEpoch: number; member: string }[];
+  shards: {
+    index: number;
+    address: string;
+    shardEpoch: number;
+    member: string;
+    /** The assigned pserver announced it serves this index with this epoch (recovery done). */
+    serving: boolean;
+  }[];
   revision: number;
   initialized: boolean;
 }
 
-/** The view of a job state: desired count, block size, and per index its pserver and epoch. */
+/**
+ * The view of a job state: desired count, block size, and per index its pserver, epoch and
+ * whether it serves. An assignment made under another count is shown as unassigned: it is about
+ * to be replaced, and its pserver checks placement against the old count.
+ */
 export function clusterViewOf(job: string, state: JobState): View {
   const shardCount = state.desired ?? 0;
-  const byIndex = new Map(state.assignments.map((a) => [a.index, a]));
+  const byIndex = new Map(
+    state.assignments
+      .filter((a) => a.shardCount === shardCount && a.blockSize === state.blockSize)
+      .map((a) => [a.index, a]),
+  );
+  const pservers = new Map(state.pservers.map((p) => [`${p.member}\u0000${p.lease}`, p]));
   return {
     job,
     shardCount,
     blockSize: state.blockSize ?? 0,
     shards: Array.from({ length: shardCount }, (_, index) => {
       const a = byIndex.get(index);
+      const announced = a && pservers.get(`${a.member}\u0000${a.lease}`)?.serving;
       return {
         index,
         address: a?.address ?? '',
         shardEpoch: a?.epoch ?? 0,
         member: a?.member ?? '',
+        serving: announced?.index === index && announced.epoch === a?.epoch,
       };
     }),
     revision: state.revision,

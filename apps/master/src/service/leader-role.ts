@@ -4,6 +4,8 @@ import {
   JobWatcher,
   MasterTerm,
   planAssignments,
+  retire,
+  staleAssignments,
   TrainerSessions,
   type EtcdClient,
   type JobKeys,
@@ -111,6 +113,26 @@ export class LeaderRole {
 
   private async onState(state: JobState): Promise<void> {
     this.current = state;
+    // The shard count is part of every assignment: one made under another count (or by an older
+    // master, without one) is deleted first, and its index assigned again with a new epoch.
+    let retired = false;
+    for (const stale of staleAssignments(state)) {
+      if (
+        await retire(
+          this.client,
+          this.keys,
+          this.leader,
+          stale,
+          state.desired!,
+          this.options.logger,
+        )
+      )
+        retired = true;
+    }
+    if (retired) {
+      void this.refresh();
+      return;
+    }
     let assigned = false;
     for (const planned of planAssignments(state)) {
       if (await assign(this.client, this.keys, this.leader, planned, this.options.logger))

@@ -137,7 +137,11 @@ export class MasterService {
 
   async getTask(request: GetTaskRequest__Output): Promise<GetTaskResponse> {
     const role = await this.lead();
-    return role.dataset.getTask(request.context?.trainerId ?? 0, request.context?.pass ?? 0);
+    return role.dataset.getTask(
+      request.context?.trainerId ?? 0,
+      request.context?.pass ?? 0,
+      request.requestId,
+    );
   }
 
   async taskFinished(request: TaskFinishedRequest__Output): Promise<TaskFinishedResponse> {

@@ -12,10 +12,10 @@ import {
   shardDirectory,
   writeCheckpointFile,
   type CheckpointMeta,
-  type MetaStore,
   type StepMarkSnapshot,
   type WritePointHook,
 } from '@pserver/checkpoint';
+import { TenureLostError, type ShardTenure } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -26,15 +26,16 @@ export interface CheckpointerOptions {
   /** The checkpoint directory (shared by the shards of a job; each writes `shard-<i>/`). */
   root: string;
   shard: Shard;
-  store: MetaStore;
-  epoch: number;
+  /**
+   * The shard's tenure: its epoch names the files, and its checkpoint metas are committed only
+   * while it holds (a commit refused after it ended throws `TenureLostError` and deletes nothing).
+   */
+  tenure: ShardTenure;
   /** Committed checkpoints kept; older files are deleted after each commit. */
   retain: number;
   logger: Logger;
   /** Called at each dangerous point of the write path (failpoints in tests). */
   hook?: WritePointHook;
-  /** Called when a commit was refused because this pserver no longer holds its shard. */
-  onFenced?: (reason: string) => void;
   /** Step marks of trainers silent this long are dropped at each checkpoint. */
   stepMarkRetentionMs?: number;
   /** Called after each commit with its duration, and after each failure (metrics). */
@@ -65,7 +66,7 @@ export class Checkpointer {
   private readonly buffers = new SnapshotBuffers();
 
   constructor(private readonly options: CheckpointerOptions) {
-    this.latest = options.store.checkpoints[0];
+    this.latest = options.tenure.checkpoints.checkpoints[0];
   }
 
   /** The last committed checkpoint, if any. */
@@ -79,7 +80,8 @@ export class Checkpointer {
    * once and none is valid now: the caller must not serve an empty shard as if nothing happened.
    */
   async recover(): Promise<RecoveryOutcome> {
-    const { root, shard, store, logger, epoch } = this.options;
+    const { root, shard, logger, tenure } = this.options;
+    const { checkpoints: store, epoch } = tenure;
     await fs.mkdir(path.join(root, shardDirectory(shard.index)), { recursive: true, mode: 0o700 });
     const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
     if (removed.length > 0)
@@ -169,7 +171,8 @@ export class Checkpointer {
   }
 
   private async saveNow(reason: string): Promise<CheckpointMeta> {
-    const { root, shard, store, epoch, retain, logger, hook } = this.options;
+    const { root, shard, tenure, retain, logger, hook } = this.options;
+    const { checkpoints: store, epoch } = tenure;
     const started = performance.now();
     const seq = ++this.seq;
     const uuid = randomUUID();
@@ -216,11 +219,14 @@ export class Checkpointer {
       this.options.onCommitted?.((performance.now() - started) / 1000);
       return meta;
     } catch (err) {
-      logger.error('checkpoint failed; the previous one stays committed', { reason, err });
+      // Fenced (the tenure ended, and has told its holders): nothing is deleted.
+      if (err instanceof TenureLostError)
+        logger.error('checkpoint refused: this pserver no longer holds the shard', {
+          reason,
+          err,
+        });
+      else logger.error('checkpoint failed; the previous one stays committed', { reason, err });
       this.options.onFailed?.();
-      // Replaced by another pserver: stop, and delete nothing.
-      if ((err as { code?: string }).code === 'PSERVER_FENCED')
-        this.options.onFenced?.((err as Error).message);
       throw err;
     } finally {
       this.buffers.release();
@@ -228,7 +234,7 @@ export class Checkpointer {
   }
 
   private async removeUnreferenced(): Promise<string[]> {
-    const { root, shard, store } = this.options;
-    return removeUnreferenced(root, shard.index, store.checkpoints);
+    const { root, shard, tenure } = this.options;
+    return removeUnreferenced(root, shard.index, tenure.checkpoints.checkpoints);
   }
 }

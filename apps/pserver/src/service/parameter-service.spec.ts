@@ -1,9 +1,9 @@
-import { CheckpointError, type CheckpointMeta } from '@pserver/checkpoint';
+import { CheckpointError, type CheckpointMeta, type MetaStore } from '@pserver/checkpoint';
+import { StandaloneTenure, TenureBase, type ShardTenure } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import { shardOf, type SendGradsChunk__Output, type Tensor__Output } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { AdmissionControl } from './admission';
-import { FixedEpochGuard } from './epoch-guard';
 import { ParameterService, type CheckpointSaver } from './parameter-service';
 import { Shard } from './shard';
 
@@ -69,17 +69,59 @@ class FakeCheckpointer implements CheckpointSaver {
   }
 }
 
-function setup(options: { index?: number; shards?: number; admissionBytes?: number } = {}) {
-  const shard = new Shard(options.index ?? 0, options.shards ?? 1, undefined);
+/** The service's tests commit through the fake checkpointer: the tenure's store is never used. */
+const unusedStore: MetaStore = {
+  checkpoints: [],
+  everCommitted: false,
+  commit: () => Promise.reject(new Error('not used')),
+  forget: () => Promise.resolve(),
+};
+
+/** A cluster tenure whose linearizable confirmation answers what the test says. */
+class FakeClusterTenure extends TenureBase {
+  readonly mode = 'cluster';
+  stillAssigned = true;
+
+  constructor(index: number, shardCount: number) {
+    super({ index, shardCount, blockSize: 4, epoch }, unusedStore);
+  }
+
+  async confirm(): Promise<boolean> {
+    if (!this.stillAssigned) this.lose('assign/0 is no longer held with this epoch');
+    return Promise.resolve(this.holds());
+  }
+
+  announceServing(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function setup(
+  options: {
+    index?: number;
+    shards?: number;
+    admissionBytes?: number;
+    tenure?: (index: number, shards: number) => ShardTenure;
+  } = {},
+) {
+  const index = options.index ?? 0;
+  const shards = options.shards ?? 1;
+  const tenure =
+    options.tenure?.(index, shards) ??
+    new StandaloneTenure({ index, shardCount: shards, epoch }, unusedStore);
+  const shard = new Shard(index, shards, undefined);
   const checkpointer = new FakeCheckpointer(shard);
   const service = new ParameterService({
     shard,
-    epoch: new FixedEpochGuard(epoch),
+    tenure,
     admission: new AdmissionControl(options.admissionBytes ?? 1 << 30),
     checkpointer,
-    mode: 'SHARD_MODE_STANDALONE',
   });
-  return { shard, service, checkpointer };
+  return { shard, service, checkpointer, tenure };
 }
 
 const ctx = (trainerId = 1, step = 0, shardEpoch = epoch) => ({
@@ -113,7 +155,7 @@ function snapshot(shard: Shard): string {
 }
 
 async function initialized(options?: Parameters<typeof setup>[0]) {
-  const { shard, service, checkpointer } = setup(options);
+  const { shard, service, checkpointer, tenure } = setup(options);
   await service.initParam(
     {
       context: ctx(),
@@ -144,7 +186,7 @@ async function initialized(options?: Parameters<typeof setup>[0]) {
     context(),
   );
   await service.finishInitParams({ context: ctx() }, context());
-  return { shard, service, checkpointer };
+  return { shard, service, checkpointer, tenure };
 }
 
 const push = (step: number, grads: Tensor__Output[], trainerId = 1) => ({
@@ -425,6 +467,71 @@ describe('ParameterService', () => {
         ),
       ).rejects.toMatchObject({
         code: 'PSERVER_BOGUS_EPOCH',
+      });
+    });
+  });
+
+  describe('the tenure', () => {
+    const cluster = {
+      tenure: (index: number, shards: number) => new FakeClusterTenure(index, shards),
+    };
+
+    it('calls a higher epoch bogus while a linearizable read confirms the tenure, and fenced once it does not', async () => {
+      const { service, tenure } = await initialized(cluster);
+      const higher = { context: ctx(1, 0, epoch + 1), names: ['w'] };
+      await expect(service.getParams(higher, context())).rejects.toMatchObject({
+        code: 'PSERVER_BOGUS_EPOCH',
+      });
+      expect(tenure.holds()).toBe(true);
+      (tenure as FakeClusterTenure).stillAssigned = false;
+      await expect(service.getParams(higher, context())).rejects.toMatchObject({
+        code: 'PSERVER_FENCED',
+      });
+      expect(tenure.holds()).toBe(false);
+    });
+
+    it('refuses every call once the tenure is lost, and applies no push', async () => {
+      const { service, shard, tenure } = await initialized(cluster);
+      const before = snapshot(shard);
+      tenure.lose('replaced');
+      const grads = [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1, 1, 1]))];
+      await expect(service.sendGrads(push(1, grads), context())).rejects.toMatchObject({
+        code: 'PSERVER_FENCED',
+      });
+      await expect(
+        service.getParams({ context: ctx(), names: ['w'] }, context()),
+      ).rejects.toMatchObject({ code: 'PSERVER_FENCED' });
+      expect(snapshot(shard)).toBe(before);
+    });
+
+    it('does not apply a streamed push whose tenure ended after its last piece arrived', async () => {
+      const { service, shard, tenure } = await initialized(cluster);
+      const before = snapshot(shard);
+      const piece = (offset: number) => ({
+        name: 'w',
+        elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+        offset,
+        content: f32([1, 1]),
+      });
+      async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
+        yield { context: ctx(1, 1), grads: [piece(0)] } as never;
+        yield { context: null, grads: [piece(8)] } as never;
+        // Ends between the last piece and the apply: the check right before applying catches it.
+        tenure.lose('the lease deadline passed');
+      }
+      await expect(service.sendGradsStream(chunks(), context())).rejects.toMatchObject({
+        code: 'PSERVER_FENCED',
+      });
+      expect(snapshot(shard)).toBe(before);
+    });
+
+    it('answers a GetParams waiting for initialization PSERVER_FENCED when the tenure ends', async () => {
+      const { service, tenure } = setup(cluster);
+      const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());
+      tenure.lose('assign/0 was deleted');
+      await expect(waiting).rejects.toMatchObject({
+        code: 'PSERVER_FENCED',
+        message: expect.stringContaining('assign/0 was deleted'),
       });
     });
   });

@@ -18,8 +18,9 @@ import {
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import type { CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
+import { TenureLostError, type ShardTenure } from '@pserver/coordination';
 import type { AdmissionControl } from './admission';
-import type { EpochGuard } from './epoch-guard';
+import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
 import type { Shard } from './shard';
 import { StagedPush } from './staged-push';
@@ -34,16 +35,14 @@ export interface CheckpointSaver {
 
 export interface ParameterServiceOptions {
   shard: Shard;
-  epoch: EpochGuard;
+  /**
+   * Whether this pserver may act on the shard, and its epoch. Required synchronously before every
+   * change and before every GetParams reply leaves; when it ends, calls waiting for
+   * initialization are answered PSERVER_FENCED at once.
+   */
+  tenure: ShardTenure;
   admission: AdmissionControl;
   checkpointer: CheckpointSaver;
-  mode: 'SHARD_MODE_STANDALONE' | 'SHARD_MODE_CLUSTER';
-  /**
-   * Throws PSERVER_FENCED when this pserver may no longer act on its shard (cluster mode: its
-   * lease can no longer be trusted). Checked synchronously before every change and before every
-   * GetParams reply leaves.
-   */
-  fence?: () => void;
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
   /** Called for each push acknowledged as a duplicate (metrics). */
@@ -58,7 +57,7 @@ export interface ParameterServiceOptions {
  */
 export class ParameterService {
   private readonly shard: Shard;
-  private readonly epoch: EpochGuard;
+  private readonly tenure: ShardTenure;
   private readonly admission: AdmissionControl;
   private readonly startedAtMs: number;
   private shuttingDown = false;
@@ -67,9 +66,10 @@ export class ParameterService {
 
   constructor(private readonly options: ParameterServiceOptions) {
     this.shard = options.shard;
-    this.epoch = options.epoch;
+    this.tenure = options.tenure;
     this.admission = options.admission;
     this.startedAtMs = options.startedAtMs ?? performance.now();
+    this.tenure.onLost((err) => this.shard.abandonWaiters(err));
   }
 
   /** From now on, changes are refused with UNAVAILABLE and waits for initialization end. */
@@ -121,7 +121,7 @@ export class ParameterService {
       throw err;
     }
     this.shard.put(tensor);
-    return { shardEpoch: this.epoch.current };
+    return { shardEpoch: this.tenure.epoch };
   }
 
   /**
@@ -144,7 +144,7 @@ export class ParameterService {
     // Deliberately not cancelled with the call: a committed checkpoint is kept either way.
     const finishing = this.options.checkpointer.save('initialized').then(() => {
       this.shard.markInitialized();
-      return { shardEpoch: this.epoch.current };
+      return { shardEpoch: this.tenure.epoch };
     });
     this.finishing = finishing;
     try {
@@ -246,7 +246,7 @@ export class ParameterService {
       try {
         await this.shard.whenInitialized(ctx.signal);
       } catch (err) {
-        if (err instanceof PserverError) throw err;
+        if (err instanceof PserverError || err instanceof TenureLostError) throw err;
         throw Date.now() >= ctx.deadline
           ? new PserverError(
               'DEADLINE_EXCEEDED',
@@ -266,8 +266,8 @@ export class ParameterService {
         content: tensor.content(),
       };
     });
-    this.options.fence?.();
-    return { shardEpoch: this.epoch.current, params };
+    this.tenure.require();
+    return { shardEpoch: this.tenure.epoch, params };
   }
 
   /** Writes and commits a checkpoint now; answers its meta. */
@@ -294,8 +294,8 @@ export class ParameterService {
     return {
       index: this.shard.index,
       shardCount: this.shard.shardCount,
-      shardEpoch: this.epoch.current,
-      mode: this.options.mode,
+      shardEpoch: this.tenure.epoch,
+      mode: this.tenure.mode === 'cluster' ? 'SHARD_MODE_CLUSTER' : 'SHARD_MODE_STANDALONE',
       initialized: this.shard.initialized,
       tensors,
       totalBytes: this.shard.totalBytes,
@@ -312,7 +312,7 @@ export class ParameterService {
   private reply(result: ReturnType<Shard['applyPush']>): SendGradsResponse {
     // A retry that arrived while the first send was being applied is caught by the shard.
     if (result.outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
-    return { shardEpoch: this.epoch.current, ...result };
+    return { shardEpoch: this.tenure.epoch, ...result };
   }
 
   private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
@@ -320,7 +320,7 @@ export class ParameterService {
     if (step > last) return undefined;
     this.options.onDuplicatePush?.();
     return {
-      shardEpoch: this.epoch.current,
+      shardEpoch: this.tenure.epoch,
       outcome: 'PUSH_OUTCOME_DUPLICATE',
       skippedNonFinite: [],
       lastAppliedStep: last,
@@ -358,7 +358,7 @@ export class ParameterService {
   }
 
   private async checkEpoch(context: RequestContext__Output | null): Promise<void> {
-    await this.epoch.check(context?.shardEpoch ?? 0);
+    await checkEpoch(this.tenure, context?.shardEpoch ?? 0);
   }
 
   /** A valid tensor or block name placed on this shard. */
@@ -381,17 +381,17 @@ export class ParameterService {
   }
 
   private refuseIfShuttingDown(): void {
-    this.options.fence?.();
+    this.tenure.require();
     if (this.shuttingDown) throw shuttingDownError();
   }
 
-  /** Applies a push: the fence is checked again right before, with no await in between. */
+  /** Applies a push: the tenure is required again right before, with no await in between. */
   private applyPush(
     trainerId: number,
     step: number,
     push: StagedPush,
   ): ReturnType<Shard['applyPush']> {
-    this.options.fence?.();
+    this.tenure.require();
     return this.shard.applyPush(trainerId, step, push);
   }
 }

@@ -80,9 +80,30 @@ export class MasterFuzzSubject implements FuzzSubject<MasterState> {
       await this.call('UnregisterTrainer', { trainerId: id });
       this.model.ended.push(id);
     }
-    if (method === 'SetDesiredShards')
+    if (method === 'SetDesiredShards') {
       await this.call('SetDesiredShards', { shardCount: this.shardCount });
+      await this.untilServing();
+    }
     if (method === 'UnregisterTrainer') await this.keepTrainersLive();
+  }
+
+  /**
+   * A new shard count re-assigns every index (a new epoch, which its pserver recovers and then
+   * announces): waits until the view shows every index serving under the job's count again, so
+   * the next reference snapshot sees a job at rest.
+   */
+  private async untilServing(): Promise<void> {
+    const deadline = performance.now() + 30_000;
+    for (;;) {
+      const view = (await this.call('Status', {})).view as {
+        shardCount: number;
+        shards: { serving: boolean }[];
+      } | null;
+      if (view?.shardCount === this.shardCount && view.shards.every((s) => s.serving)) return;
+      if (performance.now() > deadline)
+        throw new Error(`the shards did not serve again under ${this.shardCount} within 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   /** Registers trainers until `minLive` are live. */

@@ -1,0 +1,91 @@
+import type { Etcd3 } from 'etcd3';
+import type { Logger } from '@pserver/logging';
+import { EtcdMetaStore } from './etcd-meta-store';
+import type { JobKeys } from './keys';
+import type { LeaseKeeper } from './lease-keeper';
+import type { CompleteAssignment, PserverMembership } from './membership';
+import { TenureBase } from './shard-tenure';
+
+/** How long `announceServing` waits between attempts while etcd does not answer. */
+const announceRetryMs = 200;
+
+/**
+ * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
+ * lease, with the epoch, shard count and block size the master wrote. It ends when the lease can
+ * no longer be trusted (checked synchronously against the local deadline), when the assignment
+ * is deleted or replaced (the watch), when a linearizable read finds it gone (`confirm`, the epoch
+ * check), or when a fenced commit fails its compare — whichever comes first, once.
+ */
+export class EtcdShardTenure extends TenureBase {
+  readonly mode = 'cluster';
+  private stopWatching: (() => Promise<void>) | undefined;
+
+  private constructor(
+    assignment: CompleteAssignment,
+    store: EtcdMetaStore,
+    private readonly lease: LeaseKeeper,
+    private readonly membership: PserverMembership,
+    private readonly logger: Logger,
+  ) {
+    super(assignment, store);
+  }
+
+  /** Takes up an assignment of this member: opens its checkpoint metas and watches it. */
+  static async open(
+    client: Etcd3,
+    keys: JobKeys,
+    lease: LeaseKeeper,
+    membership: PserverMembership,
+    assignment: CompleteAssignment,
+    logger: Logger,
+  ): Promise<EtcdShardTenure> {
+    const { index, epoch } = assignment;
+    const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
+    const tenure = new EtcdShardTenure(assignment, store, lease, membership, logger);
+    lease.onExpired((reason) => tenure.lose(`its lease can no longer be trusted (${reason})`));
+    const stop = await membership.watchAssignment(index, epoch, (reason) => tenure.lose(reason));
+    if (tenure.lost) await stop();
+    else tenure.stopWatching = stop;
+    return tenure;
+  }
+
+  async confirm(): Promise<boolean> {
+    if (!this.holds()) return false;
+    if (!(await this.membership.holds(this.index, this.epoch))) {
+      this.lose(`assign/${this.index} is no longer held with epoch ${this.epoch}`);
+      return false;
+    }
+    return this.holds();
+  }
+
+  /** Retries until etcd takes it or the tenure ends; a refused compare ends the tenure. */
+  async announceServing(): Promise<void> {
+    while (this.holds()) {
+      try {
+        if (await this.membership.announce({ index: this.index, epoch: this.epoch })) return;
+        this.lose(`assign/${this.index} is no longer held with epoch ${this.epoch}`);
+        return;
+      } catch (err) {
+        this.logger.warn('announcing the served shard failed; retrying', { err });
+        await new Promise((resolve) => setTimeout(resolve, announceRetryMs));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const stop = this.stopWatching;
+    this.stopWatching = undefined;
+    await stop?.().catch(() => undefined);
+  }
+
+  protected override stillTrusted(): boolean {
+    if (this.lease.isValid()) return true;
+    // isValid() has told the expiry listeners by now; make sure of it either way.
+    this.lose('its lease can no longer be trusted');
+    return false;
+  }
+
+  protected override ended(): void {
+    void this.close();
+  }
+}
