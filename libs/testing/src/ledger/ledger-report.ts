@@ -27,7 +27,7 @@ export function describeLedgerReport(report: LedgerReport): string {
   for (const t of report.trainers)
     lines.push(
       `  trainer ${t.ordinal}: exit ${t.exit.code ?? t.exit.signal}, ${t.acknowledged} acknowledged, ` +
-        `done says ${t.doneSteps ?? 'nothing'}`,
+        `done says ${t.doneSteps ?? 'nothing'}, trainer ids ${t.trainerIds.join(' → ')}`,
     );
   for (const fault of report.faults) {
     const notes = Object.entries(fault.notes)

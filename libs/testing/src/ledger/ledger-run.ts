@@ -43,6 +43,8 @@ export interface TrainerReport {
   acknowledged: number;
   /** The steps it said it did in its last line (undefined: it never said). */
   doneSteps: number | undefined;
+  /** The trainer ids its steps carried, in order: more than one when a session ended under it. */
+  trainerIds: number[];
 }
 
 export interface LedgerReport {
@@ -140,6 +142,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
         exit: exits[i]!,
         acknowledged: t.acks.length,
         doneSteps: t.doneSteps,
+        trainerIds: [...new Set(t.acks.flatMap((a) => a.trainerId ?? []))],
       })),
       faults,
       restores: restores.length,
