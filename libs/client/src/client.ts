@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '@pserver/logging';
 import {
   defaultBlockSize,
@@ -54,6 +55,8 @@ export interface ConnectOptions extends ClientSecurity {
 export type InitialTensor = TensorArray | { values: TensorArray; shape: number[] };
 
 const mib = 1024 * 1024;
+/** InitParam calls a trainer has in flight at once while it initializes the model. */
+const initCallsInFlight = 32;
 
 /**
  * A trainer's connection to a job: through the master (following its leader, with a session kept
@@ -413,24 +416,29 @@ export class PserverClient implements StepHost {
   ): Promise<void> {
     await this.step(async (ctx) => {
       const view = ctx.view;
+      // A model of thousands of blocks must not be thousands of calls at once: they starved the
+      // pserver's event loop (and its lease keep-alives) under load.
+      const limit = pLimit(initCallsInFlight);
       await Promise.all(
         entries.flatMap(({ name, values, shape }) =>
           placeTensor(name, values.length, view.blockSize, view.shardCount).map((block) =>
-            ctx.withRetries(block.shard, (address, context) =>
-              this.calls
-                .initParam(
-                  address,
-                  context,
-                  {
-                    name: block.name,
-                    elementType: elementTypeOf(values),
-                    shape,
-                    content: sliceBytes(values, block.start, block.end),
-                  },
-                  configOf(name),
-                  ctx.limits,
-                )
-                .catch(ignoreAlreadyInitialized),
+            limit(() =>
+              ctx.withRetries(block.shard, (address, context) =>
+                this.calls
+                  .initParam(
+                    address,
+                    context,
+                    {
+                      name: block.name,
+                      elementType: elementTypeOf(values),
+                      shape,
+                      content: sliceBytes(values, block.start, block.end),
+                    },
+                    configOf(name),
+                    ctx.limits,
+                  )
+                  .catch(ignoreAlreadyInitialized),
+              ),
             ),
           ),
         ),
