@@ -62,7 +62,7 @@ export class ManagedProcess {
     const log = fs.createWriteStream(this.logFile);
     const onLine = (line: string): void => {
       this.lines.push(line);
-      const entry = parseJson(line);
+      const entry = parseJsonLine(line);
       if (typeof entry?.msg === 'string') this.latestByMsg.set(entry.msg, entry);
       log.write(line + '\n');
       echo?.(line);
@@ -100,7 +100,7 @@ export class ManagedProcess {
   /** Lines written so far that parse as JSON objects (structured log lines). */
   jsonLines(): Record<string, unknown>[] {
     return this.lines.flatMap((line) => {
-      const entry = parseJson(line);
+      const entry = parseJsonLine(line);
       return entry ? [entry] : [];
     });
   }
@@ -142,10 +142,10 @@ export class ManagedProcess {
     options: { timeoutMs: number },
   ): Promise<Record<string, unknown>> {
     const matches = (line: string): boolean => {
-      const entry = parseJson(line);
+      const entry = parseJsonLine(line);
       return entry !== undefined && match(entry);
     };
-    return parseJson(await this.waitForLine(matches, options)) ?? {};
+    return parseJsonLine(await this.waitForLine(matches, options)) ?? {};
   }
 
   /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM, …) if the process is still running. */
@@ -223,7 +223,8 @@ function describe(status: ExitStatus): string {
   return status.signal ? `signal ${status.signal}` : `code ${status.code}`;
 }
 
-function parseJson(line: string): Record<string, unknown> | undefined {
+/** A process's log line as JSON (pino writes one object per line); undefined for any other line. */
+export function parseJsonLine(line: string): Record<string, unknown> | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
     return JSON.parse(line) as Record<string, unknown>;

@@ -8,7 +8,13 @@ export { startMasterProcess, startPserverProcess } from './app-processes';
 export type { ClusterCertificates, KeyPair } from './certificates';
 export { generateCertificates } from './certificates';
 export type { ExitStatus, SpawnOptions } from './child-process';
-export { ManagedProcess, spawnNode, spawnProcess, stopAllProcesses } from './child-process';
+export {
+  ManagedProcess,
+  parseJsonLine,
+  spawnNode,
+  spawnProcess,
+  stopAllProcesses,
+} from './child-process';
 export type { CreateJobUsersOptions, EtcdJobUsers, EtcdUser } from './etcd-auth';
 export { EtcdAuth } from './etcd-auth';
 export type { EtcdServer, EtcdServerOptions, EtcdTlsOptions } from './etcd-server';

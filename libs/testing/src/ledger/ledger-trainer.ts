@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  parseJsonLine,
   spawnProcess,
   waitFor,
   type ExitStatus,
@@ -112,13 +113,8 @@ export class LedgerTrainer {
   }
 
   private observe(line: string): void {
-    if (!line.startsWith('{')) return;
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const entry = parseJsonLine(line);
+    if (!entry) return;
     switch (entry.event) {
       case 'ready':
         this.ready = true;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import {
   appBundle,
   freePort,
+  parseJsonLine,
   sleep,
   spawnNode,
   startEtcd,
@@ -265,13 +266,8 @@ export class SupervisedCluster {
   }
 
   private observe(name: string, line: string): void {
-    if (!line.startsWith('{')) return;
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const entry = parseJsonLine(line);
+    if (!entry) return;
     const atMs = typeof entry.time === 'string' ? Date.parse(entry.time) : Date.now();
     if (entry.msg === 'serving') {
       const recovered = typeof entry.recovered === 'string' ? entry.recovered : undefined;
