@@ -21,9 +21,16 @@ export interface PlannedAssignment {
 export function staleAssignments(
   state: Pick<JobState, 'desired' | 'blockSize' | 'assignments'>,
 ): ShardAssignment[] {
-  const { desired, blockSize } = state;
-  if (desired === undefined || blockSize === undefined) return [];
-  return state.assignments.filter((a) => a.shardCount !== desired || a.blockSize !== blockSize);
+  if (state.desired === undefined || state.blockSize === undefined) return [];
+  return state.assignments.filter((a) => !isCurrentAssignment(a, state));
+}
+
+/** Whether `assignment` was written under the job's shard count and block size. */
+export function isCurrentAssignment(
+  assignment: ShardAssignment,
+  state: Pick<JobState, 'desired' | 'blockSize'>,
+): boolean {
+  return assignment.shardCount === state.desired && assignment.blockSize === state.blockSize;
 }
 
 /**

@@ -1,5 +1,11 @@
 export type { PlannedAssignment } from './assignment';
-export { assign, planAssignments, retire, staleAssignments } from './assignment';
+export {
+  assign,
+  isCurrentAssignment,
+  planAssignments,
+  retire,
+  staleAssignments,
+} from './assignment';
 export type { ClusterMemberOptions } from './cluster-member';
 export { ClusterMember } from './cluster-member';
 export type { DatasetStoreOptions, StoredDataset } from './dataset-store';

@@ -1,4 +1,4 @@
-import type { JobState } from '@pserver/coordination';
+import { isCurrentAssignment, type JobState } from '@pserver/coordination';
 
 /** The cluster as trainers see it (the proto `ClusterView`). */
 export interface View {
@@ -25,9 +25,7 @@ export interface View {
 export function clusterViewOf(job: string, state: JobState): View {
   const shardCount = state.desired ?? 0;
   const byIndex = new Map(
-    state.assignments
-      .filter((a) => a.shardCount === shardCount && a.blockSize === state.blockSize)
-      .map((a) => [a.index, a]),
+    state.assignments.filter((a) => isCurrentAssignment(a, state)).map((a) => [a.index, a]),
   );
   const pservers = new Map(state.pservers.map((p) => [`${p.member}\u0000${p.lease}`, p]));
   return {
