@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
   JobKeys,
@@ -276,7 +277,8 @@ export class MasterNode {
   private backoff(attempt: number): Promise<void> {
     const { firstMs, maxMs } = regrantBackoff;
     const ms = Math.min(maxMs, firstMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-    return delay(ms, this.stopping.signal);
+    // Ends early (without an error) when the master stops.
+    return sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
   }
 }
 
@@ -289,18 +291,4 @@ function withinMs(work: Promise<void> | undefined, ms: number): Promise<void> {
   });
   work.catch(() => undefined);
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
