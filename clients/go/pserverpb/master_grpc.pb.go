@@ -20,7 +20,7 @@ type MasterClient interface {
 	// Registers a trainer and issues it an id never used before in this job.
 	RegisterTrainer(ctx context.Context, in *RegisterTrainerRequest, opts ...grpc.CallOption) (*RegisterTrainerResponse, error)
 	// Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-	// (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+	// (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
 	// a new id.
 	KeepAlive(ctx context.Context, in *KeepAliveRequest, opts ...grpc.CallOption) (*KeepAliveResponse, error)
 	// Ends a trainer's session now: its pending tasks return to the queue and, if it was
@@ -208,7 +208,7 @@ type MasterServer interface {
 	// Registers a trainer and issues it an id never used before in this job.
 	RegisterTrainer(context.Context, *RegisterTrainerRequest) (*RegisterTrainerResponse, error)
 	// Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-	// (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+	// (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
 	// a new id.
 	KeepAlive(context.Context, *KeepAliveRequest) (*KeepAliveResponse, error)
 	// Ends a trainer's session now: its pending tasks return to the queue and, if it was

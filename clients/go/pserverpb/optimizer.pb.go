@@ -70,8 +70,10 @@ func (NonFinitePolicy) EnumDescriptor() ([]byte, []int) {
 }
 
 // How the pserver updates one tensor from its gradients. Given once per tensor in InitParam and
-// kept in checkpoints. An empty config means plain SGD with learning rate 1: the pserver
-// subtracts each gradient as sent (for trainers that run their own optimizer and push deltas).
+// kept in checkpoints, with every default filled in (so a checkpoint keeps the learning rate it
+// was created with). An empty config means plain SGD, which needs an explicit learning rate
+// (`learning_rate.base`; 1 subtracts each gradient as sent, for trainers that run their own
+// optimizer and push deltas): without one InitParam is INVALID_ARGUMENT naming the field.
 //
 // Hyperparameters whose default is not zero are proto3 `optional`, so "unset" (the default
 // applies) and an explicit 0 differ. `t` below counts the updates applied to the tensor, starting
@@ -92,7 +94,9 @@ type OptimizerConfig struct {
 	//	*OptimizerConfig_Adadelta
 	//	*OptimizerConfig_Rmsprop
 	Algorithm isOptimizerConfig_Algorithm `protobuf_oneof:"algorithm"`
-	// The learning rate and how it changes with `t`. Unset means a constant 1.
+	// The learning rate and how it changes with `t`. Unset means constant, at the rule's default
+	// rate, as in PyTorch: Adam and AdamW 1e-3, Adagrad and RMSProp 1e-2, Adadelta 1.0; SGD (with
+	// or without momentum) has none and must set `base`.
 	LearningRate *LearningRate `protobuf:"bytes,7,opt,name=learning_rate,json=learningRate,proto3" json:"learning_rate,omitempty"`
 	// Clip each gradient element to [-clip_value, clip_value] before the update. Unset: no
 	// clipping. Must be positive when set.
@@ -727,7 +731,7 @@ type LearningRate struct {
 	sizeCache     protoimpl.SizeCache
 	unknownFields protoimpl.UnknownFields
 
-	// The base rate η₀ ≥ 0. Default 1 (PaddlePaddle's default).
+	// The base rate η₀ ≥ 0. Default: the rule's (see OptimizerConfig.learning_rate); SGD has none.
 	Base *float64 `protobuf:"fixed64,1,opt,name=base,proto3,oneof" json:"base,omitempty"`
 	// How η changes with t. Unset means constant.
 	//

@@ -33,8 +33,14 @@ type ParameterServerClient interface {
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
 	SendGradsStream(ctx context.Context, opts ...grpc.CallOption) (ParameterServer_SendGradsStreamClient, error)
 	// The current values of the named tensors, in request order. Before initialization it waits,
-	// up to the call's deadline (DEADLINE_EXCEEDED).
+	// up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+	// limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+	// into calls below the limit.
 	GetParams(ctx context.Context, in *GetParamsRequest, opts ...grpc.CallOption) (*GetParamsResponse, error)
+	// The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+	// configs, so that a process that never initialized anything (an evaluator, an exporter) can
+	// learn the model from the shards and read it. Before initialization it waits, as GetParams.
+	ListParams(ctx context.Context, in *ListParamsRequest, opts ...grpc.CallOption) (*ListParamsResponse, error)
 	// Writes and commits a checkpoint now and returns its meta (an admin call).
 	SaveCheckpoint(ctx context.Context, in *SaveCheckpointRequest, opts ...grpc.CallOption) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
@@ -119,6 +125,15 @@ func (c *parameterServerClient) GetParams(ctx context.Context, in *GetParamsRequ
 	return out, nil
 }
 
+func (c *parameterServerClient) ListParams(ctx context.Context, in *ListParamsRequest, opts ...grpc.CallOption) (*ListParamsResponse, error) {
+	out := new(ListParamsResponse)
+	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/ListParams", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *parameterServerClient) SaveCheckpoint(ctx context.Context, in *SaveCheckpointRequest, opts ...grpc.CallOption) (*SaveCheckpointResponse, error) {
 	out := new(SaveCheckpointResponse)
 	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/SaveCheckpoint", in, out, opts...)
@@ -157,8 +172,14 @@ type ParameterServerServer interface {
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
 	SendGradsStream(ParameterServer_SendGradsStreamServer) error
 	// The current values of the named tensors, in request order. Before initialization it waits,
-	// up to the call's deadline (DEADLINE_EXCEEDED).
+	// up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+	// limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+	// into calls below the limit.
 	GetParams(context.Context, *GetParamsRequest) (*GetParamsResponse, error)
+	// The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+	// configs, so that a process that never initialized anything (an evaluator, an exporter) can
+	// learn the model from the shards and read it. Before initialization it waits, as GetParams.
+	ListParams(context.Context, *ListParamsRequest) (*ListParamsResponse, error)
 	// Writes and commits a checkpoint now and returns its meta (an admin call).
 	SaveCheckpoint(context.Context, *SaveCheckpointRequest) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
@@ -184,6 +205,9 @@ func (UnimplementedParameterServerServer) SendGradsStream(ParameterServer_SendGr
 }
 func (UnimplementedParameterServerServer) GetParams(context.Context, *GetParamsRequest) (*GetParamsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetParams not implemented")
+}
+func (UnimplementedParameterServerServer) ListParams(context.Context, *ListParamsRequest) (*ListParamsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListParams not implemented")
 }
 func (UnimplementedParameterServerServer) SaveCheckpoint(context.Context, *SaveCheckpointRequest) (*SaveCheckpointResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SaveCheckpoint not implemented")
@@ -302,6 +326,24 @@ func _ParameterServer_GetParams_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ParameterServer_ListParams_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListParamsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ParameterServerServer).ListParams(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/pserver.v1.ParameterServer/ListParams",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ParameterServerServer).ListParams(ctx, req.(*ListParamsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ParameterServer_SaveCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SaveCheckpointRequest)
 	if err := dec(in); err != nil {
@@ -357,6 +399,10 @@ var _ParameterServer_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetParams",
 			Handler:    _ParameterServer_GetParams_Handler,
+		},
+		{
+			MethodName: "ListParams",
+			Handler:    _ParameterServer_ListParams_Handler,
 		},
 		{
 			MethodName: "SaveCheckpoint",

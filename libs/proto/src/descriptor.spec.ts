@@ -24,6 +24,7 @@ describe('packageDefinition', () => {
         'GetParams',
         'GetShardStatus',
         'InitParam',
+        'ListParams',
         'SaveCheckpoint',
         'SendGrads',
         'SendGradsStream',

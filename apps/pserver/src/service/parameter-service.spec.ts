@@ -740,6 +740,7 @@ describe('ParameterService', () => {
       name,
       elementType: 'ELEMENT_TYPE_FLOAT32' as const,
       offset,
+      shape: [],
       content: f32(values),
     });
 

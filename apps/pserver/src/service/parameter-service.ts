@@ -6,6 +6,8 @@ import {
   type FinishInitParamsResponse,
   type GetParamsRequest__Output,
   type GetParamsResponse,
+  type ListParamsRequest__Output,
+  type ListParamsResponse,
   type GetShardStatusResponse,
   type CheckpointMeta,
   type InitParamRequest__Output,
@@ -240,21 +242,7 @@ export class ParameterService {
         throw new PserverError('PSERVER_DUPLICATE_NAME', `names: ${name} appears more than once`);
       seen.add(name);
     }
-    if (!this.shard.initialized) {
-      // A wait begun after shutdown began would never be abandoned.
-      this.refuseIfShuttingDown();
-      try {
-        await this.shard.whenInitialized(ctx.signal);
-      } catch (err) {
-        if (err instanceof PserverError || err instanceof TenureLostError) throw err;
-        throw Date.now() >= ctx.deadline
-          ? new PserverError(
-              'DEADLINE_EXCEEDED',
-              'GetParams: the shard was not initialized before the deadline',
-            )
-          : new PserverError('CANCELLED', 'GetParams: cancelled while waiting for initialization');
-      }
-    }
+    await this.whenInitialized('GetParams', ctx);
     const params = request.names.map((name) => {
       const tensor = this.shard.tensors.get(name);
       if (!tensor)
@@ -268,6 +256,42 @@ export class ParameterService {
     });
     this.tenure.require();
     return { shardEpoch: this.tenure.epoch, params };
+  }
+
+  /** The tensors and blocks held, as InitParam created them, so a reader can attach. */
+  async listParams(
+    request: ListParamsRequest__Output,
+    ctx: CallContext,
+  ): Promise<ListParamsResponse> {
+    await this.checkEpoch(request.context);
+    await this.whenInitialized('ListParams', ctx);
+    const params = [...this.shard.tensors.values()].map((t) => ({
+      name: t.name,
+      elementType: t.elementType,
+      shape: [...t.shape],
+      elements: t.elements,
+      optimizer: t.config,
+    }));
+    this.tenure.require();
+    return { shardEpoch: this.tenure.epoch, params };
+  }
+
+  /** Waits until the shard is initialized, up to the call's deadline. */
+  private async whenInitialized(method: string, ctx: CallContext): Promise<void> {
+    if (this.shard.initialized) return;
+    // A wait begun after shutdown began would never be abandoned.
+    this.refuseIfShuttingDown();
+    try {
+      await this.shard.whenInitialized(ctx.signal);
+    } catch (err) {
+      if (err instanceof PserverError || err instanceof TenureLostError) throw err;
+      throw Date.now() >= ctx.deadline
+        ? new PserverError(
+            'DEADLINE_EXCEEDED',
+            `${method}: the shard was not initialized before the deadline`,
+          )
+        : new PserverError('CANCELLED', `${method}: cancelled while waiting for initialization`);
+    }
   }
 
   /** Writes and commits a checkpoint now; answers its meta. */

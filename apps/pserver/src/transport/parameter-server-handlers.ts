@@ -38,6 +38,11 @@ export function parameterServerHandlers(
       (request, ctx) => service().getParams(request, ctx),
       logger,
     ),
+    ListParams: unaryHandler(
+      'ListParams',
+      (request, ctx) => service().listParams(request, ctx),
+      logger,
+    ),
     SaveCheckpoint: unaryHandler('SaveCheckpoint', () => service().saveCheckpoint(), logger),
     GetShardStatus: unaryHandler('GetShardStatus', () => service().getShardStatus(), logger),
   };

@@ -30,6 +30,7 @@ const parameterServer: Record<keyof ParameterServerDefinition, Access> = {
   SendGrads: training,
   SendGradsStream: training,
   GetParams: training,
+  ListParams: training,
   GetShardStatus: observing,
   SaveCheckpoint: adminOnly,
 };

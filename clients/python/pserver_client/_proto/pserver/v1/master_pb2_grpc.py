@@ -101,7 +101,7 @@ class MasterServicer(object):
 
     def KeepAlive(self, request, context):
         """Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-        (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+        (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
         a new id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

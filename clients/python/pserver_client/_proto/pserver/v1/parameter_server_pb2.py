@@ -17,17 +17,17 @@ from . import optimizer_pb2 as pserver_dot_v1_dot_optimizer__pb2
 from . import tensor_pb2 as pserver_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pserver/v1/parameter_server.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a\x18pserver/v1/context.proto\x1a\x1apserver/v1/optimizer.proto\x1a\x17pserver/v1/tensor.proto\"\x92\x01\n\x10InitParamRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05param\x18\x02 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x03 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"(\n\x11InitParamResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"F\n\x17\x46inishInitParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"/\n\x18\x46inishInitParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"b\n\x10SendGradsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05grads\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\"\x89\x01\n\x11SendGradsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12(\n\x07outcome\x18\x02 \x01(\x0e\x32\x17.pserver.v1.PushOutcome\x12\x1a\n\x12skipped_non_finite\x18\x03 \x03(\t\x12\x19\n\x11last_applied_step\x18\x04 \x01(\x04\"g\n\x0eSendGradsChunk\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12(\n\x05grads\x18\x02 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\"m\n\rGradientChunk\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\"N\n\x10GetParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05names\x18\x02 \x03(\t\"L\n\x11GetParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\"\n\x06params\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\"\x17\n\x15SaveCheckpointRequest\"B\n\x16SaveCheckpointResponse\x12(\n\x04meta\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\"\x17\n\x15GetShardStatusRequest\"\xdc\x02\n\x16GetShardStatusResponse\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x03 \x01(\x04\x12#\n\x04mode\x18\x04 \x01(\x0e\x32\x15.pserver.v1.ShardMode\x12\x13\n\x0binitialized\x18\x05 \x01(\x08\x12)\n\x07tensors\x18\x06 \x03(\x0b\x32\x18.pserver.v1.TensorStatus\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x04\x12\x17\n\x0fupdates_applied\x18\x08 \x01(\x04\x12\x11\n\tuptime_ms\x18\t \x01(\x04\x12\x33\n\x0flast_checkpoint\x18\n \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\x12\x10\n\x08trainers\x18\x0b \x01(\r\x12\x1c\n\x14push_bytes_in_flight\x18\x0c \x01(\x04\"\x9f\x01\n\x0cTensorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12\r\n\x05\x62ytes\x18\x05 \x01(\x04\x12\x0f\n\x07updates\x18\x06 \x01(\x04\x12\x11\n\toptimizer\x18\x07 \x01(\t*a\n\x0bPushOutcome\x12\x1c\n\x18PUSH_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14PUSH_OUTCOME_APPLIED\x10\x01\x12\x1a\n\x16PUSH_OUTCOME_DUPLICATE\x10\x02*Z\n\tShardMode\x12\x1a\n\x16SHARD_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SHARD_MODE_STANDALONE\x10\x01\x12\x16\n\x12SHARD_MODE_CLUSTER\x10\x02\x32\xd0\x04\n\x0fParameterServer\x12H\n\tInitParam\x12\x1c.pserver.v1.InitParamRequest\x1a\x1d.pserver.v1.InitParamResponse\x12]\n\x10\x46inishInitParams\x12#.pserver.v1.FinishInitParamsRequest\x1a$.pserver.v1.FinishInitParamsResponse\x12H\n\tSendGrads\x12\x1c.pserver.v1.SendGradsRequest\x1a\x1d.pserver.v1.SendGradsResponse\x12N\n\x0fSendGradsStream\x12\x1a.pserver.v1.SendGradsChunk\x1a\x1d.pserver.v1.SendGradsResponse(\x01\x12H\n\tGetParams\x12\x1c.pserver.v1.GetParamsRequest\x1a\x1d.pserver.v1.GetParamsResponse\x12W\n\x0eSaveCheckpoint\x12!.pserver.v1.SaveCheckpointRequest\x1a\".pserver.v1.SaveCheckpointResponse\x12W\n\x0eGetShardStatus\x12!.pserver.v1.GetShardStatusRequest\x1a\".pserver.v1.GetShardStatusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pserver/v1/parameter_server.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a\x18pserver/v1/context.proto\x1a\x1apserver/v1/optimizer.proto\x1a\x17pserver/v1/tensor.proto\"\x92\x01\n\x10InitParamRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05param\x18\x02 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x03 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"(\n\x11InitParamResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"F\n\x17\x46inishInitParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"/\n\x18\x46inishInitParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"b\n\x10SendGradsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05grads\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\"\x89\x01\n\x11SendGradsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12(\n\x07outcome\x18\x02 \x01(\x0e\x32\x17.pserver.v1.PushOutcome\x12\x1a\n\x12skipped_non_finite\x18\x03 \x03(\t\x12\x19\n\x11last_applied_step\x18\x04 \x01(\x04\"g\n\x0eSendGradsChunk\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12(\n\x05grads\x18\x02 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\"|\n\rGradientChunk\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\x12\r\n\x05shape\x18\x05 \x03(\x04\"N\n\x10GetParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05names\x18\x02 \x03(\t\"L\n\x11GetParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\"\n\x06params\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\"@\n\x11ListParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"P\n\x12ListParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12%\n\x06params\x18\x02 \x03(\x0b\x32\x15.pserver.v1.ParamSpec\"\x99\x01\n\tParamSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12.\n\toptimizer\x18\x05 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"\x17\n\x15SaveCheckpointRequest\"B\n\x16SaveCheckpointResponse\x12(\n\x04meta\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\"\x17\n\x15GetShardStatusRequest\"\xdc\x02\n\x16GetShardStatusResponse\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x03 \x01(\x04\x12#\n\x04mode\x18\x04 \x01(\x0e\x32\x15.pserver.v1.ShardMode\x12\x13\n\x0binitialized\x18\x05 \x01(\x08\x12)\n\x07tensors\x18\x06 \x03(\x0b\x32\x18.pserver.v1.TensorStatus\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x04\x12\x17\n\x0fupdates_applied\x18\x08 \x01(\x04\x12\x11\n\tuptime_ms\x18\t \x01(\x04\x12\x33\n\x0flast_checkpoint\x18\n \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\x12\x10\n\x08trainers\x18\x0b \x01(\r\x12\x1c\n\x14push_bytes_in_flight\x18\x0c \x01(\x04\"\x9f\x01\n\x0cTensorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12\r\n\x05\x62ytes\x18\x05 \x01(\x04\x12\x0f\n\x07updates\x18\x06 \x01(\x04\x12\x11\n\toptimizer\x18\x07 \x01(\t*a\n\x0bPushOutcome\x12\x1c\n\x18PUSH_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14PUSH_OUTCOME_APPLIED\x10\x01\x12\x1a\n\x16PUSH_OUTCOME_DUPLICATE\x10\x02*Z\n\tShardMode\x12\x1a\n\x16SHARD_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SHARD_MODE_STANDALONE\x10\x01\x12\x16\n\x12SHARD_MODE_CLUSTER\x10\x02\x32\x9d\x05\n\x0fParameterServer\x12H\n\tInitParam\x12\x1c.pserver.v1.InitParamRequest\x1a\x1d.pserver.v1.InitParamResponse\x12]\n\x10\x46inishInitParams\x12#.pserver.v1.FinishInitParamsRequest\x1a$.pserver.v1.FinishInitParamsResponse\x12H\n\tSendGrads\x12\x1c.pserver.v1.SendGradsRequest\x1a\x1d.pserver.v1.SendGradsResponse\x12N\n\x0fSendGradsStream\x12\x1a.pserver.v1.SendGradsChunk\x1a\x1d.pserver.v1.SendGradsResponse(\x01\x12H\n\tGetParams\x12\x1c.pserver.v1.GetParamsRequest\x1a\x1d.pserver.v1.GetParamsResponse\x12K\n\nListParams\x12\x1d.pserver.v1.ListParamsRequest\x1a\x1e.pserver.v1.ListParamsResponse\x12W\n\x0eSaveCheckpoint\x12!.pserver.v1.SaveCheckpointRequest\x1a\".pserver.v1.SaveCheckpointResponse\x12W\n\x0eGetShardStatus\x12!.pserver.v1.GetShardStatusRequest\x1a\".pserver.v1.GetShardStatusResponseb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pserver.v1.parameter_server_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _PUSHOUTCOME._serialized_start=1714
-  _PUSHOUTCOME._serialized_end=1811
-  _SHARDMODE._serialized_start=1813
-  _SHARDMODE._serialized_end=1903
+  _PUSHOUTCOME._serialized_start=2033
+  _PUSHOUTCOME._serialized_end=2130
+  _SHARDMODE._serialized_start=2132
+  _SHARDMODE._serialized_end=2222
   _INITPARAMREQUEST._serialized_start=158
   _INITPARAMREQUEST._serialized_end=304
   _INITPARAMRESPONSE._serialized_start=306
@@ -43,21 +43,27 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SENDGRADSCHUNK._serialized_start=709
   _SENDGRADSCHUNK._serialized_end=812
   _GRADIENTCHUNK._serialized_start=814
-  _GRADIENTCHUNK._serialized_end=923
-  _GETPARAMSREQUEST._serialized_start=925
-  _GETPARAMSREQUEST._serialized_end=1003
-  _GETPARAMSRESPONSE._serialized_start=1005
-  _GETPARAMSRESPONSE._serialized_end=1081
-  _SAVECHECKPOINTREQUEST._serialized_start=1083
-  _SAVECHECKPOINTREQUEST._serialized_end=1106
-  _SAVECHECKPOINTRESPONSE._serialized_start=1108
-  _SAVECHECKPOINTRESPONSE._serialized_end=1174
-  _GETSHARDSTATUSREQUEST._serialized_start=1176
-  _GETSHARDSTATUSREQUEST._serialized_end=1199
-  _GETSHARDSTATUSRESPONSE._serialized_start=1202
-  _GETSHARDSTATUSRESPONSE._serialized_end=1550
-  _TENSORSTATUS._serialized_start=1553
-  _TENSORSTATUS._serialized_end=1712
-  _PARAMETERSERVER._serialized_start=1906
-  _PARAMETERSERVER._serialized_end=2498
+  _GRADIENTCHUNK._serialized_end=938
+  _GETPARAMSREQUEST._serialized_start=940
+  _GETPARAMSREQUEST._serialized_end=1018
+  _GETPARAMSRESPONSE._serialized_start=1020
+  _GETPARAMSRESPONSE._serialized_end=1096
+  _LISTPARAMSREQUEST._serialized_start=1098
+  _LISTPARAMSREQUEST._serialized_end=1162
+  _LISTPARAMSRESPONSE._serialized_start=1164
+  _LISTPARAMSRESPONSE._serialized_end=1244
+  _PARAMSPEC._serialized_start=1247
+  _PARAMSPEC._serialized_end=1400
+  _SAVECHECKPOINTREQUEST._serialized_start=1402
+  _SAVECHECKPOINTREQUEST._serialized_end=1425
+  _SAVECHECKPOINTRESPONSE._serialized_start=1427
+  _SAVECHECKPOINTRESPONSE._serialized_end=1493
+  _GETSHARDSTATUSREQUEST._serialized_start=1495
+  _GETSHARDSTATUSREQUEST._serialized_end=1518
+  _GETSHARDSTATUSRESPONSE._serialized_start=1521
+  _GETSHARDSTATUSRESPONSE._serialized_end=1869
+  _TENSORSTATUS._serialized_start=1872
+  _TENSORSTATUS._serialized_end=2031
+  _PARAMETERSERVER._serialized_start=2225
+  _PARAMETERSERVER._serialized_end=2894
 # @@protoc_insertion_point(module_scope)

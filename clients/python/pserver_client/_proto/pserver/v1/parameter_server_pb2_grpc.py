@@ -10,9 +10,9 @@ class ParameterServerStub(object):
     it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
     checkpoints itself.
 
-    Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
-    `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
-    shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+    Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
+    `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
+    message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
     """
 
     def __init__(self, channel):
@@ -46,6 +46,11 @@ class ParameterServerStub(object):
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetParamsRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetParamsResponse.FromString,
                 )
+        self.ListParams = channel.unary_unary(
+                '/pserver.v1.ParameterServer/ListParams',
+                request_serializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.SerializeToString,
+                response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.FromString,
+                )
         self.SaveCheckpoint = channel.unary_unary(
                 '/pserver.v1.ParameterServer/SaveCheckpoint',
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.SaveCheckpointRequest.SerializeToString,
@@ -63,9 +68,9 @@ class ParameterServerServicer(object):
     it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
     checkpoints itself.
 
-    Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
-    `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
-    shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+    Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
+    `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
+    message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
     """
 
     def InitParam(self, request, context):
@@ -105,7 +110,18 @@ class ParameterServerServicer(object):
 
     def GetParams(self, request, context):
         """The current values of the named tensors, in request order. Before initialization it waits,
-        up to the call's deadline (DEADLINE_EXCEEDED).
+        up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+        limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+        into calls below the limit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListParams(self, request, context):
+        """The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+        configs, so that a process that never initialized anything (an evaluator, an exporter) can
+        learn the model from the shards and read it. Before initialization it waits, as GetParams.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -153,6 +169,11 @@ def add_ParameterServerServicer_to_server(servicer, server):
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetParamsRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetParamsResponse.SerializeToString,
             ),
+            'ListParams': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListParams,
+                    request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.FromString,
+                    response_serializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.SerializeToString,
+            ),
             'SaveCheckpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.SaveCheckpoint,
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.SaveCheckpointRequest.FromString,
@@ -175,9 +196,9 @@ class ParameterServer(object):
     it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
     checkpoints itself.
 
-    Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
-    `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
-    shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+    Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
+    `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
+    message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
     """
 
     @staticmethod
@@ -262,6 +283,23 @@ class ParameterServer(object):
         return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/GetParams',
             pserver_dot_v1_dot_parameter__server__pb2.GetParamsRequest.SerializeToString,
             pserver_dot_v1_dot_parameter__server__pb2.GetParamsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListParams(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/ListParams',
+            pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.SerializeToString,
+            pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -24,6 +24,11 @@ export interface GradientChunk {
    * The bytes, little-endian.
    */
   'content'?: (Buffer | Uint8Array | string);
+  /**
+   * The whole tensor's shape, checked as SendGradsRequest.grads' shape; read from the chunk at
+   * offset 0 only.
+   */
+  'shape'?: (number | string | Long)[];
 }
 
 /**
@@ -47,4 +52,9 @@ export interface GradientChunk__Output {
    * The bytes, little-endian.
    */
   'content': (Buffer);
+  /**
+   * The whole tensor's shape, checked as SendGradsRequest.grads' shape; read from the chunk at
+   * offset 0 only.
+   */
+  'shape': (number)[];
 }

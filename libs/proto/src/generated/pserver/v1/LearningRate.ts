@@ -10,7 +10,7 @@ import type { CosineLr as _pserver_v1_CosineLr, CosineLr__Output as _pserver_v1_
  */
 export interface LearningRate {
   /**
-   * The base rate η₀ ≥ 0. Default 1 (PaddlePaddle's default).
+   * The base rate η₀ ≥ 0. Default: the rule's (see OptimizerConfig.learning_rate); SGD has none.
    */
   'base'?: (number | string);
   /**
@@ -41,7 +41,7 @@ export interface LearningRate {
  */
 export interface LearningRate__Output {
   /**
-   * The base rate η₀ ≥ 0. Default 1 (PaddlePaddle's default).
+   * The base rate η₀ ≥ 0. Default: the rule's (see OptimizerConfig.learning_rate); SGD has none.
    */
   'base'?: (number);
   /**

@@ -101,7 +101,7 @@ export interface MasterClient extends grpc.Client {
   
   /**
    * Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-   * (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+   * (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
    * a new id.
    */
   KeepAlive(argument: _pserver_v1_KeepAliveRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_KeepAliveResponse__Output>): grpc.ClientUnaryCall;
@@ -110,7 +110,7 @@ export interface MasterClient extends grpc.Client {
   KeepAlive(argument: _pserver_v1_KeepAliveRequest, callback: grpc.requestCallback<_pserver_v1_KeepAliveResponse__Output>): grpc.ClientUnaryCall;
   /**
    * Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-   * (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+   * (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
    * a new id.
    */
   keepAlive(argument: _pserver_v1_KeepAliveRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_KeepAliveResponse__Output>): grpc.ClientUnaryCall;
@@ -275,7 +275,7 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   
   /**
    * Keeps a trainer's session alive; call it well within the session TTL. NOT_FOUND
-   * (PSERVER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
+   * (MASTER_SESSION_EXPIRED) once the session has expired: the trainer registers again and gets
    * a new id.
    */
   KeepAlive: grpc.handleUnaryCall<_pserver_v1_KeepAliveRequest__Output, _pserver_v1_KeepAliveResponse>;

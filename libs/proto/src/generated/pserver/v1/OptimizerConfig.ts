@@ -11,8 +11,10 @@ import type { NonFinitePolicy as _pserver_v1_NonFinitePolicy, NonFinitePolicy__O
 
 /**
  * How the pserver updates one tensor from its gradients. Given once per tensor in InitParam and
- * kept in checkpoints. An empty config means plain SGD with learning rate 1: the pserver
- * subtracts each gradient as sent (for trainers that run their own optimizer and push deltas).
+ * kept in checkpoints, with every default filled in (so a checkpoint keeps the learning rate it
+ * was created with). An empty config means plain SGD, which needs an explicit learning rate
+ * (`learning_rate.base`; 1 subtracts each gradient as sent, for trainers that run their own
+ * optimizer and push deltas): without one InitParam is INVALID_ARGUMENT naming the field.
  * 
  * Hyperparameters whose default is not zero are proto3 `optional`, so "unset" (the default
  * applies) and an explicit 0 differ. `t` below counts the updates applied to the tensor, starting
@@ -44,7 +46,9 @@ export interface OptimizerConfig {
    */
   'rmsprop'?: (_pserver_v1_RmsProp | null);
   /**
-   * The learning rate and how it changes with `t`. Unset means a constant 1.
+   * The learning rate and how it changes with `t`. Unset means constant, at the rule's default
+   * rate, as in PyTorch: Adam and AdamW 1e-3, Adagrad and RMSProp 1e-2, Adadelta 1.0; SGD (with
+   * or without momentum) has none and must set `base`.
    */
   'learningRate'?: (_pserver_v1_LearningRate | null);
   /**
@@ -72,8 +76,10 @@ export interface OptimizerConfig {
 
 /**
  * How the pserver updates one tensor from its gradients. Given once per tensor in InitParam and
- * kept in checkpoints. An empty config means plain SGD with learning rate 1: the pserver
- * subtracts each gradient as sent (for trainers that run their own optimizer and push deltas).
+ * kept in checkpoints, with every default filled in (so a checkpoint keeps the learning rate it
+ * was created with). An empty config means plain SGD, which needs an explicit learning rate
+ * (`learning_rate.base`; 1 subtracts each gradient as sent, for trainers that run their own
+ * optimizer and push deltas): without one InitParam is INVALID_ARGUMENT naming the field.
  * 
  * Hyperparameters whose default is not zero are proto3 `optional`, so "unset" (the default
  * applies) and an explicit 0 differ. `t` below counts the updates applied to the tensor, starting
@@ -105,7 +111,9 @@ export interface OptimizerConfig__Output {
    */
   'rmsprop'?: (_pserver_v1_RmsProp__Output | null);
   /**
-   * The learning rate and how it changes with `t`. Unset means a constant 1.
+   * The learning rate and how it changes with `t`. Unset means constant, at the rule's default
+   * rate, as in PyTorch: Adam and AdamW 1e-3, Adagrad and RMSProp 1e-2, Adadelta 1.0; SGD (with
+   * or without momentum) has none and must set `base`.
    */
   'learningRate': (_pserver_v1_LearningRate__Output | null);
   /**

@@ -10,6 +10,8 @@ import type { GetShardStatusRequest as _pserver_v1_GetShardStatusRequest, GetSha
 import type { GetShardStatusResponse as _pserver_v1_GetShardStatusResponse, GetShardStatusResponse__Output as _pserver_v1_GetShardStatusResponse__Output } from '../../pserver/v1/GetShardStatusResponse';
 import type { InitParamRequest as _pserver_v1_InitParamRequest, InitParamRequest__Output as _pserver_v1_InitParamRequest__Output } from '../../pserver/v1/InitParamRequest';
 import type { InitParamResponse as _pserver_v1_InitParamResponse, InitParamResponse__Output as _pserver_v1_InitParamResponse__Output } from '../../pserver/v1/InitParamResponse';
+import type { ListParamsRequest as _pserver_v1_ListParamsRequest, ListParamsRequest__Output as _pserver_v1_ListParamsRequest__Output } from '../../pserver/v1/ListParamsRequest';
+import type { ListParamsResponse as _pserver_v1_ListParamsResponse, ListParamsResponse__Output as _pserver_v1_ListParamsResponse__Output } from '../../pserver/v1/ListParamsResponse';
 import type { SaveCheckpointRequest as _pserver_v1_SaveCheckpointRequest, SaveCheckpointRequest__Output as _pserver_v1_SaveCheckpointRequest__Output } from '../../pserver/v1/SaveCheckpointRequest';
 import type { SaveCheckpointResponse as _pserver_v1_SaveCheckpointResponse, SaveCheckpointResponse__Output as _pserver_v1_SaveCheckpointResponse__Output } from '../../pserver/v1/SaveCheckpointResponse';
 import type { SendGradsChunk as _pserver_v1_SendGradsChunk, SendGradsChunk__Output as _pserver_v1_SendGradsChunk__Output } from '../../pserver/v1/SendGradsChunk';
@@ -21,9 +23,9 @@ import type { SendGradsResponse as _pserver_v1_SendGradsResponse, SendGradsRespo
  * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
  * checkpoints itself.
  * 
- * Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
- * `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
- * shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+ * Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
+ * `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
+ * message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
  */
 export interface ParameterServerClient extends grpc.Client {
   /**
@@ -47,7 +49,9 @@ export interface ParameterServerClient extends grpc.Client {
   
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED).
+   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+   * into calls below the limit.
    */
   GetParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
   GetParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
@@ -55,7 +59,9 @@ export interface ParameterServerClient extends grpc.Client {
   GetParams(argument: _pserver_v1_GetParamsRequest, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED).
+   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+   * into calls below the limit.
    */
   getParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
   getParams(argument: _pserver_v1_GetParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
@@ -95,6 +101,25 @@ export interface ParameterServerClient extends grpc.Client {
   initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   initParam(argument: _pserver_v1_InitParamRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   initParam(argument: _pserver_v1_InitParamRequest, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+   * configs, so that a process that never initialized anything (an evaluator, an exporter) can
+   * learn the model from the shards and read it. Before initialization it waits, as GetParams.
+   */
+  ListParams(argument: _pserver_v1_ListParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  ListParams(argument: _pserver_v1_ListParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  ListParams(argument: _pserver_v1_ListParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  ListParams(argument: _pserver_v1_ListParamsRequest, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+   * configs, so that a process that never initialized anything (an evaluator, an exporter) can
+   * learn the model from the shards and read it. Before initialization it waits, as GetParams.
+   */
+  listParams(argument: _pserver_v1_ListParamsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  listParams(argument: _pserver_v1_ListParamsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  listParams(argument: _pserver_v1_ListParamsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
+  listParams(argument: _pserver_v1_ListParamsRequest, callback: grpc.requestCallback<_pserver_v1_ListParamsResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Writes and commits a checkpoint now and returns its meta (an admin call).
@@ -154,9 +179,9 @@ export interface ParameterServerClient extends grpc.Client {
  * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
  * checkpoints itself.
  * 
- * Every error carries trailing metadata `pserver-error-code` with a stable code (e.g.
- * `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on message text. A stale
- * shard epoch answers ABORTED with `pserver-shard-epoch`. See proto/README.md for the table.
+ * Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
+ * `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
+ * message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
  */
 export interface ParameterServerHandlers extends grpc.UntypedServiceImplementation {
   /**
@@ -168,7 +193,9 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
   
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED).
+   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
+   * into calls below the limit.
    */
   GetParams: grpc.handleUnaryCall<_pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse>;
   
@@ -183,6 +210,13 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
    * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
    */
   InitParam: grpc.handleUnaryCall<_pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse>;
+  
+  /**
+   * The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
+   * configs, so that a process that never initialized anything (an evaluator, an exporter) can
+   * learn the model from the shards and read it. Before initialization it waits, as GetParams.
+   */
+  ListParams: grpc.handleUnaryCall<_pserver_v1_ListParamsRequest__Output, _pserver_v1_ListParamsResponse>;
   
   /**
    * Writes and commits a checkpoint now and returns its meta (an admin call).
@@ -209,6 +243,7 @@ export interface ParameterServerDefinition extends grpc.ServiceDefinition {
   GetParams: MethodDefinition<_pserver_v1_GetParamsRequest, _pserver_v1_GetParamsResponse, _pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse__Output>
   GetShardStatus: MethodDefinition<_pserver_v1_GetShardStatusRequest, _pserver_v1_GetShardStatusResponse, _pserver_v1_GetShardStatusRequest__Output, _pserver_v1_GetShardStatusResponse__Output>
   InitParam: MethodDefinition<_pserver_v1_InitParamRequest, _pserver_v1_InitParamResponse, _pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse__Output>
+  ListParams: MethodDefinition<_pserver_v1_ListParamsRequest, _pserver_v1_ListParamsResponse, _pserver_v1_ListParamsRequest__Output, _pserver_v1_ListParamsResponse__Output>
   SaveCheckpoint: MethodDefinition<_pserver_v1_SaveCheckpointRequest, _pserver_v1_SaveCheckpointResponse, _pserver_v1_SaveCheckpointRequest__Output, _pserver_v1_SaveCheckpointResponse__Output>
   SendGrads: MethodDefinition<_pserver_v1_SendGradsRequest, _pserver_v1_SendGradsResponse, _pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse__Output>
   SendGradsStream: MethodDefinition<_pserver_v1_SendGradsChunk, _pserver_v1_SendGradsResponse, _pserver_v1_SendGradsChunk__Output, _pserver_v1_SendGradsResponse__Output>

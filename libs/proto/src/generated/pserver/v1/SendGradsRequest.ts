@@ -13,7 +13,8 @@ export interface SendGradsRequest {
   'context'?: (_pserver_v1_RequestContext | null);
   /**
    * One gradient per tensor or block, each with the parameter's name, element type and byte
-   * length; `shape` is ignored. A name may appear once.
+   * length. `shape`, when given, is the whole tensor's shape and must equal the parameter's
+   * (INVALID_ARGUMENT, PSERVER_SHAPE_MISMATCH); clients send it. A name may appear once.
    */
   'grads'?: (_pserver_v1_Tensor)[];
 }
@@ -28,7 +29,8 @@ export interface SendGradsRequest__Output {
   'context': (_pserver_v1_RequestContext__Output | null);
   /**
    * One gradient per tensor or block, each with the parameter's name, element type and byte
-   * length; `shape` is ignored. A name may appear once.
+   * length. `shape`, when given, is the whole tensor's shape and must equal the parameter's
+   * (INVALID_ARGUMENT, PSERVER_SHAPE_MISMATCH); clients send it. A name may appear once.
    */
   'grads': (_pserver_v1_Tensor__Output)[];
 }
