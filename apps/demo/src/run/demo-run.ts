@@ -83,7 +83,7 @@ export async function runDemo(
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
-    const chaos = new Chaos(demo, progress, options.seed % options.pservers, (event) =>
+    const chaos = new Chaos(demo.cluster, progress, options.seed % options.pservers, (event) =>
       record({ kind: event.kind, ...event.failure }, describe(event)),
     );
     let passesOver = 0;
