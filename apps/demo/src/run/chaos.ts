@@ -17,7 +17,11 @@ export interface Failure {
   /** The checkpoint the spare restored: updates it held, and how long reading it took. */
   restoredUpdates?: number;
   restoreMs?: number;
-  /** Every trainer had applied a step begun after the kill. */
+  /**
+   * Every trainer had completed a step after the takeover: `resumedAt - killedAt` is the time
+   * lost. Not "a step after the kill": after a master kill the trainers finish the tasks they
+   * hold without a master (some 50 ms of work) and only then wait for the new leader's tasks.
+   */
   resumedAt?: number;
 }
 
@@ -104,7 +108,7 @@ export class Chaos {
       if (failure.takenOverAt !== undefined) this.onEvent({ kind: 'taken over', failure });
     }
     if (failure.takenOverAt !== undefined && failure.resumedAt === undefined) {
-      failure.resumedAt = this.progress.resumedAfter(failure.killedAt);
+      failure.resumedAt = this.progress.resumedAfter(failure.takenOverAt);
       if (failure.resumedAt !== undefined) this.onEvent({ kind: 'resumed', failure });
     }
   }

@@ -124,7 +124,7 @@ export function renderReport(data: ReportData): string {
 <h1>${escape(data.title)}</h1>
 <p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · test accuracy <b>${data.accuracy === undefined ? 'not measured' : `${(data.accuracy * 100).toFixed(1)} %`}</b></p>
 <h2>Loss</h2>
-<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had applied a step begun after it.</p>
+<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had completed a step after the takeover.</p>
 ${chart(
   [
     { points: loss, style: 'dots', color: '#36c' },
