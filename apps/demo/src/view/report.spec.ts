@@ -34,4 +34,33 @@ describe('renderReport', () => {
     expect(html.match(/kill -9 pserver-1/g)!.length).toBeGreaterThanOrEqual(3); // two charts, the table
     expect(html).toContain('<td>2.5 s</td>'); // time lost
   });
+
+  it('puts the axis ticks at round numbers', () => {
+    const html = renderReport({
+      title: 'ticks',
+      settings: {},
+      startedAt: 0,
+      finishedAt: 16_300,
+      steps: [
+        { trainer: 't', pass: 0, loss: 2.3, samples: 1_279, started: 1_000, t: 1_100 },
+        { trainer: 't', pass: 0, loss: 0.4, samples: 600, started: 9_000, t: 9_100 },
+      ],
+      failures: [],
+      accuracy: undefined,
+    });
+    const labels = (svg: string, anchor: 'end' | 'middle'): string[] =>
+      [...svg.matchAll(new RegExp(`text-anchor="${anchor}">([^<]+)</text>`, 'g'))].map(
+        (m) => m[1]!,
+      );
+    const [loss, throughput] = html.split('<svg').slice(1);
+    expect(labels(loss!, 'end')).toEqual(['0', '1', '2', '3']);
+    expect(labels(throughput!, 'end')).toEqual(['0', '500', '1,000', '1,500']);
+    for (const svg of [loss!, throughput!])
+      expect(labels(svg, 'middle').filter((l) => l.endsWith(' s'))).toEqual([
+        '0 s',
+        '5 s',
+        '10 s',
+        '15 s',
+      ]);
+  });
 });
