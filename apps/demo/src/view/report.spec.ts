@@ -23,6 +23,9 @@ describe('renderReport', () => {
           index: 1,
           epochBefore: 5,
           killedAt: 4_000,
+          takenOverAt: 5_000,
+          takenOverBy: 'pserver-3',
+          epochAfter: 9,
           resumedAt: 6_500,
         },
       ],
@@ -33,6 +36,10 @@ describe('renderReport', () => {
     expect(html.match(/<circle /g)).toHaveLength(3);
     expect(html.match(/kill -9 pserver-1/g)!.length).toBeGreaterThanOrEqual(3); // two charts, the table
     expect(html).toContain('<td>2.5 s</td>'); // time lost
+    // A lease epoch, not a training epoch.
+    expect(html).toContain('kill -9 pserver-1 (shard 1, lease epoch 5)');
+    expect(html).toContain('pserver-3 after 1.0 s, lease epoch 9');
+    expect(html).not.toMatch(/[^e] epoch/);
   });
 
   it('puts the axis ticks at round numbers', () => {

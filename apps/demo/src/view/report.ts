@@ -105,8 +105,8 @@ export function renderReport(data: ReportData): string {
   ]);
   const rows = data.failures.map(
     (f) =>
-      `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, epoch ${f.epochBefore})`}</td>` +
-      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
+      `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, lease epoch ${f.epochBefore})`}</td>` +
+      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, lease epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
       `<td>${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'never'}</td></tr>`,
   );
   const settings = Object.entries(data.settings)
