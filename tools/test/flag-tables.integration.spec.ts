@@ -25,7 +25,7 @@ function helpFlags(bundle: string): Flag[] {
   const options = help.slice(help.indexOf('\nOptions:\n') + '\nOptions:\n'.length);
   // An option starts a line with two spaces and a dash; wrapped text continues indented further.
   const entries = options
-    .split(/\n(?=  -)/)
+    .split(/\n(?= {2}-)/)
     .map((entry) => entry.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
   return entries
