@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { visit } from 'jsonc-parser';
 import {
   spawnNode,
   stopAllProcesses,
@@ -27,6 +28,43 @@ const eventsOf = (outDir: string): DemoEvent[] => {
     .filter(Boolean)
     .map((line) => JSON.parse(line) as DemoEvent);
 };
+
+/**
+ * The keys written twice in one object of a JSON text, at any depth. JSON.parse keeps the last
+ * silently (and so do jq and Loki); jsonc-parser reports every property as it reads it.
+ */
+const repeatedKeys = (text: string): string[] => {
+  const objects: Set<string>[] = [];
+  const repeated: string[] = [];
+  visit(text, {
+    onObjectBegin: () => void objects.push(new Set()),
+    onObjectEnd: () => void objects.pop(),
+    onObjectProperty: (key) => {
+      const seen = objects.at(-1)!;
+      if (seen.has(key)) repeated.push(key);
+      seen.add(key);
+    },
+  });
+  return repeated;
+};
+
+/** The JSON lines in the logs of every process of a run that are not strict JSON with unique keys. */
+const badJsonLines = (logDir: string): string[] =>
+  fs.readdirSync(logDir).flatMap((file) =>
+    fs
+      .readFileSync(path.join(logDir, file), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .flatMap((line) => {
+        try {
+          JSON.parse(line);
+        } catch {
+          return [`${file}: not JSON: ${line}`];
+        }
+        const repeated = repeatedKeys(line);
+        return repeated.length ? [`${file}: ${repeated.join(', ')} repeated: ${line}`] : [];
+      }),
+  );
 
 /** True while a process with this pid exists (a zombie counts: it was not reaped). */
 const alive = (pid: number): boolean => {
@@ -82,6 +120,11 @@ describe('npm run demo -- --ci', () => {
     expect(report).toContain('<svg');
     expect(report).toContain(`kill -9 ${String(killed[0]!.victim)}`);
     expect(demo.lines.join('\n')).toContain('demo-report.html');
+
+    // Every process's log lines are JSON with each key once, for jq and Loki to read whole.
+    const logDir = path.join(outDir, 'logs');
+    expect(fs.readdirSync(logDir).length).toBeGreaterThanOrEqual(started.length);
+    expect(badJsonLines(logDir).slice(0, 5)).toEqual([]);
   });
 
   it('stops every process within a few seconds of Ctrl-C', async () => {

@@ -132,7 +132,7 @@ export class TrainerSessions {
       if (succeeded) {
         const session = { id, name, registeredAtUnixMs, deadline: performance.now() + this.ttlMs };
         this.sessions.set(id, session);
-        this.logger.info('trainer registered', { trainer: id, name });
+        this.logger.info('trainer registered', { trainer: id, trainerName: name });
         return session;
       }
       if ((await this.client.get(this.leader.key).exists()) === false) break;

@@ -1,5 +1,20 @@
 import { PassThrough } from 'node:stream';
+import { visit } from 'jsonc-parser';
 import { createLogger } from './logger';
+
+/** The keys of a line's top-level object in the order written, repeated ones as often as written. */
+function keysOf(line: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  visit(line, {
+    onObjectBegin: () => void depth++,
+    onObjectEnd: () => void depth--,
+    onObjectProperty: (key) => {
+      if (depth === 1) keys.push(key);
+    },
+  });
+  return keys;
+}
 
 function capture(): { stream: PassThrough; lines: () => string[] } {
   const stream = new PassThrough();
@@ -50,6 +65,52 @@ describe('createLogger', () => {
     ]);
     expect(lines[2]!.match(/"component"/g)).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).not.toHaveProperty('index');
+  });
+
+  it("writes each key once: a child's binding overrides its parent's, a field overrides both", () => {
+    const out = capture();
+    const log = createLogger({
+      name: 'master',
+      level: 'info',
+      format: 'json',
+      destination: out.stream,
+      context: () => ({ term: 3 }),
+    });
+    const sessions = log.child({ component: 'leader', term: 4 }).child({ component: 'sessions' });
+    sessions.info('trainer registered', { trainer: 1, term: 5 });
+    sessions.info('trainer registered', { trainer: 2 });
+    const lines = out.lines();
+    for (const line of lines) expect(new Set(keysOf(line)).size).toBe(keysOf(line).length);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ name: 'master', component: 'sessions', trainer: 1, term: 5 }),
+      expect.objectContaining({ name: 'master', component: 'sessions', trainer: 2, term: 4 }),
+    ]);
+  });
+
+  it("keeps the process name and the line's own keys when a field or binding has their name", () => {
+    const out = capture();
+    const log = createLogger({
+      name: 'master',
+      level: 'info',
+      format: 'json',
+      destination: out.stream,
+    });
+    log
+      .child({ name: 'sessions', pid: 1 })
+      .info('trainer registered', { name: 'trainer-1', msg: 'm', level: 'x', time: 0 });
+    const [line = ''] = out.lines();
+    expect(new Set(keysOf(line)).size).toBe(keysOf(line).length);
+    expect(JSON.parse(line)).toMatchObject({
+      name: 'master',
+      pid: process.pid,
+      level: 'info',
+      msg: 'trainer registered',
+      _name: 'trainer-1',
+      _pid: 1,
+      _msg: 'm',
+      _level: 'x',
+      _time: 0,
+    });
   });
 
   it('drops lines below its level', () => {

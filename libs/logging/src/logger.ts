@@ -31,7 +31,7 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
   /**
    * Fields read at each line and added to it, e.g. the shard a pserver serves now. A field a
-   * child logger binds itself (its `component`) is left to the child.
+   * child logger binds itself (its `component`), or the line passes, overrides it.
    */
   context?: () => LogFields;
 }
@@ -51,8 +51,21 @@ export function isLogLevel(value: string): value is LogLevel {
 }
 
 /**
+ * Keys every line carries from the logger itself: the process identity and the line's own. A
+ * binding or field of one of these names would repeat the key in the line (JSON readers keep
+ * one of the two, jq and Loki the last, and the process name is lost), so it is written with a
+ * leading underscore instead: `{ name: 'trainer-1' }` becomes `"_name":"trainer-1"`.
+ */
+const ownKeys = new Set(['level', 'time', 'pid', 'name', 'msg']);
+
+/**
  * Creates a logger. Lines are written synchronously: a process that exits or is killed right
  * after logging (a failpoint, a fatal error) still leaves its last lines for whoever reads them.
+ *
+ * Each key appears once per line. A child's binding overrides its parent's of the same key
+ * (`component: 'sessions'` under `component: 'leader'`), a field passed with the line overrides
+ * both, and either overrides the `context`; the keys the logger writes itself are never
+ * overridden (see `ownKeys`).
  */
 export function createLogger(options: LoggerOptions): Logger {
   const { name, level, format } = { ...defaultLoggerOptions, ...options };
@@ -66,28 +79,29 @@ export function createLogger(options: LoggerOptions): Logger {
           translateTime: 'SYS:HH:MM:ss.l',
         })
       : (options.destination ?? pino.destination({ dest: 1, sync: true }));
+  const { context } = options;
   const base = pino(
     {
       name,
       level,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      ...(options.context ? { mixin: contextMixin(options.context) } : {}),
+      // pino writes a child's bindings as text after its parent's, and the line's fields after
+      // both, so a key bound twice is written twice; this logger merges them into one object
+      // per line instead (the context first, so that the bindings and fields win).
+      ...(context ? { mixin: () => ({ ...context() }) } : {}),
+      formatters: { level: (label) => ({ level: label }), log: renameOwnKeys },
     },
     destination,
   );
-  return wrap(base);
+  return wrap(base, {});
 }
 
-function contextMixin(
-  context: () => LogFields,
-): (merge: object, level: number, logger: pino.Logger) => object {
-  return (_merge, _level, logger) => {
-    const fields = context();
-    const bound = logger.bindings();
-    return Object.fromEntries(Object.entries(fields).filter(([key]) => !(key in bound)));
-  };
+function renameOwnKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(fields).some((key) => ownKeys.has(key))) return fields;
+  return Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [ownKeys.has(key) ? `_${key}` : key, value]),
+  );
 }
 
 /** A logger that drops everything: for unit tests and libraries used without one. */
@@ -101,11 +115,14 @@ export const silentLogger: Logger = {
   child: () => silentLogger,
 };
 
-function wrap(log: pino.Logger): Logger {
+/** The root pino logger with `bindings` merged into every line (see `createLogger`). */
+function wrap(log: pino.Logger, bindings: LogFields): Logger {
+  const bound = Object.keys(bindings).length > 0;
   const at =
     (method: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal') =>
     (msg: string, fields?: LogFields): void => {
-      if (fields) log[method](fields, msg);
+      if (fields) log[method](bound ? { ...bindings, ...fields } : fields, msg);
+      else if (bound) log[method]({ ...bindings }, msg);
       else log[method](msg);
     };
   return {
@@ -115,6 +132,6 @@ function wrap(log: pino.Logger): Logger {
     warn: at('warn'),
     error: at('error'),
     fatal: at('fatal'),
-    child: (bindings) => wrap(log.child(bindings)),
+    child: (more) => wrap(log, { ...bindings, ...more }),
   };
 }

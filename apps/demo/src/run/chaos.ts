@@ -1,4 +1,4 @@
-import type { DemoCluster } from './demo-cluster';
+import type { ManagedProcess } from '@pserver/local-cluster';
 import type { TrainingProgress } from './training-progress';
 
 /** A failure the demo injected, and what it has seen of the recovery so far (ms since the epoch). */
@@ -17,7 +17,11 @@ export interface Failure {
   /** The checkpoint the spare restored: updates it held, and how long reading it took. */
   restoredUpdates?: number;
   restoreMs?: number;
-  /** Every trainer had applied a step begun after the kill. */
+  /**
+   * Every trainer had completed a step after the takeover: `resumedAt - killedAt` is the time
+   * lost. Not "a step after the kill": after a master kill the trainers finish the tasks they
+   * hold without a master (some 50 ms of work) and only then wait for the new leader's tasks.
+   */
   resumedAt?: number;
 }
 
@@ -25,6 +29,15 @@ export type ChaosEvent =
   | { kind: 'killed'; failure: Failure }
   | { kind: 'taken over'; failure: Failure }
   | { kind: 'resumed'; failure: Failure };
+
+/** What the chaos needs of a process: to kill it, and its latest line with a message. */
+export type ChaosProcess = Pick<ManagedProcess, 'name' | 'pid' | 'signal' | 'lastLog'>;
+
+/** What the chaos needs of the cluster (a `LocalCluster`): who serves each shard, who leads. */
+export interface ChaosCluster {
+  serving(): Map<number, { pserver: { process: ChaosProcess }; epoch: number }>;
+  leadingMaster(): { process: ChaosProcess } | undefined;
+}
 
 const logTime = (entry: Record<string, unknown> | undefined): number =>
   entry ? Date.parse(String(entry.time)) : NaN;
@@ -41,7 +54,7 @@ export class Chaos {
   ];
 
   constructor(
-    private readonly demo: DemoCluster,
+    private readonly cluster: ChaosCluster,
     private readonly progress: TrainingProgress,
     /** The shard whose pserver is killed. */
     private readonly victimIndex: number,
@@ -63,7 +76,7 @@ export class Chaos {
   }
 
   private killPserver(now: number): Failure | undefined {
-    const served = this.demo.cluster.serving().get(this.victimIndex);
+    const served = this.cluster.serving().get(this.victimIndex);
     if (!served) return undefined;
     served.pserver.process.signal('SIGKILL');
     return {
@@ -77,7 +90,7 @@ export class Chaos {
   }
 
   private killLeader(now: number): Failure | undefined {
-    const leader = this.demo.cluster.leadingMaster();
+    const leader = this.cluster.leadingMaster();
     if (!leader) return undefined;
     leader.process.signal('SIGKILL');
     return {
@@ -95,13 +108,13 @@ export class Chaos {
       if (failure.takenOverAt !== undefined) this.onEvent({ kind: 'taken over', failure });
     }
     if (failure.takenOverAt !== undefined && failure.resumedAt === undefined) {
-      failure.resumedAt = this.progress.resumedAfter(failure.killedAt);
+      failure.resumedAt = this.progress.resumedAfter(failure.takenOverAt);
       if (failure.resumedAt !== undefined) this.onEvent({ kind: 'resumed', failure });
     }
   }
 
   private watchShard(failure: Failure): void {
-    const served = this.demo.cluster.serving().get(failure.index!);
+    const served = this.cluster.serving().get(failure.index!);
     if (!served || served.epoch <= failure.epochBefore!) return;
     const restored = served.pserver.process.lastLog('recovered the shard from a checkpoint');
     failure.takenOverAt = logTime(served.pserver.process.lastLog('serving'));
@@ -114,7 +127,7 @@ export class Chaos {
   }
 
   private watchLeader(failure: Failure): void {
-    const leader = this.demo.cluster.leadingMaster();
+    const leader = this.cluster.leadingMaster();
     if (!leader) return;
     const leading = logTime(leader.process.lastLog('leading'));
     if (!(leading >= failure.killedAt)) return; // an old line: no new leader yet

@@ -5,9 +5,10 @@ import { sleep } from '@pserver/local-cluster';
 import { loadDigits, splitDigits, writeCsvFiles } from '../digits/digits';
 import { hyperparameters } from '../model/hyperparameters';
 import { accuracy, initialParams, paramNames, type Sample } from '../model/mlp';
+import { chaosLine } from '../view/chaos-line';
 import { renderReport } from '../view/report';
 import type { DemoSnapshot, DemoView } from '../view/demo-view';
-import { Chaos, type ChaosEvent, type Failure } from './chaos';
+import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
 import type { TrainerSpec } from './trainer-programs';
 import { TrainingProgress } from './training-progress';
@@ -83,8 +84,8 @@ export async function runDemo(
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
-    const chaos = new Chaos(demo, progress, options.seed % options.pservers, (event) =>
-      record({ kind: event.kind, ...event.failure }, describe(event)),
+    const chaos = new Chaos(demo.cluster, progress, options.seed % options.pservers, (event) =>
+      record({ kind: event.kind, ...event.failure }, chaosLine(event)),
     );
     let passesOver = 0;
     while (!progress.allFinished()) {
@@ -183,23 +184,4 @@ function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: numb
       state: !m.process.running ? 'killed' : m === leader ? 'leading' : 'standby',
     })),
   };
-}
-
-function describe({ kind, failure: f }: ChaosEvent): string {
-  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-  switch (kind) {
-    case 'killed':
-      return f.target === 'pserver'
-        ? `kill -9 ${f.victim} (pid ${f.pid}), serving shard ${f.index} at epoch ${f.epochBefore}`
-        : `kill -9 ${f.victim} (pid ${f.pid}), the leading master`;
-    case 'taken over':
-      return f.target === 'pserver'
-        ? `${f.takenOverBy} serves shard ${f.index} (epoch ${f.epochAfter}) ${seconds(f.takenOverAt! - f.killedAt)} after the kill` +
-            (f.restoredUpdates !== undefined
-              ? `, from its checkpoint: ${f.restoredUpdates} updates, read in ${f.restoreMs} ms`
-              : '')
-        : `${f.takenOverBy} leads, ${seconds(f.takenOverAt! - f.killedAt)} after the kill`;
-    case 'resumed':
-      return `every trainer is stepping again: ${seconds(f.resumedAt! - f.killedAt)} lost to the kill of ${f.victim}`;
-  }
 }

@@ -18,14 +18,15 @@ describe('TrainingProgress', () => {
     expect(progress.samplesPerSecond(1_000, 'b', 1_000)).toBe(10);
   });
 
-  it('tells when every trainer still training applied a step begun after a moment', () => {
+  it('tells when every trainer still training completed a step after a moment', () => {
     const progress = new TrainingProgress(['a', 'b', 'c'], 1, 100);
     progress.onTrainerLine('c', JSON.stringify({ event: 'done' }));
-    progress.onTrainerLine('a', step(0, 1, 90, 110)); // began before the failure at 100
+    progress.onTrainerLine('b', step(0, 1, 50, 90)); // before the takeover at 100
+    progress.onTrainerLine('a', step(0, 1, 90, 110)); // began before it, completed after
     progress.onTrainerLine('a', step(0, 1, 110, 150));
     expect(progress.resumedAfter(100)).toBeUndefined(); // b has not stepped since
-    progress.onTrainerLine('b', step(0, 1, 120, 170));
-    expect(progress.resumedAfter(100)).toBe(170);
+    progress.onTrainerLine('b', step(0, 1, 120, 130));
+    expect(progress.resumedAfter(100)).toBe(130);
   });
 
   it('finds the longest time no trainer stepped, whoever stepped on either side', () => {

@@ -132,13 +132,14 @@ export class TrainingProgress {
   }
 
   /**
-   * When every trainer that kept training after `since` had applied a step it began after
-   * `since`: the moment training was whole again after a failure at `since`. Undefined until then.
+   * When every trainer that kept training after `since` had completed a step at or after `since`
+   * (the latest of their first such steps): with `since` the takeover after a failure, the
+   * moment training was whole again. Undefined until then.
    */
   resumedAfter(since: number): number | undefined {
     let resumed = since;
     for (const trainer of this.trainers.values()) {
-      const step = this.steps.find((s) => s.trainer === trainer.name && s.started >= since);
+      const step = this.steps.find((s) => s.trainer === trainer.name && s.t >= since);
       if (step) resumed = Math.max(resumed, step.t);
       else if (trainer.phase !== 'done') return undefined;
     }

@@ -5,7 +5,7 @@ export interface DemoSnapshot {
   now: number;
   startedAt: number;
   progress: TrainingProgress;
-  /** Which pserver serves each shard, at which epoch; `restored` when it came from a checkpoint. */
+  /** Which pserver serves each shard, at which lease epoch; `restored` when it came from a checkpoint. */
   shards: { index: number; name: string; epoch: number; restored: boolean }[];
   masters: { name: string; state: 'leading' | 'standby' | 'killed' }[];
 }
@@ -24,9 +24,9 @@ export const formatNumber = (n: number): string => Math.round(n).toLocaleString(
 export const clock = (at: number, startedAt: number): string =>
   `${((at - startedAt) / 1000).toFixed(1).padStart(6)} s`;
 
-export function shardLine(snapshot: DemoSnapshot): string {
+export function shardLine(snapshot: Pick<DemoSnapshot, 'shards'>): string {
   return snapshot.shards
-    .map((s) => `${s.index}: ${s.name} epoch ${s.epoch}${s.restored ? ' (restored)' : ''}`)
+    .map((s) => `${s.index}: ${s.name} lease epoch ${s.epoch}${s.restored ? ' (restored)' : ''}`)
     .join(' · ');
 }
 

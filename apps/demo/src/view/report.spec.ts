@@ -23,6 +23,9 @@ describe('renderReport', () => {
           index: 1,
           epochBefore: 5,
           killedAt: 4_000,
+          takenOverAt: 5_000,
+          takenOverBy: 'pserver-3',
+          epochAfter: 9,
           resumedAt: 6_500,
         },
       ],
@@ -33,5 +36,38 @@ describe('renderReport', () => {
     expect(html.match(/<circle /g)).toHaveLength(3);
     expect(html.match(/kill -9 pserver-1/g)!.length).toBeGreaterThanOrEqual(3); // two charts, the table
     expect(html).toContain('<td>2.5 s</td>'); // time lost
+    // A lease epoch, not a training epoch.
+    expect(html).toContain('kill -9 pserver-1 (shard 1, lease epoch 5)');
+    expect(html).toContain('pserver-3 after 1.0 s, lease epoch 9');
+    expect(html).not.toMatch(/[^e] epoch/);
+  });
+
+  it('puts the axis ticks at round numbers', () => {
+    const html = renderReport({
+      title: 'ticks',
+      settings: {},
+      startedAt: 0,
+      finishedAt: 16_300,
+      steps: [
+        { trainer: 't', pass: 0, loss: 2.3, samples: 1_279, started: 1_000, t: 1_100 },
+        { trainer: 't', pass: 0, loss: 0.4, samples: 600, started: 9_000, t: 9_100 },
+      ],
+      failures: [],
+      accuracy: undefined,
+    });
+    const labels = (svg: string, anchor: 'end' | 'middle'): string[] =>
+      [...svg.matchAll(new RegExp(`text-anchor="${anchor}">([^<]+)</text>`, 'g'))].map(
+        (m) => m[1]!,
+      );
+    const [loss, throughput] = html.split('<svg').slice(1);
+    expect(labels(loss!, 'end')).toEqual(['0', '1', '2', '3']);
+    expect(labels(throughput!, 'end')).toEqual(['0', '500', '1,000', '1,500']);
+    for (const svg of [loss!, throughput!])
+      expect(labels(svg, 'middle').filter((l) => l.endsWith(' s'))).toEqual([
+        '0 s',
+        '5 s',
+        '10 s',
+        '15 s',
+      ]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Failure } from '../run/chaos';
 import type { StepRecord } from '../run/training-progress';
+import { niceTicks, tickLabel } from './nice-ticks';
 
 export interface ReportData {
   title: string;
@@ -25,10 +26,6 @@ const margin = { left: 60, right: 20, top: 20, bottom: 36 };
 const escape = (text: string): string =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-/** An axis label: whole numbers from 10 up, two significant digits below. */
-const tick = (y: number): string =>
-  y >= 10 ? Math.round(y).toLocaleString('en-US') : Number(y.toPrecision(2)).toString();
-
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /** One chart: x is seconds since the start; failures are drawn as marked spans. */
@@ -40,24 +37,22 @@ function chart(
   x1: number,
 ): string {
   const ys = series.flatMap((s) => s.points.map(([, y]) => y));
-  const yMax = Math.max(1e-9, ...ys) * 1.05;
+  // The y axis runs to the round tick at or above the highest point; the x axis is the run.
+  const yTicks = niceTicks(Math.max(...ys, 0), 4);
+  const yMax = Math.max(1e-9, yTicks.at(-1)!);
   const sx = (x: number): number => margin.left + (x / x1) * (width - margin.left - margin.right);
   const sy = (y: number): number =>
     height - margin.bottom - (y / yMax) * (height - margin.top - margin.bottom);
   const parts: string[] = [];
-  for (let k = 0; k <= 4; k++) {
-    const y = (yMax * k) / 4;
+  for (const y of yTicks)
     parts.push(
       `<line x1="${margin.left}" x2="${width - margin.right}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eee"/>`,
-      `<text x="${margin.left - 6}" y="${sy(y) + 4}" text-anchor="end">${tick(y)}</text>`,
+      `<text x="${margin.left - 6}" y="${sy(y) + 4}" text-anchor="end">${tickLabel(y)}</text>`,
     );
-  }
-  for (let k = 0; k <= 6; k++) {
-    const x = (x1 * k) / 6;
+  for (const x of niceTicks(x1, 6).filter((x) => x <= x1))
     parts.push(
-      `<text x="${sx(x)}" y="${height - margin.bottom + 16}" text-anchor="middle">${x.toFixed(0)} s</text>`,
+      `<text x="${sx(x)}" y="${height - margin.bottom + 16}" text-anchor="middle">${tickLabel(x)} s</text>`,
     );
-  }
   for (const f of failures) {
     const from = (f.killedAt - t0) / 1000;
     const to = ((f.resumedAt ?? f.killedAt) - t0) / 1000;
@@ -110,8 +105,8 @@ export function renderReport(data: ReportData): string {
   ]);
   const rows = data.failures.map(
     (f) =>
-      `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, epoch ${f.epochBefore})`}</td>` +
-      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
+      `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, lease epoch ${f.epochBefore})`}</td>` +
+      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, lease epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
       `<td>${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'never'}</td></tr>`,
   );
   const settings = Object.entries(data.settings)
@@ -124,7 +119,7 @@ export function renderReport(data: ReportData): string {
 <h1>${escape(data.title)}</h1>
 <p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · test accuracy <b>${data.accuracy === undefined ? 'not measured' : `${(data.accuracy * 100).toFixed(1)} %`}</b></p>
 <h2>Loss</h2>
-<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had applied a step begun after it.</p>
+<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had completed a step after the takeover.</p>
 ${chart(
   [
     { points: loss, style: 'dots', color: '#36c' },

@@ -23,7 +23,7 @@ const line: GenericFormatter = (
 
 /**
  * The live view on a terminal: a bar for the pass and one per trainer (its share of the pass),
- * the loss and samples per second, which pserver serves each shard at which epoch, and the
+ * the loss and samples per second, which pserver serves each shard at which lease epoch, and the
  * masters; the story's lines scroll above it.
  */
 export class TerminalView implements DemoView {
