@@ -40,6 +40,8 @@ if [ -n "${tests_need_more:-}" ]; then
       missing+=("${module#*:}")
     fi
   done
+  # mypy checks the Python client's type hints (`mypy --strict` in its tests).
+  command -v mypy >/dev/null 2>&1 || missing+=(mypy)
   command -v go >/dev/null 2>&1 || missing+=(golang-go)
   command -v protoc-gen-go >/dev/null 2>&1 || missing+=(protoc-gen-go)
   command -v protoc-gen-go-grpc >/dev/null 2>&1 || missing+=(protoc-gen-go-grpc)
