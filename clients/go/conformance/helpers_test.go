@@ -65,6 +65,16 @@ func optimizer(o optimizerSpec) *pb.OptimizerConfig {
 	return config
 }
 
+// sentinelOf is the client's sentinel error of an ErrorCode named in the scenarios.
+func sentinelOf(t *testing.T, name string) error {
+	t.Helper()
+	v, ok := pb.ErrorCode_value[name]
+	if !ok || v == 0 {
+		t.Fatalf("unknown error code %q", name)
+	}
+	return pserver.Sentinel(pb.ErrorCode(v))
+}
+
 func unhex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)

@@ -72,7 +72,7 @@ func TestSecurity(t *testing.T) {
 		expectFloat32s(t, "w after the push", readFloat32s(t, ctx, client, "w"), want)
 	}
 	// refusedAtConnect expects Connect to fail with this gRPC status and pserver-error-code.
-	refusedAtConnect := func(t *testing.T, opts pserver.Options, code codes.Code, errorCode string) {
+	refusedAtConnect := func(t *testing.T, opts pserver.Options, code codes.Code, errorCode error) {
 		opts.CallTimeout = 10 * time.Second
 		client, err := pserver.Connect(ctx, opts)
 		if client != nil {
@@ -115,17 +115,17 @@ func TestSecurity(t *testing.T) {
 	})
 	t.Run("a wrong token is refused unauthenticated", func(t *testing.T) {
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: certs.tls(t, "", ""), Token: strings.Repeat("0", 64)},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("a call without credentials is refused unauthenticated", func(t *testing.T) {
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: certs.tls(t, "", "")},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("a certificate of another CA is refused unauthenticated", func(t *testing.T) {
 		outsider := certs.tls(t, "", "")
 		outsider.Cert, outsider.Key = certs.read(t, "other-ca/outsider.pem"), certs.read(t, "other-ca/outsider.key")
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: outsider},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("only an admin may save a checkpoint", func(t *testing.T) {
 		save := func(client string) (*pb.SaveCheckpointResponse, error) {
@@ -140,7 +140,7 @@ func TestSecurity(t *testing.T) {
 			return reply, nil
 		}
 		_, err := save("trainer")
-		expectRefusal(t, err, codes.PermissionDenied, "AUTH_PERMISSION_DENIED")
+		expectRefusal(t, err, codes.PermissionDenied, pserver.ErrAuthPermissionDenied)
 		saved, err := save("admin")
 		if err != nil {
 			t.Fatalf("SaveCheckpoint as admin: %v", err)
@@ -160,19 +160,19 @@ func TestSecurity(t *testing.T) {
 			if client != nil {
 				client.Close()
 			}
-			var e *pserver.Error
-			if !errors.As(err, &e) || e.ErrorCode != pserver.ErrInvalidSecurity {
-				t.Fatalf("Connect(%+v) = %v, want %s", opts, err, pserver.ErrInvalidSecurity)
+			if !errors.Is(err, pserver.ErrClientInvalidSecurity) {
+				t.Fatalf("Connect(%+v) = %v, want %s", opts, err, pserver.ErrClientInvalidSecurity)
 			}
 		}
 	})
 }
 
-// expectRefusal expects err to be the client's *Error with this status and pserver-error-code.
-func expectRefusal(t *testing.T, err error, code codes.Code, errorCode string) {
+// expectRefusal expects err to be the client's *Error with this status and pserver-error-code
+// (errorCode is its sentinel).
+func expectRefusal(t *testing.T, err error, code codes.Code, errorCode error) {
 	t.Helper()
 	var e *pserver.Error
-	if !errors.As(err, &e) || e.Code != code || e.ErrorCode != errorCode || !pserver.IsRefused(e) {
+	if !errors.As(err, &e) || e.Code != code || !errors.Is(err, errorCode) || !pserver.IsRefused(e) {
 		t.Fatalf("got %v, want %s (%s)", err, errorCode, code)
 	}
 }

@@ -26,11 +26,11 @@ func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, 
 	for name, t := range tensors {
 		if strings.Contains(name, "@") || name == "" {
 			c.mu.Unlock()
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil, "tensor %q: empty, or holds '@' (block names only)", name)
+			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %q: empty, or holds '@' (block names only)", name)
 		}
 		if ElementSize(t.Type) == 0 || len(t.Data)%ElementSize(t.Type) != 0 {
 			c.mu.Unlock()
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil, "tensor %s: %d bytes of %s", name, len(t.Data), t.Type)
+			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %s: %d bytes of %s", name, len(t.Data), t.Type)
 		}
 		c.specs[name] = spec{elementType: t.Type, length: t.Len(), shape: t.Shape}
 	}
@@ -114,8 +114,7 @@ func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, confi
 }
 
 func ignoreAlreadyInitialized(err error) error {
-	var e *Error
-	if errors.As(err, &e) && e.ErrorCode == "PSERVER_ALREADY_INITIALIZED" {
+	if errors.Is(err, ErrAlreadyInitialized) {
 		return nil
 	}
 	return err

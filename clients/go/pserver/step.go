@@ -142,7 +142,7 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 			return err
 		}
 		if g.Type != sp.elementType || g.Len() != sp.length {
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil,
+			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil,
 				"gradient %s: %d elements of %s, the tensor has %d of %s", name, g.Len(), g.Type, sp.length, sp.elementType)
 		}
 		size := ElementSize(g.Type)
@@ -205,14 +205,14 @@ func (s *StepContext) withRetries(shard int, call func(ctx context.Context, addr
 		if s.ctx.Err() != nil {
 			return s.endedError(err)
 		}
-		if IsStaleView(err) {
+		if IsStale(err) {
 			var e *Error
 			if errors.As(err, &e) {
 				s.client.staleShard(shard, e.ShardEpoch)
 			}
 			return err
 		}
-		if !isRetryable(err) && !isShardUnavailable(err) {
+		if !IsRetryable(err) && !IsShardUnavailable(err) {
 			return err
 		}
 		pause := backoff(attempt)
@@ -234,7 +234,7 @@ func (s *StepContext) checkFresh(shard int) error {
 	}
 	mine, live := s.view.Shard(shard), s.client.View().Shard(shard)
 	if mine.Epoch == 0 || live.Epoch != mine.Epoch || live.Address != mine.Address {
-		return clientError(codes.Aborted, ErrStaleView, nil, "shard %d: the view changed since step %d began", shard, s.step)
+		return clientError(codes.Aborted, pb.ErrorCode_CLIENT_STALE_VIEW, nil, "shard %d: the view changed since step %d began", shard, s.step)
 	}
 	return nil
 }
@@ -246,7 +246,7 @@ func (s *StepContext) endedError(cause error) error {
 		return &Error{Code: reason.Code, ErrorCode: reason.ErrorCode, Message: reason.Message, cause: cause}
 	}
 	if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
-		return clientError(codes.DeadlineExceeded, ErrDeadlineExceeded, cause, "step %d: not done by its deadline", s.step)
+		return clientError(codes.DeadlineExceeded, pb.ErrorCode_CLIENT_DEADLINE_EXCEEDED, cause, "step %d: not done by its deadline", s.step)
 	}
 	if cause != nil {
 		return cause
