@@ -180,7 +180,7 @@ func (c *Client) spec(name string) (spec, error) {
 	defer c.mu.Unlock()
 	sp, ok := c.specs[name]
 	if !ok {
-		return spec{}, clientError(codes.NotFound, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %s: not declared (InitParams declares the model's tensors)", name)
+		return spec{}, clientError(codes.NotFound, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %s: neither declared (InitParams) nor held by the shards (ListParams)", name)
 	}
 	return sp, nil
 }

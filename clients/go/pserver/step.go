@@ -80,54 +80,12 @@ func (s *StepContext) abort(reason *Error) {
 	s.cancel()
 }
 
-// GetParams reads whole tensors: their blocks are fetched from their shards in parallel (one call
-// per shard) and reassembled. The tensors must have been declared by InitParams.
-func (s *StepContext) GetParams(names ...string) (map[string]Tensor, error) {
-	out := map[string]Tensor{}
-	type place struct {
-		block, tensor string
-		offset        int
-	}
-	byShard := map[int][]place{}
-	for _, name := range names {
-		sp, err := s.client.spec(name)
-		if err != nil {
-			return nil, err
-		}
-		size := ElementSize(sp.elementType)
-		out[name] = Tensor{Type: sp.elementType, Shape: sp.shape, Data: make([]byte, sp.length*size)}
-		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
-			byShard[b.Shard] = append(byShard[b.Shard], place{b.Name, name, b.Start * size})
-		}
-	}
-	err := s.eachShard(shardsOf(byShard), func(shard int) error {
-		places := byShard[shard]
-		blocks := make([]string, len(places))
-		for i, p := range places {
-			blocks[i] = p.block
-		}
-		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
-			reply, err := s.client.calls.getParams(ctx, address, rc, blocks)
-			if err != nil {
-				return err
-			}
-			for i, param := range reply.GetParams() {
-				if i < len(places) {
-					copy(out[places[i].tensor].Data[places[i].offset:], param.GetContent())
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // SendGrads pushes the step's gradients: split into blocks and sent as one push per shard (in
 // parallel), each retried with the same step until it is known applied; a retry of a push that
-// was applied is acknowledged as a duplicate. Call it once per step.
+// was applied is acknowledged as a duplicate. Call it once per step. A gradient must fit its
+// tensor (element type, element count, and its shape if it has one: CLIENT_SHAPE_MISMATCH);
+// its shape is sent along and checked by the pserver too (PSERVER_SHAPE_MISMATCH). A tensor the
+// client does not know yet is learned from the shards first (ListParams).
 func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 	byShard := map[int][]*pb.Tensor{}
 	names := make([]string, 0, len(grads))
@@ -135,20 +93,24 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	if err := s.learnUnknown(names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		g := grads[name]
 		sp, err := s.client.spec(name)
 		if err != nil {
 			return err
 		}
-		if g.Type != sp.elementType || g.Len() != sp.length {
-			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil,
-				"gradient %s: %d elements of %s, the tensor has %d of %s", name, g.Len(), g.Type, sp.length, sp.elementType)
+		if err := checkGradient(name, g, sp); err != nil {
+			return err
 		}
 		size := ElementSize(g.Type)
 		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
+			// Every block carries the whole gradient's shape: the pserver checks it against the
+			// tensor's (a transposed gradient of the right count is refused, not applied).
 			byShard[b.Shard] = append(byShard[b.Shard], &pb.Tensor{
-				Name: b.Name, ElementType: g.Type, Content: g.Data[b.Start*size : b.End*size],
+				Name: b.Name, ElementType: g.Type, Shape: g.Shape, Content: g.Data[b.Start*size : b.End*size],
 			})
 		}
 	}
