@@ -30,7 +30,9 @@ type Options struct {
 	// StepTimeout is a step's deadline, all its runs, retries and waits for a served shard
 	// included (default 5 min): a step fails with ErrClientStepFailed only when it passes.
 	StepTimeout time.Duration
-	// MaxMessageBytes caps a gRPC message; bigger pushes are streamed (default 64 MiB).
+	// MaxMessageBytes caps a gRPC message (default 64 MiB): a pull is split into calls whose
+	// replies stay below half of it, a bigger push is streamed, and a block larger than it is
+	// CLIENT_MESSAGE_TOO_LARGE.
 	MaxMessageBytes int
 	// TLS connects to every master and pserver with TLS, with a client certificate for mutual
 	// TLS (nil: plaintext). LoadSecurity reads it from files.

@@ -216,9 +216,8 @@ func (s *StepContext) endedError(cause error) error {
 	return s.ctx.Err()
 }
 
-// backoff is exponential with full jitter: attempt 0 waits up to 50 ms, doubling up to 2 s.
-// backoff is exponential with full jitter, capped at 1 s so that a client waiting out a failover
-// notices within about a second that the shard serves again.
+// backoff is exponential with full jitter from 50 ms, capped at 1 s so that a client waiting
+// out a failover notices within about a second that the shard serves again.
 func backoff(attempt int) time.Duration {
 	max := 50 * time.Millisecond << uint(attempt)
 	if attempt > 5 || max > time.Second {
