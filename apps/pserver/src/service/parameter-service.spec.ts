@@ -511,6 +511,7 @@ describe('ParameterService', () => {
         name: 'w',
         elementType: 'ELEMENT_TYPE_FLOAT32' as const,
         offset,
+        shape: [],
         content: f32([1, 1]),
       });
       async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
@@ -727,6 +728,133 @@ describe('ParameterService', () => {
       expect(reply).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite: ['s'] });
       expect(shard.tensors.get('s')!.updates).toBe(0);
       expect(shard.tensors.get('w')!.updates).toBe(1);
+    });
+  });
+
+  describe('gradient shapes', () => {
+    /** `m` of shape [2, 2], `v` a flat vector of 3, `b@1` a block of a flat vector; SGD at rate 1. */
+    async function shaped() {
+      const { service, shard } = setup();
+      const sgd = { sgd: {}, learningRate: { base: 1 } };
+      for (const param of [
+        tensor('m', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3, 4]), [2, 2]),
+        tensor('v', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3])),
+        tensor('b@1', 'ELEMENT_TYPE_FLOAT32', f32([1, 2])),
+      ]) {
+        await service.initParam({ context: ctx(), param, optimizer: sgd } as never, context());
+      }
+      await service.finishInitParams({ context: ctx() }, context());
+      return { service, shard };
+    }
+    const grad = (name: string, values: number[], shape: number[]) =>
+      tensor(name, 'ELEMENT_TYPE_FLOAT32', f32(values), shape);
+
+    it("applies gradients whose shape is the tensor's, or empty, or 1-D for a flat vector", async () => {
+      const { service, shard } = await shaped();
+      await service.sendGrads(
+        push(1, [
+          grad('m', [1, 1, 1, 1], [2, 2]),
+          grad('v', [1, 1, 1], [3]),
+          grad('b@1', [1, 1], [6]),
+        ]),
+        context(),
+      );
+      await service.sendGrads(
+        push(2, [grad('m', [1, 1, 1, 1], []), grad('v', [1, 1, 1], []), grad('b@1', [1, 1], [])]),
+        context(),
+      );
+      expect(shard.tensors.get('m')!.updates).toBe(2);
+      expect(shard.tensors.get('v')!.updates).toBe(2);
+      expect(shard.tensors.get('b@1')!.updates).toBe(2);
+    });
+
+    it.each([
+      [
+        'a transposed shape',
+        grad('m', [1, 1, 1, 1], [4, 1]),
+        "gradient m: shape [4, 1], the parameter's shape is [2, 2]",
+      ],
+      [
+        'a flattened shape',
+        grad('m', [1, 1, 1, 1], [4]),
+        "gradient m: shape [4], the parameter's shape is [2, 2]",
+      ],
+      [
+        'more dimensions',
+        grad('m', [1, 1, 1, 1], [2, 2, 1]),
+        "shape [2, 2, 1], the parameter's shape is [2, 2]",
+      ],
+      [
+        'a 2-D shape for a flat vector',
+        grad('v', [1, 1, 1], [3, 1]),
+        "gradient v: shape [3, 1], the parameter's shape is a flat vector (empty or [3])",
+      ],
+      ['a 1-D shape of another length', grad('v', [1, 1, 1], [4]), 'gradient v: shape [4]'],
+      [
+        "a block's vector shorter than the block",
+        grad('b@1', [1, 1], [1]),
+        "gradient b@1: shape [1], the parameter's shape is a flat vector (empty or 1-D of at least 2 elements)",
+      ],
+      [
+        'a dimension beyond 2^53',
+        grad('m', [1, 1, 1, 1], [2 ** 64, 2]),
+        'shape [18446744073709552000, 2]',
+      ],
+    ])(
+      'refuses %s with PSERVER_SHAPE_MISMATCH and changes no byte',
+      async (_what, bad, message) => {
+        const { service, shard } = await shaped();
+        const before = snapshot(shard);
+        // A good gradient of another tensor first: the whole push is refused.
+        const good = bad.name === 'b@1' ? grad('v', [1, 1, 1], [3]) : grad('b@1', [1, 1], [2]);
+        await expect(service.sendGrads(push(1, [good, bad]), context())).rejects.toMatchObject({
+          code: 'PSERVER_SHAPE_MISMATCH',
+          message: expect.stringContaining(message),
+        });
+        expect(snapshot(shard)).toBe(before);
+      },
+    );
+
+    it("checks a streamed gradient's shape from its piece at offset 0, changing nothing when wrong", async () => {
+      const { service, shard } = await shaped();
+      const before = snapshot(shard);
+      const chunk = (offset: number, values: number[], shape: number[]) => ({
+        name: 'm',
+        elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+        offset,
+        shape,
+        content: f32(values),
+      });
+      async function* stream(
+        ...messages: SendGradsChunk__Output[]
+      ): AsyncIterable<SendGradsChunk__Output> {
+        yield* messages;
+      }
+      await expect(
+        service.sendGradsStream(
+          stream(
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])] },
+            { context: null, grads: [chunk(8, [1, 1], [])] },
+          ),
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_SHAPE_MISMATCH',
+        message: "gradient m: shape [4, 1], the parameter's shape is [2, 2]",
+      });
+      expect(snapshot(shard)).toBe(before);
+      expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+      // Later pieces' shapes are not read.
+      await expect(
+        service.sendGradsStream(
+          stream(
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])] },
+            { context: null, grads: [chunk(8, [1, 1], [9])] },
+          ),
+          context(),
+        ),
+      ).resolves.toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
+      expect(shard.tensors.get('m')!.updates).toBe(1);
     });
   });
 
