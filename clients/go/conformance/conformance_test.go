@@ -328,12 +328,8 @@ func TestBadInput(t *testing.T) {
 	ctx := testContext(t)
 	client := connect(t, ctx, c, "bad-input")
 	name := setup.Tensor.Name
-	bad := pserver.Float32s(setup.Values).WithShape(setup.Tensor.Shape...)
-	if err := client.InitParams(ctx, map[string]pserver.Tensor{name: bad}, optimizer(setup.Optimizer)); err != nil {
-		t.Fatal(err)
-	}
-	view := client.View()
-	for i, bad := range s.BadInput.Cases {
+	check := func(i int, view pserver.View) {
+		bad := s.BadInput.Cases[i]
 		var err error
 		var trailer metadata.MD
 		shard := pserver.ShardOf(bad.To, view.ShardCount)
@@ -362,10 +358,31 @@ func TestBadInput(t *testing.T) {
 		typed := pserver.FromError(err, trailer)
 		if typed == nil {
 			t.Errorf("%s: succeeded, want %s %s", bad.Name, bad.Code, bad.ErrorCode)
-			continue
+			return
 		}
 		if typed.Code != bad.Code || !errors.Is(typed, sentinelOf(t, bad.ErrorCode)) {
 			t.Errorf("%s: %s %s (%s), want %s %s", bad.Name, typed.Code, typed.ErrorCode, typed.Message, bad.Code, bad.ErrorCode)
+		}
+	}
+	// InitParam cases go before the setup: once the shards are initialized, every InitParam is
+	// PSERVER_ALREADY_INITIALIZED (FAILED_PRECONDITION), whatever it carries. An empty step
+	// waits for a complete view.
+	var before pserver.View
+	if err := client.Step(ctx, func(s *pserver.StepContext) error { before = s.View(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, bad := range s.BadInput.Cases {
+		if bad.RPC == "InitParam" {
+			check(i, before)
+		}
+	}
+	initial := pserver.Float32s(setup.Values).WithShape(setup.Tensor.Shape...)
+	if err := client.InitParams(ctx, map[string]pserver.Tensor{name: initial}, optimizer(setup.Optimizer)); err != nil {
+		t.Fatal(err)
+	}
+	for i, bad := range s.BadInput.Cases {
+		if bad.RPC != "InitParam" {
+			check(i, client.View())
 		}
 	}
 	// Through the client: a trainer that declared the tensor flat cannot tell a flattened
