@@ -80,11 +80,6 @@ func clientError(code codes.Code, errorCode pb.ErrorCode, cause error, format st
 	return &Error{Code: code, ErrorCode: errorCode, Message: fmt.Sprintf(format, args...), cause: cause}
 }
 
-// hasCode reports whether err is (or wraps) an *Error of code.
-func hasCode(err error, code pb.ErrorCode) bool {
-	return errors.Is(err, sentinel(code))
-}
-
 // FromError converts an error of a gRPC call (made by this package or by the raw stubs in
 // pserverpb) into an *Error, reading the facts from the call's trailers: pass
 // grpc.Trailer(&md) to a raw call and give md here. An *Error is returned as is; nil stays nil.
