@@ -53,16 +53,39 @@ func elementType(t *testing.T, name string) pb.ElementType {
 	return pb.ElementType(v)
 }
 
+// sgdAtRate1 is plain SGD that subtracts gradients as sent, for scenarios that name no optimizer:
+// plain SGD has no default learning rate.
+var sgdAtRate1 = &pb.OptimizerConfig{Algorithm: &pb.OptimizerConfig_Sgd{Sgd: &pb.Sgd{}}, LearningRate: &pb.LearningRate{Base: proto.Float64(1)}}
+
+// raw is a scenario's raw tensor in its proto form.
+func raw(t *testing.T, r *rawTensor) *pb.Tensor {
+	t.Helper()
+	return &pb.Tensor{Name: r.Name, ElementType: elementType(t, r.ElementType), Shape: r.Shape, Content: unhex(t, r.ContentHex)}
+}
+
 // optimizer turns the scenarios' optimizer (proto3 JSON names) into its proto form.
 func optimizer(o optimizerSpec) *pb.OptimizerConfig {
 	config := &pb.OptimizerConfig{}
 	if o.Sgd != nil {
 		config.Algorithm = &pb.OptimizerConfig_Sgd{Sgd: &pb.Sgd{}}
 	}
+	if o.Adam != nil {
+		config.Algorithm = &pb.OptimizerConfig_Adam{Adam: &pb.Adam{}}
+	}
 	if o.LearningRate != nil {
 		config.LearningRate = &pb.LearningRate{Base: proto.Float64(o.LearningRate.Base)}
 	}
 	return config
+}
+
+// sentinelOf is the client's sentinel error of an ErrorCode named in the scenarios.
+func sentinelOf(t *testing.T, name string) error {
+	t.Helper()
+	v, ok := pb.ErrorCode_value[name]
+	if !ok || v == 0 {
+		t.Fatalf("unknown error code %q", name)
+	}
+	return pserver.Sentinel(pb.ErrorCode(v))
 }
 
 func unhex(t *testing.T, s string) []byte {

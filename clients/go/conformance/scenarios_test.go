@@ -20,13 +20,23 @@ type settings struct {
 }
 
 type tensorSpec struct {
-	Name        string `json:"name"`
-	ElementType string `json:"elementType"`
-	Length      int    `json:"length"`
+	Name        string   `json:"name"`
+	ElementType string   `json:"elementType"`
+	Length      int      `json:"length"`
+	Shape       []uint64 `json:"shape"`
+}
+
+// rawTensor is a tensor as a raw call sends it.
+type rawTensor struct {
+	Name        string   `json:"name"`
+	ElementType string   `json:"elementType"`
+	Shape       []uint64 `json:"shape"`
+	ContentHex  string   `json:"contentHex"`
 }
 
 type optimizerSpec struct {
 	Sgd          *struct{} `json:"sgd"`
+	Adam         *struct{} `json:"adam"`
 	LearningRate *struct {
 		Base float64 `json:"base"`
 	} `json:"learningRate"`
@@ -94,21 +104,46 @@ type scenarios struct {
 			Optimizer optimizerSpec `json:"optimizer"`
 		} `json:"setup"`
 		Cases []struct {
-			Name string `json:"name"`
-			RPC  string `json:"rpc"`
-			To   string `json:"to"`
-			Grad *struct {
-				Name        string `json:"name"`
-				ElementType string `json:"elementType"`
-				ContentHex  string `json:"contentHex"`
-			} `json:"grad"`
-			Names   []string        `json:"names"`
-			Request json.RawMessage `json:"request"`
+			Name      string          `json:"name"`
+			RPC       string          `json:"rpc"`
+			To        string          `json:"to"`
+			Grad      *rawTensor      `json:"grad"`
+			Param     *rawTensor      `json:"param"`
+			Optimizer *optimizerSpec  `json:"optimizer"`
+			Names     []string        `json:"names"`
+			Request   json.RawMessage `json:"request"`
 			// Code is a gRPC status name such as "INVALID_ARGUMENT" (codes.Code reads those).
 			Code      codes.Code `json:"code"`
 			ErrorCode string     `json:"errorCode"`
 		} `json:"cases"`
 	} `json:"badInput"`
+	DefaultLearningRate struct {
+		Tensor    tensorSpec    `json:"tensor"`
+		Values    []float32     `json:"values"`
+		Optimizer optimizerSpec `json:"optimizer"`
+		Gradient  []float32     `json:"gradient"`
+		Expect    struct {
+			After              float64 `json:"after"`
+			Tolerance          float64 `json:"tolerance"`
+			ListedLearningRate float64 `json:"listedLearningRate"`
+		} `json:"expect"`
+	} `json:"defaultLearningRate"`
+	Attach struct {
+		Tensors []struct {
+			Name        string    `json:"name"`
+			ElementType string    `json:"elementType"`
+			Shape       []uint64  `json:"shape"`
+			Values      []float64 `json:"values"`
+		} `json:"tensors"`
+		Optimizer optimizerSpec `json:"optimizer"`
+		Expect    struct {
+			Listed map[string]struct {
+				ElementType  string   `json:"elementType"`
+				Shape        []uint64 `json:"shape"`
+				LearningRate float64  `json:"learningRate"`
+			} `json:"listed"`
+		} `json:"expect"`
+	} `json:"attach"`
 }
 
 func loadScenarios(t *testing.T) scenarios {

@@ -3,13 +3,10 @@
 package conformance
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +69,7 @@ func TestSecurity(t *testing.T) {
 		expectFloat32s(t, "w after the push", readFloat32s(t, ctx, client, "w"), want)
 	}
 	// refusedAtConnect expects Connect to fail with this gRPC status and pserver-error-code.
-	refusedAtConnect := func(t *testing.T, opts pserver.Options, code codes.Code, errorCode string) {
+	refusedAtConnect := func(t *testing.T, opts pserver.Options, code codes.Code, errorCode error) {
 		opts.CallTimeout = 10 * time.Second
 		client, err := pserver.Connect(ctx, opts)
 		if client != nil {
@@ -115,17 +112,17 @@ func TestSecurity(t *testing.T) {
 	})
 	t.Run("a wrong token is refused unauthenticated", func(t *testing.T) {
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: certs.tls(t, "", ""), Token: strings.Repeat("0", 64)},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("a call without credentials is refused unauthenticated", func(t *testing.T) {
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: certs.tls(t, "", "")},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("a certificate of another CA is refused unauthenticated", func(t *testing.T) {
 		outsider := certs.tls(t, "", "")
 		outsider.Cert, outsider.Key = certs.read(t, "other-ca/outsider.pem"), certs.read(t, "other-ca/outsider.key")
 		refusedAtConnect(t, pserver.Options{Pservers: []string{byName}, TLS: outsider},
-			codes.Unauthenticated, "AUTH_UNAUTHENTICATED")
+			codes.Unauthenticated, pserver.ErrAuthUnauthenticated)
 	})
 	t.Run("only an admin may save a checkpoint", func(t *testing.T) {
 		save := func(client string) (*pb.SaveCheckpointResponse, error) {
@@ -140,7 +137,7 @@ func TestSecurity(t *testing.T) {
 			return reply, nil
 		}
 		_, err := save("trainer")
-		expectRefusal(t, err, codes.PermissionDenied, "AUTH_PERMISSION_DENIED")
+		expectRefusal(t, err, codes.PermissionDenied, pserver.ErrAuthPermissionDenied)
 		saved, err := save("admin")
 		if err != nil {
 			t.Fatalf("SaveCheckpoint as admin: %v", err)
@@ -160,19 +157,19 @@ func TestSecurity(t *testing.T) {
 			if client != nil {
 				client.Close()
 			}
-			var e *pserver.Error
-			if !errors.As(err, &e) || e.ErrorCode != pserver.ErrInvalidSecurity {
-				t.Fatalf("Connect(%+v) = %v, want %s", opts, err, pserver.ErrInvalidSecurity)
+			if !errors.Is(err, pserver.ErrClientInvalidSecurity) {
+				t.Fatalf("Connect(%+v) = %v, want %s", opts, err, pserver.ErrClientInvalidSecurity)
 			}
 		}
 	})
 }
 
-// expectRefusal expects err to be the client's *Error with this status and pserver-error-code.
-func expectRefusal(t *testing.T, err error, code codes.Code, errorCode string) {
+// expectRefusal expects err to be the client's *Error with this status and pserver-error-code
+// (errorCode is its sentinel).
+func expectRefusal(t *testing.T, err error, code codes.Code, errorCode error) {
 	t.Helper()
 	var e *pserver.Error
-	if !errors.As(err, &e) || e.Code != code || e.ErrorCode != errorCode || !pserver.IsRefused(e) {
+	if !errors.As(err, &e) || e.Code != code || !errors.Is(err, errorCode) || !pserver.IsRefused(e) {
 		t.Fatalf("got %v, want %s (%s)", err, errorCode, code)
 	}
 }
@@ -252,80 +249,11 @@ func dialSecure(t *testing.T, address string, options *pserver.TLSOptions, token
 	return conn
 }
 
-// startSecurePserver starts a standalone pserver (dist/apps/pserver/main.js, which the
-// integration target builds) serving mutual TLS with the certificates' --auth-config, and
-// returns its port. It runs with --exit-on-stdin-close: cleanup closes its stdin and waits,
-// killing it by PID if it has not exited, and it exits too if this process dies.
+// startSecurePserver starts a standalone pserver serving mutual TLS with the certificates'
+// --auth-config, and returns its port.
 func startSecurePserver(t *testing.T, c *certificates) string {
 	t.Helper()
-	main := filepath.Join(repoRoot, "dist", "apps", "pserver", "main.js")
-	if _, err := os.Stat(main); err != nil {
-		t.Fatalf("%s is missing: run `npx nx build pserver` (the integration target does): %v", main, err)
-	}
-	cmd := exec.Command("node", main, "--port", "0", "--checkpoint-dir", c.path("checkpoints"),
-		"--log-format", "json", "--exit-on-stdin-close",
+	return startPserver(t, c.path("pserver.log"), "--checkpoint-dir", c.path("checkpoints"),
 		"--tls-cert", c.path("server.pem"), "--tls-key", c.path("server.key"),
 		"--tls-client-ca", c.path("ca.pem"), "--auth-config", c.path("auth.json"))
-	log, err := os.Create(c.path("pserver.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	listening := make(chan string, 1)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer close(listening)
-		scanner := bufio.NewScanner(io.TeeReader(stdout, log))
-		scanner.Buffer(make([]byte, 1<<20), 1<<20)
-		for scanner.Scan() {
-			var entry struct {
-				Msg     string `json:"msg"`
-				Address string `json:"address"`
-			}
-			if json.Unmarshal(scanner.Bytes(), &entry) == nil && entry.Msg == "listening" {
-				select {
-				case listening <- entry.Address:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan error, 1)
-		go func() { <-read; done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("the pserver exited: %v (log: %s)", err, log.Name())
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("the pserver did not stop within 30 s of its stdin closing; killed it")
-		}
-		_ = log.Close()
-	})
-	select {
-	case address, ok := <-listening:
-		if !ok {
-			t.Fatalf("the pserver exited before listening; see %s", log.Name())
-		}
-		return address[strings.LastIndex(address, ":")+1:]
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the pserver did not listen within 60 s; see %s", log.Name())
-	}
-	return ""
 }

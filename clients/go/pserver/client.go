@@ -28,15 +28,17 @@ type Options struct {
 	// CallTimeout is each call's deadline (default 30 s; master calls 10 s).
 	CallTimeout time.Duration
 	// StepTimeout is a step's deadline, all its runs, retries and waits for a served shard
-	// included (default 5 min): a step fails with ErrStepFailed only when it passes.
+	// included (default 5 min): a step fails with ErrClientStepFailed only when it passes.
 	StepTimeout time.Duration
-	// MaxMessageBytes caps a gRPC message; bigger pushes are streamed (default 64 MiB).
+	// MaxMessageBytes caps a gRPC message (default 64 MiB): a pull is split into calls whose
+	// replies stay below half of it, a bigger push is streamed, and a block larger than it is
+	// CLIENT_MESSAGE_TOO_LARGE.
 	MaxMessageBytes int
 	// TLS connects to every master and pserver with TLS, with a client certificate for mutual
 	// TLS (nil: plaintext). LoadSecurity reads it from files.
 	TLS *TLSOptions
 	// Token is sent as `authorization: Bearer <token>` with every call. It needs TLS: Connect
-	// refuses a token without it (ErrInvalidSecurity).
+	// refuses a token without it (ErrClientInvalidSecurity).
 	Token string
 }
 
@@ -104,7 +106,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return c, nil
 	}
 	if len(opts.Pservers) == 0 {
-		return nil, clientError(codes.InvalidArgument, ErrNoMaster, nil, "connect: give master addresses or pserver addresses")
+		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_NO_MASTER, nil, "connect: give master addresses or pserver addresses")
 	}
 	shards := make([]ShardRoute, len(opts.Pservers))
 	for i, address := range opts.Pservers {
@@ -180,7 +182,7 @@ func (c *Client) spec(name string) (spec, error) {
 	defer c.mu.Unlock()
 	sp, ok := c.specs[name]
 	if !ok {
-		return spec{}, clientError(codes.NotFound, ErrUnknownTensor, nil, "tensor %s: not declared (InitParams declares the model's tensors)", name)
+		return spec{}, clientError(codes.NotFound, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %s: neither declared (InitParams) nor held by the shards (ListParams)", name)
 	}
 	return sp, nil
 }
@@ -190,7 +192,7 @@ func (c *Client) spec(name string) (spec, error) {
 // stamped with them. If the view changes under the step (a shard replaced, an epoch moved), fn
 // runs again after a short jittered backoff with a fresh context and the same identity, so shards
 // that already applied its push acknowledge it as a duplicate. Each run waits until every shard
-// is served. Step fails with ErrStepFailed only when the step's deadline (StepTimeout) passes;
+// is served. Step fails with ErrClientStepFailed only when the step's deadline (StepTimeout) passes;
 // errors that waiting cannot change are returned as they come. fn must return the context's
 // errors (or wrap them) for this to work.
 func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
@@ -222,7 +224,7 @@ func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
 		if err == nil {
 			return nil
 		}
-		if !(IsStaleView(err) || pastDeadline) || ctx.Err() != nil || c.isClosed() {
+		if !(IsStale(err) || pastDeadline) || ctx.Err() != nil || c.isClosed() {
 			return err
 		}
 		last = err
@@ -238,14 +240,14 @@ func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
 			last = err
 		}
 	}
-	return clientError(codes.DeadlineExceeded, ErrStepFailed, last, "step %d: not done within %s (%d runs; last: %v)", id.step, c.opts.StepTimeout, run, last)
+	return clientError(codes.DeadlineExceeded, pb.ErrorCode_CLIENT_STEP_FAILED, last, "step %d: not done within %s (%d runs; last: %v)", id.step, c.opts.StepTimeout, run, last)
 }
 
 func (c *Client) begin(ctx context.Context, id stepIdentity, deadline time.Time) (*StepContext, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+		return nil, clientError(codes.Canceled, pb.ErrorCode_CLIENT_CLOSED, nil, "the client was closed")
 	}
 	sc := newStepContext(ctx, c, c.view, id, deadline)
 	c.contexts[sc] = struct{}{}
@@ -277,7 +279,7 @@ func (c *Client) GetParams(ctx context.Context, names ...string) (map[string]Ten
 }
 
 // Close ends the session (the master frees this trainer's tasks at once) and closes every
-// connection. Steps in flight end with ErrClosed.
+// connection. Steps in flight end with ErrClientClosed.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if c.closed {
@@ -285,7 +287,7 @@ func (c *Client) Close() {
 		return
 	}
 	c.closed = true
-	reason := clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+	reason := clientError(codes.Canceled, pb.ErrorCode_CLIENT_CLOSED, nil, "the client was closed")
 	for sc := range c.contexts {
 		sc.abort(reason)
 	}
@@ -333,8 +335,7 @@ func (c *Client) keepSessionAlive(ttl time.Duration) {
 			_, err := m.KeepAlive(ctx, &pb.KeepAliveRequest{TrainerId: id}, o...)
 			return err
 		})
-		var e *Error
-		if errors.As(err, &e) && e.ErrorCode == "MASTER_SESSION_EXPIRED" {
+		if errors.Is(err, ErrMasterSessionExpired) {
 			if registered, err := c.register(c.background); err == nil {
 				c.mu.Lock()
 				c.trainerID = registered.GetTrainerId()
@@ -402,7 +403,7 @@ func (c *Client) applyView(next View) {
 	changed := changedShards(c.view, next)
 	c.view = next
 	if len(changed) > 0 {
-		reason := clientError(codes.Aborted, ErrStaleView, nil, "shards %v changed", changed)
+		reason := clientError(codes.Aborted, pb.ErrorCode_CLIENT_STALE_VIEW, nil, "shards %v changed", changed)
 		for sc := range c.contexts {
 			sc.abort(reason)
 		}
@@ -435,7 +436,7 @@ func (c *Client) waitForCompleteView(ctx context.Context, deadline time.Time) (b
 			return false, ctx.Err()
 		case <-c.background.Done():
 			timer.Stop()
-			return false, clientError(codes.Canceled, ErrClosed, nil, "the client was closed")
+			return false, clientError(codes.Canceled, pb.ErrorCode_CLIENT_CLOSED, nil, "the client was closed")
 		case <-moved:
 		case <-timer.C:
 			// No news: ask, in case the watch is between leaders.

@@ -6,34 +6,22 @@ import (
 	"fmt"
 	"strconv"
 
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
-// Error codes of the client itself (Error.ErrorCode); server codes come from the
-// `pserver-error-code` trailer.
-const (
-	ErrStaleView        = "CLIENT_STALE_VIEW"
-	ErrNoMaster         = "CLIENT_NO_MASTER"
-	ErrStepFailed       = "CLIENT_STEP_FAILED"
-	ErrDeadlineExceeded = "CLIENT_DEADLINE_EXCEEDED"
-	ErrClosed           = "CLIENT_CLOSED"
-	ErrUnknownTensor    = "CLIENT_UNKNOWN_TENSOR"
-	ErrNotAFileTask     = "CLIENT_NOT_A_FILE_TASK"
-	// ErrInvalidSecurity: TLS and token options that cannot work (a token without TLS, a
-	// certificate without its key, a file that cannot be read). Nothing was dialled.
-	ErrInvalidSecurity = "CLIENT_INVALID_SECURITY"
-)
-
 // Error is every error the client returns for a failed call or a condition of its own. Callers
-// branch on ErrorCode (the server's `pserver-error-code` trailer, or a CLIENT_* code), never on
-// the message.
+// branch on ErrorCode (the server's `pserver-error-code` trailer, or a CLIENT_* code of the
+// contract's enum) with errors.Is and the sentinels (errors.Is(err, ErrStaleEpoch)), or with the
+// predicates IsRetryable, IsStale, IsRefused and IsShardUnavailable; never on the message.
 type Error struct {
 	// Code is the gRPC status of a server error; for the client's own errors a close match.
 	Code codes.Code
-	// ErrorCode is the domain code: the `pserver-error-code` trailer, or a CLIENT_* constant.
-	ErrorCode string
+	// ErrorCode is the domain code: the `pserver-error-code` trailer, or a CLIENT_* code.
+	// ERROR_CODE_UNSPECIFIED when the status came without one (from gRPC itself, a proxy).
+	ErrorCode pb.ErrorCode
 	Message   string
 	// ShardEpoch is the shard's current epoch from the `pserver-shard-epoch` trailer (ABORTED).
 	ShardEpoch uint64
@@ -43,20 +31,52 @@ type Error struct {
 	RetryAfterMs uint64
 	// Server is true when the error came from a server (a gRPC status), false for the client's own.
 	Server bool
-	cause  error
+	// codeName is the trailer as sent: a code newer than this client's enum leaves ErrorCode
+	// unspecified, yet it is a domain code.
+	codeName string
+	cause    error
 }
 
 func (e *Error) Error() string {
-	if e.ErrorCode != "" {
-		return fmt.Sprintf("%s (%s): %s", e.ErrorCode, e.Code, e.Message)
+	if name := e.codeText(); name != "" {
+		return fmt.Sprintf("%s (%s): %s", name, e.Code, e.Message)
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
 
+// codeText is the domain code's name, "" without one.
+func (e *Error) codeText() string {
+	if e.ErrorCode != pb.ErrorCode_ERROR_CODE_UNSPECIFIED {
+		return e.ErrorCode.String()
+	}
+	return e.codeName
+}
+
+// hasDomainCode reports whether the error carries a domain code, known to this client or not.
+func (e *Error) hasDomainCode() bool { return e.codeText() != "" }
+
 // Unwrap gives the cause of a client error (the last server error of a failed step, say).
 func (e *Error) Unwrap() error { return e.cause }
 
-func clientError(code codes.Code, errorCode string, cause error, format string, args ...interface{}) *Error {
+// Is reports whether target is the sentinel of e's ErrorCode (ErrStaleEpoch for
+// PSERVER_STALE_EPOCH, …), so that errors.Is(err, ErrStaleEpoch) finds the code anywhere in a
+// chain of wrapped errors.
+func (e *Error) Is(target error) bool {
+	s, ok := target.(sentinel)
+	return ok && e.ErrorCode != pb.ErrorCode_ERROR_CODE_UNSPECIFIED && pb.ErrorCode(s) == e.ErrorCode
+}
+
+// sentinel is the error value of one ErrorCode (error_codes.go declares one per code); an *Error
+// matches it by code (Error.Is).
+type sentinel pb.ErrorCode
+
+func (s sentinel) Error() string { return pb.ErrorCode(s).String() }
+
+// Sentinel is the sentinel error of code, for code-driven checks: errors.Is(err,
+// Sentinel(pb.ErrorCode_PSERVER_STALE_EPOCH)) is errors.Is(err, ErrStaleEpoch).
+func Sentinel(code pb.ErrorCode) error { return sentinel(code) }
+
+func clientError(code codes.Code, errorCode pb.ErrorCode, cause error, format string, args ...interface{}) *Error {
 	return &Error{Code: code, ErrorCode: errorCode, Message: fmt.Sprintf(format, args...), cause: cause}
 }
 
@@ -81,7 +101,8 @@ func FromError(err error, trailers ...metadata.MD) *Error {
 	out := &Error{Code: st.Code(), Message: st.Message(), Server: true, cause: err}
 	md := metadata.Join(trailers...)
 	if v := md.Get("pserver-error-code"); len(v) > 0 {
-		out.ErrorCode = v[0]
+		out.codeName = v[0]
+		out.ErrorCode = pb.ErrorCode(pb.ErrorCode_value[v[0]])
 	}
 	if v := md.Get("pserver-leader"); len(v) > 0 {
 		out.Leader = v[0]
@@ -92,34 +113,43 @@ func FromError(err error, trailers ...metadata.MD) *Error {
 	if v := md.Get("pserver-retry-after-ms"); len(v) > 0 {
 		out.RetryAfterMs, _ = strconv.ParseUint(v[0], 10, 64)
 	}
+	if out.Code == codes.ResourceExhausted && !out.hasDomainCode() {
+		// gRPC's own: a message over a size limit, on this side or the server's. Sending it
+		// again changes nothing, so it is not retried like a busy server.
+		return &Error{Code: codes.ResourceExhausted, ErrorCode: pb.ErrorCode_CLIENT_MESSAGE_TOO_LARGE, cause: err,
+			Message: fmt.Sprintf("a message over gRPC's size limit (%s): raise Options.MaxMessageBytes and the server's "+
+				"--max-message-mb, or lower the block size so that every block fits in a message", st.Message())}
+	}
 	return out
 }
 
-// IsStaleView reports whether err means the view a step was computed under is stale: the
-// shard's epoch moved (ABORTED), the pserver at that address serves another index, or the client
-// ended the step when a new view came. Step then runs the step again with the same identity.
-func IsStaleView(err error) bool {
+// IsStale reports whether err means the view a step was computed under is stale: the shard's
+// epoch moved (ABORTED, PSERVER_STALE_EPOCH), the pserver at that address serves another index
+// (PSERVER_WRONG_SHARD), or the client ended the step when a new view came (CLIENT_STALE_VIEW).
+// Step then runs the step again with the same identity.
+func IsStale(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
 	}
 	if !e.Server {
-		return e.ErrorCode == ErrStaleView
+		return e.ErrorCode == pb.ErrorCode_CLIENT_STALE_VIEW
 	}
-	return e.Code == codes.Aborted || e.ErrorCode == "PSERVER_WRONG_SHARD"
+	return e.Code == codes.Aborted || e.ErrorCode == pb.ErrorCode_PSERVER_WRONG_SHARD
 }
 
-// isShardUnavailable reports whether the shard is not served at that address right now: its
-// pserver is recovering it, was fenced or is shutting down, and nothing was applied. The call is
-// retried after a backoff: either the pserver starts serving (same epoch) or the master publishes
-// a new assignment, which ends the step's context. Not a new view in itself.
-func isShardUnavailable(err error) bool {
+// IsShardUnavailable reports whether the shard is not served at that address right now: its
+// pserver is recovering it (PSERVER_NOT_SERVING), was fenced (PSERVER_FENCED) or is shutting
+// down (PSERVER_SHUTTING_DOWN), and nothing was applied. Step retries the call after a backoff:
+// either the pserver starts serving (same epoch) or the master publishes a new assignment, which
+// ends the step's context. Not a new view in itself.
+func IsShardUnavailable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) || !e.Server {
 		return false
 	}
 	switch e.ErrorCode {
-	case "PSERVER_NOT_SERVING", "PSERVER_FENCED", "PSERVER_SHUTTING_DOWN":
+	case pb.ErrorCode_PSERVER_NOT_SERVING, pb.ErrorCode_PSERVER_FENCED, pb.ErrorCode_PSERVER_SHUTTING_DOWN:
 		return true
 	}
 	return false
@@ -137,18 +167,22 @@ func IsRefused(err error) bool {
 	return e.Code == codes.Unauthenticated || e.Code == codes.PermissionDenied
 }
 
-// isRetryable reports whether a call's outcome is unknown (it may or may not have been applied),
-// or the server asked to be called again later: the call is retried as is.
-func isRetryable(err error) bool {
+// IsRetryable reports whether a server call's outcome is unknown (it may or may not have been
+// applied) or the trouble is transient, so the same call may be sent again: UNAVAILABLE,
+// DEADLINE_EXCEEDED, CANCELLED or INTERNAL without a domain code (a domain code is the server's
+// considered answer; DEADLINE_EXCEEDED and CANCELLED are the codes of those statuses), and
+// RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE: wait for
+// `pserver-retry-after-ms`). gRPC's own RESOURCE_EXHAUSTED, without a code, is a message over
+// the size limit: CLIENT_MESSAGE_TOO_LARGE, not retryable.
+func IsRetryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) || !e.Server {
 		return false
 	}
 	if e.Code == codes.ResourceExhausted {
-		return true
+		return e.hasDomainCode()
 	}
-	// A domain code is the server's considered answer, not an unknown outcome.
-	if e.ErrorCode != "" && e.ErrorCode != "DEADLINE_EXCEEDED" && e.ErrorCode != "CANCELLED" {
+	if e.hasDomainCode() && e.ErrorCode != pb.ErrorCode_DEADLINE_EXCEEDED && e.ErrorCode != pb.ErrorCode_CANCELLED {
 		return false
 	}
 	switch e.Code {

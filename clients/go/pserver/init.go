@@ -13,9 +13,13 @@ import (
 
 // InitParams declares the model's tensors and, if this trainer is the one chosen to (the
 // master's init election, or standalone unless Options.NotInitializer), writes them to the
-// pservers with optimizer (nil: the pserver's default, plain SGD at rate 1); other trainers wait
-// until the parameters are initialized. Integer tensors are stored, not optimized, and get no
-// optimizer. "Already initialized" is success. Every trainer calls it with the same tensors.
+// pservers with optimizer; other trainers wait until the parameters are initialized. An unset
+// learning rate is the rule's PyTorch default (Adam and AdamW 1e-3, Adagrad and RMSProp 1e-2,
+// Adadelta 1.0); plain SGD (nil or an empty config included) has none, so float tensors need
+// LearningRate.Base with it, or InitParam fails with OPTIMIZER_INVALID_CONFIG. Integer tensors
+// are stored, not optimized, and get no optimizer. A tensor's Shape, if given, must hold its
+// elements (CLIENT_SHAPE_MISMATCH). "Already initialized" is success. Every trainer calls it with
+// the same tensors.
 func (c *Client) InitParams(ctx context.Context, tensors map[string]Tensor, optimizer *pb.OptimizerConfig) error {
 	return c.InitParamsWith(ctx, tensors, func(string) *pb.OptimizerConfig { return optimizer })
 }
@@ -26,11 +30,11 @@ func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, 
 	for name, t := range tensors {
 		if strings.Contains(name, "@") || name == "" {
 			c.mu.Unlock()
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil, "tensor %q: empty, or holds '@' (block names only)", name)
+			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "tensor %q: empty, or holds '@' (block names only)", name)
 		}
-		if ElementSize(t.Type) == 0 || len(t.Data)%ElementSize(t.Type) != 0 {
+		if err := checkShape("tensor", name, t); err != nil {
 			c.mu.Unlock()
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil, "tensor %s: %d bytes of %s", name, len(t.Data), t.Type)
+			return err
 		}
 		c.specs[name] = spec{elementType: t.Type, length: t.Len(), shape: t.Shape}
 	}
@@ -114,8 +118,7 @@ func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, confi
 }
 
 func ignoreAlreadyInitialized(err error) error {
-	var e *Error
-	if errors.As(err, &e) && e.ErrorCode == "PSERVER_ALREADY_INITIALIZED" {
+	if errors.Is(err, ErrAlreadyInitialized) {
 		return nil
 	}
 	return err

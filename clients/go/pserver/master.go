@@ -66,7 +66,7 @@ func (m *masterLink) call(ctx context.Context, fn func(context.Context, pb.Maste
 			}
 		}
 	}
-	return clientError(codes.Unavailable, ErrNoMaster, last, "no master answered within %s (%v)", m.timeout, m.addresses)
+	return clientError(codes.Unavailable, pb.ErrorCode_CLIENT_NO_MASTER, last, "no master answered within %s (%v)", m.timeout, m.addresses)
 }
 
 // moveOn switches to the leader a follower named, or else to the next replica.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -42,7 +43,7 @@ type SecurityFiles struct {
 //
 // TLS is nil unless a CA, certificate, key or server name is given; the token is the file's
 // content with surrounding whitespace trimmed. A file that cannot be read is an *Error
-// (ErrInvalidSecurity) naming it.
+// (ErrClientInvalidSecurity) naming it.
 func LoadSecurity(files SecurityFiles) (*TLSOptions, string, error) {
 	read := func(what, path string) ([]byte, error) {
 		if path == "" {
@@ -50,7 +51,7 @@ func LoadSecurity(files SecurityFiles) (*TLSOptions, string, error) {
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, err, "%s %s: %v", what, path, err)
+			return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, err, "%s %s: %v", what, path, err)
 		}
 		return b, nil
 	}
@@ -77,16 +78,16 @@ func LoadSecurity(files SecurityFiles) (*TLSOptions, string, error) {
 
 // DialOptions are the gRPC dial options of these security settings: the client dials every
 // master and pserver with them, and raw stubs (pserverpb) can too. A token needs TLS: a token
-// sent in plaintext can be read off the network and replayed, so it is refused (ErrInvalidSecurity)
+// sent in plaintext can be read off the network and replayed, so it is refused (ErrClientInvalidSecurity)
 // before anything is dialled.
 func DialOptions(options *TLSOptions, token string) ([]grpc.DialOption, error) {
 	token = strings.TrimSpace(token)
 	if token != "" && options == nil {
-		return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, nil,
+		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, nil,
 			"a bearer token needs TLS: set TLS too (a token sent in plaintext can be read and replayed)")
 	}
 	if strings.IndexFunc(token, unicode.IsSpace) >= 0 {
-		return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, nil, "the bearer token contains whitespace")
+		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, nil, "the bearer token contains whitespace")
 	}
 	if options == nil {
 		return []grpc.DialOption{grpc.WithInsecure()}, nil
@@ -95,16 +96,16 @@ func DialOptions(options *TLSOptions, token string) ([]grpc.DialOption, error) {
 	if options.CA != nil {
 		config.RootCAs = x509.NewCertPool()
 		if !config.RootCAs.AppendCertsFromPEM(options.CA) {
-			return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, nil, "TLS.CA: no PEM certificate in it")
+			return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, nil, "TLS.CA: no PEM certificate in it")
 		}
 	}
 	if (options.Cert == nil) != (options.Key == nil) {
-		return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, nil, "TLS.Cert and TLS.Key go together (mutual TLS needs both)")
+		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, nil, "TLS.Cert and TLS.Key go together (mutual TLS needs both)")
 	}
 	if options.Cert != nil {
 		pair, err := tls.X509KeyPair(options.Cert, options.Key)
 		if err != nil {
-			return nil, clientError(codes.InvalidArgument, ErrInvalidSecurity, err, "TLS.Cert and TLS.Key: %v", err)
+			return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, err, "TLS.Cert and TLS.Key: %v", err)
 		}
 		config.Certificates = []tls.Certificate{pair}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
 	"google.golang.org/grpc/codes"
 )
 
@@ -47,8 +48,8 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 func expectInvalidSecurity(t *testing.T, what string, err error) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) || e.ErrorCode != ErrInvalidSecurity || e.Code != codes.InvalidArgument {
-		t.Fatalf("%s: got %v, want an *Error with %s", what, err, ErrInvalidSecurity)
+	if !errors.As(err, &e) || !errors.Is(err, ErrClientInvalidSecurity) || e.Code != codes.InvalidArgument {
+		t.Fatalf("%s: got %v, want an *Error with %s", what, err, ErrClientInvalidSecurity)
 	}
 }
 
@@ -130,16 +131,16 @@ func TestTheBearerTokenNeedsTLS(t *testing.T) {
 }
 
 func TestRefusalsAreFinal(t *testing.T) {
-	for code, errorCode := range map[codes.Code]string{
-		codes.Unauthenticated:  "AUTH_UNAUTHENTICATED",
-		codes.PermissionDenied: "AUTH_PERMISSION_DENIED",
+	for code, errorCode := range map[codes.Code]pb.ErrorCode{
+		codes.Unauthenticated:  pb.ErrorCode_AUTH_UNAUTHENTICATED,
+		codes.PermissionDenied: pb.ErrorCode_AUTH_PERMISSION_DENIED,
 	} {
 		e := &Error{Code: code, ErrorCode: errorCode, Server: true}
-		if !IsRefused(e) || isRetryable(e) || IsStaleView(e) {
-			t.Fatalf("%s: refused %v, retryable %v, stale %v", code, IsRefused(e), isRetryable(e), IsStaleView(e))
+		if !IsRefused(e) || IsRetryable(e) || IsStale(e) {
+			t.Fatalf("%s: refused %v, retryable %v, stale %v", code, IsRefused(e), IsRetryable(e), IsStale(e))
 		}
 	}
-	if IsRefused(&Error{Code: codes.Unavailable, Server: true}) || IsRefused(clientError(codes.InvalidArgument, ErrInvalidSecurity, nil, "x")) {
+	if IsRefused(&Error{Code: codes.Unavailable, Server: true}) || IsRefused(clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_SECURITY, nil, "x")) {
 		t.Fatal("only a server's UNAUTHENTICATED or PERMISSION_DENIED is a refusal")
 	}
 }

@@ -63,12 +63,20 @@ func (s *shardCalls) getParams(ctx context.Context, address string, rc *pb.Reque
 	return reply, err
 }
 
+func (s *shardCalls) listParams(ctx context.Context, address string, rc *pb.RequestContext) (reply *pb.ListParamsResponse, err error) {
+	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		reply, err = c.ListParams(ctx, &pb.ListParamsRequest{Context: rc}, o...)
+		return err
+	})
+	return reply, err
+}
+
 // sendGrads makes one push: unary when it fits in a message, else streamed in pieces (which the
 // pserver applies all or nothing when the stream is half-closed).
 func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor) (reply *pb.SendGradsResponse, err error) {
 	bytes := 1024
 	for _, g := range grads {
-		bytes += len(g.Content) + 64
+		bytes += len(g.Content) + len(g.Name) + 16*len(g.Shape) + 64
 	}
 	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
 		if bytes < s.maxMessageBytes {
@@ -81,21 +89,36 @@ func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.Reque
 	return reply, err
 }
 
+// chunkBytes is the content of one streamed piece: streamChunkBytes, and at most a quarter of
+// the message limit, so that a piece with its header always fits.
+func (s *shardCalls) chunkBytes() int {
+	if n := s.maxMessageBytes / 4; n < s.streamChunkBytes {
+		if n < 1 {
+			return 1
+		}
+		return n
+	}
+	return s.streamChunkBytes
+}
+
 func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
 	stream, err := c.SendGradsStream(ctx, o...)
 	if err != nil {
 		return nil, err
 	}
 	first := rc
+	chunkBytes := s.chunkBytes()
 	for _, g := range grads {
-		for offset := 0; offset < len(g.Content) || offset == 0; offset += s.streamChunkBytes {
-			end := offset + s.streamChunkBytes
+		for offset := 0; offset < len(g.Content) || offset == 0; offset += chunkBytes {
+			end := offset + chunkBytes
 			if end > len(g.Content) {
 				end = len(g.Content)
 			}
-			chunk := &pb.SendGradsChunk{Context: first, Grads: []*pb.GradientChunk{{
-				Name: g.Name, ElementType: g.ElementType, Offset: uint64(offset), Content: g.Content[offset:end],
-			}}}
+			piece := &pb.GradientChunk{Name: g.Name, ElementType: g.ElementType, Offset: uint64(offset), Content: g.Content[offset:end]}
+			if offset == 0 {
+				piece.Shape = g.Shape // read from the piece at offset 0 only
+			}
+			chunk := &pb.SendGradsChunk{Context: first, Grads: []*pb.GradientChunk{piece}}
 			first = nil
 			if err := stream.Send(chunk); err != nil {
 				// The server ended the stream: its status comes from CloseAndRecv.

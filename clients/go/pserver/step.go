@@ -80,54 +80,12 @@ func (s *StepContext) abort(reason *Error) {
 	s.cancel()
 }
 
-// GetParams reads whole tensors: their blocks are fetched from their shards in parallel (one call
-// per shard) and reassembled. The tensors must have been declared by InitParams.
-func (s *StepContext) GetParams(names ...string) (map[string]Tensor, error) {
-	out := map[string]Tensor{}
-	type place struct {
-		block, tensor string
-		offset        int
-	}
-	byShard := map[int][]place{}
-	for _, name := range names {
-		sp, err := s.client.spec(name)
-		if err != nil {
-			return nil, err
-		}
-		size := ElementSize(sp.elementType)
-		out[name] = Tensor{Type: sp.elementType, Shape: sp.shape, Data: make([]byte, sp.length*size)}
-		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
-			byShard[b.Shard] = append(byShard[b.Shard], place{b.Name, name, b.Start * size})
-		}
-	}
-	err := s.eachShard(shardsOf(byShard), func(shard int) error {
-		places := byShard[shard]
-		blocks := make([]string, len(places))
-		for i, p := range places {
-			blocks[i] = p.block
-		}
-		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
-			reply, err := s.client.calls.getParams(ctx, address, rc, blocks)
-			if err != nil {
-				return err
-			}
-			for i, param := range reply.GetParams() {
-				if i < len(places) {
-					copy(out[places[i].tensor].Data[places[i].offset:], param.GetContent())
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // SendGrads pushes the step's gradients: split into blocks and sent as one push per shard (in
 // parallel), each retried with the same step until it is known applied; a retry of a push that
-// was applied is acknowledged as a duplicate. Call it once per step.
+// was applied is acknowledged as a duplicate. Call it once per step. A gradient must fit its
+// tensor (element type, element count, and its shape if it has one: CLIENT_SHAPE_MISMATCH);
+// its shape is sent along and checked by the pserver too (PSERVER_SHAPE_MISMATCH). A tensor the
+// client does not know yet is learned from the shards first (ListParams).
 func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 	byShard := map[int][]*pb.Tensor{}
 	names := make([]string, 0, len(grads))
@@ -135,20 +93,24 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	if err := s.learnUnknown(names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		g := grads[name]
 		sp, err := s.client.spec(name)
 		if err != nil {
 			return err
 		}
-		if g.Type != sp.elementType || g.Len() != sp.length {
-			return clientError(codes.InvalidArgument, ErrUnknownTensor, nil,
-				"gradient %s: %d elements of %s, the tensor has %d of %s", name, g.Len(), g.Type, sp.length, sp.elementType)
+		if err := checkGradient(name, g, sp); err != nil {
+			return err
 		}
 		size := ElementSize(g.Type)
 		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
+			// Every block carries the whole gradient's shape: the pserver checks it against the
+			// tensor's (a transposed gradient of the right count is refused, not applied).
 			byShard[b.Shard] = append(byShard[b.Shard], &pb.Tensor{
-				Name: b.Name, ElementType: g.Type, Content: g.Data[b.Start*size : b.End*size],
+				Name: b.Name, ElementType: g.Type, Shape: g.Shape, Content: g.Data[b.Start*size : b.End*size],
 			})
 		}
 	}
@@ -205,14 +167,14 @@ func (s *StepContext) withRetries(shard int, call func(ctx context.Context, addr
 		if s.ctx.Err() != nil {
 			return s.endedError(err)
 		}
-		if IsStaleView(err) {
+		if IsStale(err) {
 			var e *Error
 			if errors.As(err, &e) {
 				s.client.staleShard(shard, e.ShardEpoch)
 			}
 			return err
 		}
-		if !isRetryable(err) && !isShardUnavailable(err) {
+		if !IsRetryable(err) && !IsShardUnavailable(err) {
 			return err
 		}
 		pause := backoff(attempt)
@@ -234,7 +196,7 @@ func (s *StepContext) checkFresh(shard int) error {
 	}
 	mine, live := s.view.Shard(shard), s.client.View().Shard(shard)
 	if mine.Epoch == 0 || live.Epoch != mine.Epoch || live.Address != mine.Address {
-		return clientError(codes.Aborted, ErrStaleView, nil, "shard %d: the view changed since step %d began", shard, s.step)
+		return clientError(codes.Aborted, pb.ErrorCode_CLIENT_STALE_VIEW, nil, "shard %d: the view changed since step %d began", shard, s.step)
 	}
 	return nil
 }
@@ -246,7 +208,7 @@ func (s *StepContext) endedError(cause error) error {
 		return &Error{Code: reason.Code, ErrorCode: reason.ErrorCode, Message: reason.Message, cause: cause}
 	}
 	if errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
-		return clientError(codes.DeadlineExceeded, ErrDeadlineExceeded, cause, "step %d: not done by its deadline", s.step)
+		return clientError(codes.DeadlineExceeded, pb.ErrorCode_CLIENT_DEADLINE_EXCEEDED, cause, "step %d: not done by its deadline", s.step)
 	}
 	if cause != nil {
 		return cause
@@ -254,9 +216,8 @@ func (s *StepContext) endedError(cause error) error {
 	return s.ctx.Err()
 }
 
-// backoff is exponential with full jitter: attempt 0 waits up to 50 ms, doubling up to 2 s.
-// backoff is exponential with full jitter, capped at 1 s so that a client waiting out a failover
-// notices within about a second that the shard serves again.
+// backoff is exponential with full jitter from 50 ms, capped at 1 s so that a client waiting
+// out a failover notices within about a second that the shard serves again.
 func backoff(attempt int) time.Duration {
 	max := 50 * time.Millisecond << uint(attempt)
 	if attempt > 5 || max > time.Second {

@@ -40,7 +40,9 @@ func standaloneClient(t *testing.T, stepTimeout time.Duration) *Client {
 	return c
 }
 
-func staleView() error { return clientError(codes.Aborted, ErrStaleView, nil, "shard 0 changed") }
+func staleView() error {
+	return clientError(codes.Aborted, pb.ErrorCode_CLIENT_STALE_VIEW, nil, "shard 0 changed")
+}
 
 func TestAStepKeepsItsIdentityOnEveryRunAcrossARegistration(t *testing.T) {
 	c := standaloneClient(t, time.Minute)
@@ -83,9 +85,8 @@ func TestAStepFailsOnlyWhenItsDeadlinePasses(t *testing.T) {
 		runs++
 		return staleView()
 	})
-	var e *Error
-	if !errors.As(err, &e) || e.ErrorCode != ErrStepFailed {
-		t.Fatalf("got %v, want %s", err, ErrStepFailed)
+	if !errors.Is(err, ErrClientStepFailed) {
+		t.Fatalf("got %v, want %s", err, ErrClientStepFailed)
 	}
 	if elapsed := time.Since(started); elapsed < 390*time.Millisecond || runs < 2 {
 		t.Fatalf("failed after %s and %d runs", elapsed, runs)
@@ -93,14 +94,14 @@ func TestAStepFailsOnlyWhenItsDeadlinePasses(t *testing.T) {
 }
 
 func TestShardUnavailableIsWaitedForNotAStaleView(t *testing.T) {
-	for _, code := range []string{"PSERVER_NOT_SERVING", "PSERVER_FENCED", "PSERVER_SHUTTING_DOWN"} {
+	for _, code := range []pb.ErrorCode{pb.ErrorCode_PSERVER_NOT_SERVING, pb.ErrorCode_PSERVER_FENCED, pb.ErrorCode_PSERVER_SHUTTING_DOWN} {
 		err := &Error{Server: true, Code: codes.Unavailable, ErrorCode: code}
-		if IsStaleView(err) || !isShardUnavailable(err) {
-			t.Errorf("%s: stale %v, unavailable %v", code, IsStaleView(err), isShardUnavailable(err))
+		if IsStale(err) || !IsShardUnavailable(err) || IsRetryable(err) {
+			t.Errorf("%s: stale %v, unavailable %v, retryable %v", code, IsStale(err), IsShardUnavailable(err), IsRetryable(err))
 		}
 	}
-	wrong := &Error{Server: true, Code: codes.FailedPrecondition, ErrorCode: "PSERVER_WRONG_SHARD"}
-	if !IsStaleView(wrong) || isShardUnavailable(wrong) {
+	wrong := &Error{Server: true, Code: codes.FailedPrecondition, ErrorCode: pb.ErrorCode_PSERVER_WRONG_SHARD}
+	if !IsStale(wrong) || IsShardUnavailable(wrong) {
 		t.Error("PSERVER_WRONG_SHARD is a stale view")
 	}
 }

@@ -17,7 +17,7 @@ import (
 // one is refused (FAILED_PRECONDITION, MASTER_DATASET_ALREADY_SET).
 func (c *Client) SetDataset(ctx context.Context, req *pb.SetDatasetRequest) (reply *pb.SetDatasetResponse, err error) {
 	if c.master == nil {
-		return nil, clientError(codes.FailedPrecondition, ErrNoMaster, nil, "SetDataset: datasets need a master")
+		return nil, clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_NO_MASTER, nil, "SetDataset: datasets need a master")
 	}
 	err = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
 		reply, err = m.SetDataset(ctx, req, o...)
@@ -43,7 +43,7 @@ type Task struct {
 // across a pass's tasks, every line of every file exactly once), counting them.
 func (t *Task) ReadLines(fn func(line string) error) error {
 	if t.File == nil {
-		return clientError(codes.InvalidArgument, ErrNotAFileTask, nil, "task %d: a range of records; use Task.Records", t.ID)
+		return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_NOT_A_FILE_TASK, nil, "task %d: a range of records; use Task.Records", t.ID)
 	}
 	return ReadLines(t.File.GetPath(), int64(t.File.GetStart()), int64(t.File.GetEnd()), func(line string) error {
 		t.Consumed++
@@ -90,7 +90,7 @@ func (it *TaskIterator) Next(ctx context.Context) bool {
 		return false
 	}
 	if it.c.master == nil {
-		return it.fail(clientError(codes.FailedPrecondition, ErrNoMaster, nil, "Tasks: datasets need a master"))
+		return it.fail(clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_NO_MASTER, nil, "Tasks: datasets need a master"))
 	}
 	if it.current != nil {
 		task := it.current
@@ -118,9 +118,8 @@ func (it *TaskIterator) Next(ctx context.Context) bool {
 			reply, err = m.GetTask(ctx, &pb.GetTaskRequest{Context: rc, RequestId: requestID}, o...)
 			return err
 		})
-		var e *Error
 		switch {
-		case errors.As(err, &e) && e.ErrorCode == "MASTER_SESSION_EXPIRED" && expired < 20:
+		case errors.Is(err, ErrMasterSessionExpired) && expired < 20:
 			// The session ended (a long pause): the keep-alive registers again under a new id.
 			expired++
 			reply = &pb.GetTaskResponse{RetryAfterMs: 250}

@@ -4,14 +4,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/grpc/codes"
 )
 
 // Tensor is a whole tensor as the trainer sees it: its elements flattened row-major as raw
 // little-endian bytes (the wire format, so any element type travels, FLOAT16 and BFLOAT16
 // included), with an optional shape. Float32s, Float64s, … build one from a Go slice and read one
-// back.
+// back; WithShape gives it a shape. A gradient's shape travels with it and must be its tensor's.
 type Tensor struct {
 	Type  pb.ElementType
 	Shape []uint64
@@ -29,6 +32,12 @@ func ElementSize(t pb.ElementType) int {
 		return 2
 	}
 	return 0
+}
+
+// WithShape is t with shape (the dimensions, outermost first; their product must be t.Len()).
+func (t Tensor) WithShape(shape ...uint64) Tensor {
+	t.Shape = shape
+	return t
 }
 
 // Len is the number of elements.
@@ -146,4 +155,80 @@ type spec struct {
 	elementType pb.ElementType
 	length      int
 	shape       []uint64
+}
+
+// checkShape fails (CLIENT_SHAPE_MISMATCH) when a tensor's shape, if it has one, does not hold
+// exactly its elements, or its bytes are not whole elements.
+func checkShape(what, name string, t Tensor) error {
+	size := ElementSize(t.Type)
+	if size == 0 || len(t.Data)%size != 0 {
+		return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_SHAPE_MISMATCH, nil,
+			"%s %s: %d bytes of %s are not whole elements", what, name, len(t.Data), t.Type)
+	}
+	if len(t.Shape) > 0 && product(t.Shape) != uint64(t.Len()) {
+		return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_SHAPE_MISMATCH, nil,
+			"%s %s: shape %s holds %d elements, its data %d", what, name, shapeText(t.Shape), product(t.Shape), t.Len())
+	}
+	return nil
+}
+
+// checkGradient fails (CLIENT_SHAPE_MISMATCH, naming the tensor, the expected and the actual)
+// when a gradient does not fit its tensor: another element type, another element count, or a
+// shape other than the tensor's. A gradient without a shape is checked by its count only; a
+// tensor without one (a flat vector) takes a 1-D shape of its length, as the pserver does.
+func checkGradient(name string, g Tensor, sp spec) error {
+	if g.Type != sp.elementType {
+		return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_SHAPE_MISMATCH, nil,
+			"gradient %s: element type %s, the tensor's is %s", name, g.Type, sp.elementType)
+	}
+	if err := checkShape("gradient", name, g); err != nil {
+		return err
+	}
+	if g.Len() != sp.length {
+		return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_SHAPE_MISMATCH, nil,
+			"gradient %s: %d elements, the tensor has %d (shape %s)", name, g.Len(), sp.length, wholeShapeText(sp))
+	}
+	if len(g.Shape) == 0 {
+		return nil
+	}
+	if (len(sp.shape) == 0 && len(g.Shape) == 1) || shapesEqual(g.Shape, sp.shape) {
+		return nil // a 1-D shape of a flat vector's length is its shape
+	}
+	return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_SHAPE_MISMATCH, nil,
+		"gradient %s: shape %s, the tensor's shape is %s", name, shapeText(g.Shape), wholeShapeText(sp))
+}
+
+func product(shape []uint64) uint64 {
+	n := uint64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func shapesEqual(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeText(shape []uint64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatUint(d, 10)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func wholeShapeText(sp spec) string {
+	if len(sp.shape) == 0 {
+		return fmt.Sprintf("a flat vector of %d", sp.length)
+	}
+	return shapeText(sp.shape)
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // TestStubsAreFresh regenerates the stubs from proto/ into a temporary directory and compares
-// them with the files in the tree: a .proto change must come with `nx run client-go:generate`.
+// them with the files in the tree, the sentinel errors of package pserver (error_codes.go)
+// included: a .proto change must come with `nx run client-go:generate`.
 func TestStubsAreFresh(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command("bash", "../tools/generate.sh", out)
@@ -30,5 +31,10 @@ func TestStubsAreFresh(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s is stale: run `npx nx run client-go:generate`", filepath.Base(path))
 		}
+	}
+	want, _ := os.ReadFile(filepath.Join(out, "error_codes.go"))
+	got, err := os.ReadFile(filepath.Join("..", "pserver", "error_codes.go"))
+	if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("pserver/error_codes.go is stale: run `npx nx run client-go:generate`")
 	}
 }

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates pserverpb/ from proto/pserver/v1/*.proto (protoc-gen-go, protoc-gen-go-grpc).
+# Regenerates pserverpb/ from proto/pserver/v1/*.proto (protoc-gen-go, protoc-gen-go-grpc), and
+# pserver/error_codes.go (a sentinel error per ErrorCode, tools/errgen) from pserverpb/errors.pb.go.
 # The generated files are kept in the tree; pserverpb/fresh_test.go fails when they are stale.
+#   generate.sh [stubs-dir [sentinels-file]]   (defaults: pserverpb/, pserver/error_codes.go;
+#                                               given a stubs-dir only: <stubs-dir>/error_codes.go)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 out="${1:-$here/pserverpb}"
+if [ $# -ge 1 ]; then sentinels="${2:-$out/error_codes.go}"; else sentinels="$here/pserver/error_codes.go"; fi
 root="$(cd "$here/../.." && pwd -P)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -19,3 +23,6 @@ protoc -I "$root/proto" --go_out="$tmp" --go_opt=paths=source_relative \
 mkdir -p "$out"
 rm -f "$out"/*.pb.go
 cp "$tmp"/pserver/v1/*.pb.go "$out"/
+# gopath.sh runs in another directory: absolute paths.
+sentinels="$(cd "$(dirname "$sentinels")" && pwd -P)/$(basename "$sentinels")"
+"$here/tools/gopath.sh" go run ./tools/errgen "$(cd "$out" && pwd -P)/errors.pb.go" "$sentinels"

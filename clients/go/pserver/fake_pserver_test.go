@@ -1,0 +1,143 @@
+package pserver
+
+import (
+	"context"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// fakePserver is an in-memory pserver serving one shard (epoch 3) on loopback: it stores what
+// InitParam writes, answers GetParams and ListParams from it, and records every call.
+type fakePserver struct {
+	pb.UnimplementedParameterServerServer
+	// replyLimit, when set, refuses GetParams replies of more content bytes with
+	// PSERVER_REPLY_TOO_LARGE, like a pserver whose limit is below the client's.
+	replyLimit int
+
+	mu         sync.Mutex
+	params     map[string]*pb.Tensor
+	optimizers map[string]*pb.OptimizerConfig
+	gets       [][]string
+	lists      int
+	unary      []*pb.SendGradsRequest
+	streamed   [][]*pb.SendGradsChunk
+}
+
+func newFakePserver() *fakePserver {
+	return &fakePserver{params: map[string]*pb.Tensor{}, optimizers: map[string]*pb.OptimizerConfig{}}
+}
+
+func (f *fakePserver) GetShardStatus(context.Context, *pb.GetShardStatusRequest) (*pb.GetShardStatusResponse, error) {
+	return &pb.GetShardStatusResponse{ShardEpoch: 3}, nil
+}
+
+func (f *fakePserver) InitParam(_ context.Context, req *pb.InitParamRequest) (*pb.InitParamResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.params[req.GetParam().GetName()] = req.GetParam()
+	f.optimizers[req.GetParam().GetName()] = req.GetOptimizer()
+	return &pb.InitParamResponse{}, nil
+}
+
+func (f *fakePserver) FinishInitParams(context.Context, *pb.FinishInitParamsRequest) (*pb.FinishInitParamsResponse, error) {
+	return &pb.FinishInitParamsResponse{}, nil
+}
+
+func (f *fakePserver) GetParams(ctx context.Context, req *pb.GetParamsRequest) (*pb.GetParamsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets = append(f.gets, req.GetNames())
+	reply := &pb.GetParamsResponse{ShardEpoch: 3}
+	bytes := 0
+	for _, name := range req.GetNames() {
+		p, ok := f.params[name]
+		if !ok {
+			_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", "PSERVER_UNKNOWN_TENSOR"))
+			return nil, status.Errorf(codes.NotFound, "tensor %s: not held", name)
+		}
+		bytes += len(p.GetContent())
+		reply.Params = append(reply.Params, p)
+	}
+	if f.replyLimit > 0 && bytes > f.replyLimit {
+		_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", "PSERVER_REPLY_TOO_LARGE"))
+		return nil, status.Errorf(codes.InvalidArgument, "a reply of %d bytes, over %d", bytes, f.replyLimit)
+	}
+	return reply, nil
+}
+
+func (f *fakePserver) ListParams(context.Context, *pb.ListParamsRequest) (*pb.ListParamsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists++
+	reply := &pb.ListParamsResponse{ShardEpoch: 3}
+	for name, p := range f.params {
+		reply.Params = append(reply.Params, &pb.ParamSpec{
+			Name: name, ElementType: p.GetElementType(), Shape: p.GetShape(),
+			Elements: uint64(len(p.GetContent()) / ElementSize(p.GetElementType())), Optimizer: f.optimizers[name],
+		})
+	}
+	return reply, nil
+}
+
+func (f *fakePserver) SendGrads(_ context.Context, req *pb.SendGradsRequest) (*pb.SendGradsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unary = append(f.unary, req)
+	return &pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED}, nil
+}
+
+func (f *fakePserver) SendGradsStream(stream pb.ParameterServer_SendGradsStreamServer) error {
+	var chunks []*pb.SendGradsChunk
+	for {
+		chunk, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		chunks = append(chunks, chunk)
+	}
+	f.mu.Lock()
+	f.streamed = append(f.streamed, chunks)
+	f.mu.Unlock()
+	return stream.SendAndClose(&pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED})
+}
+
+// serve runs a gRPC server for srv on loopback (with serverOptions) and returns its address.
+func serve(t *testing.T, srv pb.ParameterServerServer, serverOptions ...grpc.ServerOption) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20), grpc.MaxSendMsgSize(256 << 20)}, serverOptions...)...)
+	pb.RegisterParameterServerServer(server, srv)
+	go func() { _ = server.Serve(listener) }()
+	t.Cleanup(server.Stop)
+	return listener.Addr().String()
+}
+
+// fakeClient connects a standalone client to srv with opts (a short step timeout by default).
+func fakeClient(t *testing.T, srv pb.ParameterServerServer, opts Options, serverOptions ...grpc.ServerOption) *Client {
+	t.Helper()
+	opts.Pservers = []string{serve(t, srv, serverOptions...)}
+	if opts.StepTimeout == 0 {
+		opts.StepTimeout = 20 * time.Second
+	}
+	c, err := Connect(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
