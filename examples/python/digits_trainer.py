@@ -155,13 +155,13 @@ def main(options):
     )
     client = pserver_client.connect(master=options.master, name=options.name, **security)
     # Every trainer proposes the same dataset and the same initial weights; the first counts.
-    dataset = {"files": {"globs": [options.data], "taskBytes": options.task_bytes}}
+    dataset = {"files": {"globs": [options.data], "task_bytes": options.task_bytes}}
     if options.task_timeout_ms:
-        dataset["taskTimeoutMs"] = options.task_timeout_ms
+        dataset["task_timeout_ms"] = options.task_timeout_ms
     client.set_dataset(dataset)
     client.init_params(
         initial_params(options.hidden, options.seed),
-        {"adam": {}, "learningRate": {"base": options.learning_rate}},
+        {"adam": {}, "learning_rate": {"base": options.learning_rate}},
     )
     report("ready")
 

@@ -6,67 +6,119 @@ kept alive and a live cluster view) or to fixed pservers (standalone). `init_par
 reassembly are the client's.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
+import functools
 import logging
 import os
 import random
 import threading
 import time
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 import grpc
 from google.protobuf import json_format
 
+from . import codes
 from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
-from .errors import ClientError, Error, PserverError, is_refused, is_stale_view
+from .errors import ClientError, Error, PserverError, error_of, is_refused, is_stale
+from .listing import ParamInfo
 from .master_link import MasterLink
 from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
-from .security import ChannelFactory
-from .shard_calls import ShardCalls
+from .security import ChannelFactory, TlsOptions
+from .shard_calls import DEFAULT_MAX_MESSAGE_BYTES, ShardCalls
 from .step_context import StepContext, backoff_s
 from .tasks import TaskIterator
-from .tensors import to_wire
+from .tensors import TensorSpec, Values, Wire, elements_of, to_wire
 from .view import ShardRoute, View, changed_shards
+
+T = TypeVar("T")
+#: An optimizer config: an OptimizerConfig proto, or a dict of its fields, snake_case
+#: ({"adam": {"weight_decay": 0.01}, "learning_rate": {"base": 1e-3}}) or proto JSON's camelCase.
+OptimizerLike = Union[Mapping[str, Any], Any]
 
 log = logging.getLogger("pserver_client")
 InitDecision = master_pb2.InitDecision
 
 
-def connect(master=None, pservers=None, **options):
+def connect(
+    master: Optional[Sequence[str]] = None,
+    pservers: Optional[Sequence[str]] = None,
+    *,
+    name: Optional[str] = None,
+    initializer: bool = True,
+    block_size: Optional[int] = None,
+    global_clip_norm: Optional[float] = None,
+    call_timeout_s: float = 30.0,
+    step_timeout_s: float = 300.0,
+    master_timeout_s: float = 10.0,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    tls: Optional[TlsOptions] = None,
+    token: Optional[str] = None,
+) -> Client:
     """Connects a trainer to a job: `connect(master=[...])` or `connect(pservers=[...])`.
 
     Options: name, initializer (standalone: whether this trainer initializes, default True),
     block_size (standalone), global_clip_norm, call_timeout_s (30), step_timeout_s (300: a step's
     deadline, all its runs, retries and waits for a served shard included; CLIENT_STEP_FAILED only
-    when it passes), master_timeout_s (10); tls (a TlsOptions: TLS to
-    every master and pserver, with a client certificate for mutual TLS) and token (sent as
-    `authorization: Bearer <token>`; needs tls). `load_security(...)` reads them from files.
+    when it passes), master_timeout_s (10), max_message_bytes (64 MiB: the client's gRPC message
+    limit both ways; reads are split into calls below it, pushes above it are streamed); tls (a
+    TlsOptions: TLS to every master and pserver, with a client certificate for mutual TLS) and
+    token (sent as `authorization: Bearer <token>`; needs tls). `load_security(...)` reads them
+    from files.
     """
-    return Client(master=master, pservers=pservers, **options)
+    return Client(
+        master=master,
+        pservers=pservers,
+        name=name,
+        initializer=initializer,
+        block_size=block_size,
+        global_clip_norm=global_clip_norm,
+        call_timeout_s=call_timeout_s,
+        step_timeout_s=step_timeout_s,
+        master_timeout_s=master_timeout_s,
+        max_message_bytes=max_message_bytes,
+        tls=tls,
+        token=token,
+    )
 
 
-def optimizer_config(config):
-    """An OptimizerConfig from a proto, a dict in proto JSON form ({"adam": {}, "learningRate":
-    {"base": 1e-3}}), or None (the field stays unset: plain SGD with rate 1, or stored only)."""
+def optimizer_config(config: Optional[OptimizerLike]) -> Any:
+    """An OptimizerConfig from a proto or a dict of its fields, snake_case as in the proto
+    ({"adam": {"weight_decay": 0.01}, "learning_rate": {"base": 1e-3}}) or proto JSON's camelCase
+    ({"learningRate": {"base": 1e-3}}); None leaves the field unset (stored-only tensors)."""
     if config is None or isinstance(config, optimizer_pb2.OptimizerConfig):
         return config
     return json_format.ParseDict(config, optimizer_pb2.OptimizerConfig())
 
 
+def dataset_request(request: Optional[Any] = None, **fields: Any) -> Any:
+    """A SetDatasetRequest from a proto, a dict, or keywords, snake_case or camelCase:
+    files={"globs": [...], "task_bytes": n} or records={"records": n, "task_records": k}."""
+    if isinstance(request, master_pb2.SetDatasetRequest):
+        return request
+    return json_format.ParseDict(request or fields, master_pb2.SetDatasetRequest())
+
+
 class Client:
+    """A trainer's connection to a job (see `connect`)."""
+
     def __init__(
         self,
-        master=None,
-        pservers=None,
-        name=None,
-        initializer=True,
-        block_size=None,
-        global_clip_norm=None,
-        call_timeout_s=30.0,
-        step_timeout_s=300.0,
-        master_timeout_s=10.0,
-        tls=None,
-        token=None,
-    ):
+        master: Optional[Sequence[str]] = None,
+        pservers: Optional[Sequence[str]] = None,
+        name: Optional[str] = None,
+        initializer: bool = True,
+        block_size: Optional[int] = None,
+        global_clip_norm: Optional[float] = None,
+        call_timeout_s: float = 30.0,
+        step_timeout_s: float = 300.0,
+        master_timeout_s: float = 10.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        tls: Optional[TlsOptions] = None,
+        token: Optional[str] = None,
+    ) -> None:
         # First: options that cannot work fail before anything is opened.
         channels = ChannelFactory(tls, token)
         self.name = name or f"trainer-{os.getpid()}"
@@ -74,26 +126,35 @@ class Client:
         self.call_timeout_s = call_timeout_s
         self._initializer = initializer
         self._step_timeout_s = step_timeout_s
-        self.calls = ShardCalls(channels=channels)
+        self.calls = ShardCalls(max_message_bytes=max_message_bytes, channels=channels)
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="pserver-client")
         self._closed = threading.Event()
         self._lock = threading.Lock()
         self._view_changed = threading.Condition(self._lock)
-        self._contexts = set()
-        self._specs = {}
+        self._contexts: set[StepContext] = set()
+        self._specs: dict[str, TensorSpec] = {}
         self._next_step = 0
-        self._threads = []
+        self._threads: list[threading.Thread] = []
         #: The dataset pass steps are stamped with (tasks() sets it).
         self.pass_ = 0
-        self._master = None
-        self.trainer_id = None
+        self._master: Optional[MasterLink] = None
+        #: This trainer's id (the master's, or random standalone).
+        self.trainer_id: int = 0
+        self._view = View(0, DEFAULT_BLOCK_SIZE)
         try:
             self._connect(master, pservers, block_size, master_timeout_s, channels)
         except BaseException:
             self.close()
             raise
 
-    def _connect(self, master, pservers, block_size, master_timeout_s, channels):
+    def _connect(
+        self,
+        master: Optional[Sequence[str]],
+        pservers: Optional[Sequence[str]],
+        block_size: Optional[int],
+        master_timeout_s: float,
+        channels: ChannelFactory,
+    ) -> None:
         if master:
             self._master = MasterLink(master, master_timeout_s, channels)
             registered = self._master.register_trainer(self.name)
@@ -104,7 +165,7 @@ class Client:
             log.info("registered with the master as trainer %d", self.trainer_id)
             return
         if not pservers:
-            raise ClientError("CLIENT_NO_MASTER", "connect: give master addresses or pserver addresses")
+            raise ClientError(codes.CLIENT_NO_MASTER, "connect: give master addresses or pserver addresses")
         # Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
         self.trainer_id = random.randint(1, 2**48)
         self._view = View(
@@ -117,27 +178,44 @@ class Client:
     # --- the public API ---
 
     @property
-    def view(self):
+    def view(self) -> View:
         """The cluster view as the client knows it now."""
         return self._view
 
-    def init_params(self, tensors, optimizer=None):
-        """Declares the model's tensors ({name: array or Param}) and, if this trainer is the one
-        chosen to (the master's init election, or `initializer` standalone), writes them with
-        their optimizer (one config for all, or {name: config}); the others wait until the
-        parameters are initialized. "Already initialized" is success."""
-        entries = []
+    def init_params(
+        self,
+        tensors: Mapping[str, Values],
+        optimizer: Optional[Union[OptimizerLike, Mapping[str, OptimizerLike]]] = None,
+    ) -> None:
+        """Declares the model's tensors ({name: array or Param}, each with its array's shape) and,
+        if this trainer is the one chosen to (the master's init election, or `initializer`
+        standalone), writes them with their optimizer (one config for all, or {name: config});
+        the others wait until the parameters are initialized. "Already initialized" is success.
+
+        Configs are protos or dicts, snake_case or camelCase. An unset learning rate is PyTorch's
+        default (Adam, AdamW 1e-3; Adagrad, RMSProp 1e-2; Adadelta 1.0); plain SGD has none, so
+        give `learning_rate.base` (the pserver refuses it without: OPTIMIZER_INVALID_CONFIG)."""
+        entries: list[tuple[str, Wire]] = []
         for name, values in tensors.items():
             if BLOCK_SEPARATOR in name:
-                raise ClientError("CLIENT_UNKNOWN_TENSOR", f"tensor {name}: '@' is not allowed in tensor names")
+                raise ClientError(codes.CLIENT_UNKNOWN_TENSOR, f"tensor {name}: '@' is not allowed in tensor names")
             wire = to_wire(values)
-            self._specs[name] = wire
+            if wire.shape and elements_of(wire.shape) != wire.length:
+                raise ClientError(
+                    codes.CLIENT_SHAPE_MISMATCH,
+                    f"tensor {name}: shape {list(wire.shape)} holds {elements_of(wire.shape)} elements, "
+                    f"the values {wire.length}",
+                    tensor=name,
+                    expected=wire.shape,
+                    actual=(wire.length,),
+                )
             entries.append((name, wire))
-        per_tensor = (
-            isinstance(optimizer, dict) and optimizer and all(k in tensors for k in optimizer)
-        )
+        for name, wire in entries:
+            self._specs[name] = wire.spec()
+        per_tensor = isinstance(optimizer, Mapping) and bool(optimizer) and all(k in tensors for k in optimizer)
         configs = {
-            name: optimizer_config(optimizer.get(name) if per_tensor else optimizer) for name, _ in entries
+            name: optimizer_config(optimizer.get(name) if per_tensor and isinstance(optimizer, Mapping) else optimizer)
+            for name, _ in entries
         }
         if self._master is None:
             if self._initializer:
@@ -154,7 +232,7 @@ class Client:
                 return
             self._sleep(0.2)  # another trainer initializes: ask again (it may die)
 
-    def step(self, fn):
+    def step(self, fn: Callable[[StepContext], T]) -> T:
         """Runs one training step: `fn(ctx)` gets a StepContext that captured the view, the step's
         identity (this trainer's id, the next step number, the pass) and its deadline; every call
         through it is stamped with them. If the view changes under the step, `fn` runs again
@@ -181,8 +259,8 @@ class Client:
             try:
                 return fn(ctx)
             except Exception as err:
-                past_deadline = isinstance(err, ClientError) and err.code == "CLIENT_DEADLINE_EXCEEDED"
-                if not (is_stale_view(err) or past_deadline) or self._closed.is_set():
+                past_deadline = isinstance(err, ClientError) and err.code == codes.CLIENT_DEADLINE_EXCEEDED
+                if not (is_stale(err) or past_deadline) or self._closed.is_set():
                     raise
                 last = err
             finally:
@@ -198,24 +276,32 @@ class Client:
                     raise
                 last = refresh_error
         raise ClientError(
-            "CLIENT_STEP_FAILED",
+            codes.CLIENT_STEP_FAILED,
             f"step {step}: not done within {self._step_timeout_s} s ({run} runs; last: {last or 'no complete cluster view'})",
         ) from last
 
-    def get_params(self, names):
-        """Reads whole tensors outside a training step (a step of its own, with no push)."""
+    def get_params(self, names: Iterable[str]) -> dict[str, Any]:
+        """Reads whole tensors outside a training step (a step of its own, with no push). A
+        process that never initialized the model reads it by name: the client lists it first."""
+        names = list(names)
         return self.step(lambda ctx: ctx.get_params(names))
 
-    def set_dataset(self, request=None, **fields):
-        """Sets the job's dataset: a SetDatasetRequest, a dict in proto JSON form, or keywords
-        (files={"globs": [...], "taskBytes": n} or records={"records": n, "taskRecords": k}).
-        Only the first call counts; the same dataset again is acknowledged (already_set)."""
-        master = self._require_master("set_dataset")
-        if not isinstance(request, master_pb2.SetDatasetRequest):
-            request = json_format.ParseDict(request or fields, master_pb2.SetDatasetRequest())
-        return master.set_dataset(request)
+    def list_params(self) -> dict[str, ParamInfo]:
+        """The model as the shards hold it, {name: ParamInfo(element_type, shape, length,
+        optimizer)}, from ListParams on every shard (it waits for initialization, as reads do).
+        For a process that attaches to a model others initialized (an evaluator, an exporter);
+        afterwards get_params reads every listed tensor."""
+        return self.step(lambda ctx: ctx.list_params())
 
-    def tasks(self, pass_):
+    def set_dataset(self, request: Optional[Any] = None, **fields: Any) -> Any:
+        """Sets the job's dataset: a SetDatasetRequest, a dict, or keywords, snake_case or
+        camelCase (files={"globs": [...], "task_bytes": n} or records={"records": n,
+        "task_records": k}). Only the first call counts; the same dataset again is acknowledged
+        (already_set). Returns the SetDatasetResponse."""
+        master = self._require_master("set_dataset")
+        return master.set_dataset(dataset_request(request, **fields))
+
+    def tasks(self, pass_: int) -> TaskIterator:
         """The dataset's tasks for this trainer in `pass_`, until the pass is over; steps taken
         meanwhile are stamped with the pass. A task is reported finished when the loop moves on,
         failed when the body raises or breaks out."""
@@ -223,19 +309,19 @@ class Client:
         self.pass_ = pass_
         return TaskIterator(self, pass_)
 
-    def close(self):
+    def close(self) -> None:
         """Ends the session (the master frees this trainer's tasks at once) and closes every
         connection; the background threads stop."""
         if self._closed.is_set():
             return
         self._closed.set()
-        closed = ClientError("CLIENT_CLOSED", "the client was closed")
+        closed = ClientError(codes.CLIENT_CLOSED, "the client was closed")
         with self._lock:
             contexts = list(self._contexts)
             self._view_changed.notify_all()
         for ctx in contexts:
             ctx.abort(closed)
-        if self._master is not None and self.trainer_id is not None:
+        if self._master is not None and self.trainer_id:
             try:
                 self._master.call(
                     "UnregisterTrainer", master_pb2.UnregisterTrainerRequest(trainer_id=self.trainer_id)
@@ -249,27 +335,36 @@ class Client:
             thread.join(timeout=5)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self):
+    def __enter__(self) -> Client:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
-        return False
 
     # --- what step contexts need ---
 
-    def spec(self, name):
+    def known(self, name: str) -> Optional[TensorSpec]:
+        return self._specs.get(name)
+
+    def spec(self, name: str) -> TensorSpec:
         spec = self._specs.get(name)
         if spec is None:
             raise ClientError(
-                "CLIENT_UNKNOWN_TENSOR", f"tensor {name}: not declared (init_params declares the model's tensors)"
+                codes.CLIENT_UNKNOWN_TENSOR,
+                f"tensor {name}: not in the model (neither declared by init_params nor listed by the shards)",
             )
         return spec
 
-    def live_view(self):
+    def learn(self, specs: Mapping[str, TensorSpec]) -> None:
+        """Tensors listed by the shards; those this client declared itself stay as declared."""
+        with self._lock:
+            for name, spec in specs.items():
+                self._specs.setdefault(name, spec)
+
+    def live_view(self) -> View:
         return self._view
 
-    def stale_shard(self, index, epoch):
+    def stale_shard(self, index: int, epoch: Optional[int]) -> None:
         """A shard answered ABORTED. Standalone, its trailer tells the new epoch; with a master,
         the refresh before the next run gets it."""
         if self._master is not None or epoch is None:
@@ -280,7 +375,7 @@ class Client:
         )
         self._apply_view(View(self._view.shard_count, self._view.block_size, shards, self._view.revision + 1))
 
-    def refresh_view(self):
+    def refresh_view(self) -> None:
         """Gets the current view: from the master, or standalone from each pserver's status."""
         if self._master is not None:
             self._apply_view(View.from_proto(self._master.get_cluster_view()))
@@ -292,7 +387,7 @@ class Client:
                 status = self.calls.status(s.address, self.call_timeout_s).result()
                 epoch, serving = status.shard_epoch, True
             except grpc.RpcError as raw:
-                err = PserverError.from_rpc_error(raw)
+                err = error_of(raw)
                 if is_refused(err):  # not a pserver still starting: this client may not call it
                     raise err from None
                 epoch, serving = 0, False  # not serving (yet): the view stays incomplete
@@ -304,10 +399,10 @@ class Client:
 
     # --- internals ---
 
-    def _on_view(self, proto_view):
+    def _on_view(self, proto_view: Any) -> None:
         self._apply_view(View.from_proto(proto_view))
 
-    def _apply_view(self, nxt):
+    def _apply_view(self, nxt: View) -> None:
         with self._lock:
             if nxt.revision < self._view.revision:
                 return
@@ -318,9 +413,9 @@ class Client:
         if changed:
             log.info("cluster view changed: shards %s (revision %d)", changed, nxt.revision)
             for ctx in stale:
-                ctx.abort(ClientError("CLIENT_STALE_VIEW", f"shards {changed} changed"))
+                ctx.abort(ClientError(codes.CLIENT_STALE_VIEW, f"shards {changed} changed"))
 
-    def _wait_for_complete_view(self, deadline):
+    def _wait_for_complete_view(self, deadline: float) -> bool:
         """Waits until every shard is assigned and served (True), or `deadline` passes (False).
         The master's watch wakes it on every new view; standalone, it polls the pservers."""
         while not self._view.complete():
@@ -339,17 +434,19 @@ class Client:
         self._check_open()
         return True
 
-    def _keep_alive(self, ttl_ms):
+    def _keep_alive(self, ttl_ms: int) -> None:
         interval = max(0.1, ttl_ms / 3000)
+        master = self._master
+        assert master is not None
         while not self._closed.wait(interval):
             try:
-                self._master.keep_alive(self.trainer_id)
+                master.keep_alive(self.trainer_id)
             except PserverError as err:
-                if err.code != "MASTER_SESSION_EXPIRED":
+                if err.code != codes.MASTER_SESSION_EXPIRED:
                     log.info("keep-alive failed: %s", err)
                     continue
                 try:
-                    registered = self._master.register_trainer(self.name)
+                    registered = master.register_trainer(self.name)
                 except Error as again:
                     log.warning("could not register again: %s", again)
                     continue
@@ -362,12 +459,12 @@ class Client:
             except Error as err:
                 log.info("keep-alive failed: %s", err)
 
-    def _write_init(self, entries, configs):
+    def _write_init(self, entries: Sequence[tuple[str, Wire]], configs: Mapping[str, Any]) -> None:
         """Writes every block with its optimizer, then finishes every shard, in one step (so a
         shard replaced meanwhile gets the whole write again)."""
 
-        def fn(ctx):
-            def init_block(name, wire, block):
+        def fn(ctx: StepContext) -> None:
+            def init_block(name: str, wire: Wire, block: Any) -> None:
                 param = tensor_pb2.Tensor(
                     name=block.name,
                     element_type=wire.element_type,
@@ -381,7 +478,7 @@ class Client:
                     ),
                 )
 
-            def finish(shard):
+            def finish(shard: int) -> None:
                 ctx.with_retries(
                     shard,
                     lambda address, context, timeout: _Tolerant(
@@ -392,30 +489,30 @@ class Client:
             view = ctx.view
             ctx._fan_out(
                 [
-                    (lambda n=name, w=wire, b=block: init_block(n, w, b))
+                    functools.partial(init_block, name, wire, block)
                     for name, wire in entries
                     for block in place_tensor(name, wire.length, view.block_size, view.shard_count)
                 ]
             )
-            ctx._fan_out([(lambda i=s.index: finish(i)) for s in view.shards])
+            ctx._fan_out([functools.partial(finish, s.index) for s in view.shards])
 
         self.step(fn)
 
-    def _require_master(self, what):
+    def _require_master(self, what: str) -> MasterLink:
         if self._master is None:
-            raise ClientError("CLIENT_NO_MASTER", f"{what}: datasets need a master; connect with master=[...]")
+            raise ClientError(codes.CLIENT_NO_MASTER, f"{what}: datasets need a master; connect with master=[...]")
         return self._master
 
-    def _check_open(self):
+    def _check_open(self) -> None:
         if self._closed.is_set():
-            raise ClientError("CLIENT_CLOSED", "the client was closed")
+            raise ClientError(codes.CLIENT_CLOSED, "the client was closed")
 
-    def _sleep(self, seconds):
+    def _sleep(self, seconds: float) -> None:
         """Waits, but ends at once (CLIENT_CLOSED) when the client is closed."""
         if self._closed.wait(seconds):
-            raise ClientError("CLIENT_CLOSED", "the client was closed")
+            raise ClientError(codes.CLIENT_CLOSED, "the client was closed")
 
-    def _start_thread(self, target, *args, name):
+    def _start_thread(self, target: Callable[..., None], *args: Any, name: str) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
@@ -425,16 +522,16 @@ class _Tolerant:
     """A future whose PSERVER_ALREADY_INITIALIZED failure counts as success (the parameters are
     there: another trainer, or an earlier run of this one, wrote them)."""
 
-    def __init__(self, future):
+    def __init__(self, future: Any) -> None:
         self._future = future
 
-    def cancel(self):
-        return self._future.cancel()
+    def cancel(self) -> bool:
+        return bool(self._future.cancel())
 
-    def result(self):
+    def result(self) -> Any:
         try:
             return self._future.result()
         except grpc.RpcError as err:
-            if PserverError.from_rpc_error(err).code == "PSERVER_ALREADY_INITIALIZED":
+            if PserverError.from_rpc_error(err).code == codes.PSERVER_ALREADY_INITIALIZED:
                 return None
             raise

@@ -2,25 +2,46 @@
 
 Server errors become `PserverError` (gRPC status name, the domain code from the
 `pserver-error-code` trailer, facts from the other trailers); the client's own conditions become
-`ClientError` with a `CLIENT_*` code. Callers branch on codes, never on message text.
+`ClientError` with a `CLIENT_*` code. Codes are the names of proto/pserver/v1/errors.proto's
+`ErrorCode` (constants in `pserver_client.codes`). Callers branch on codes and on the predicates
+below, never on message text.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence, TypeVar
+
 import grpc
+
+from . import codes
 
 ERROR_CODE_KEY = "pserver-error-code"
 SHARD_EPOCH_KEY = "pserver-shard-epoch"
 LEADER_KEY = "pserver-leader"
 RETRY_AFTER_MS_KEY = "pserver-retry-after-ms"
 
+T = TypeVar("T")
+
 
 class Error(Exception):
     """Base of every error the client raises."""
+
+    #: The error's code: an `ErrorCode` name (`pserver_client.codes`), or None.
+    code: Optional[str]
 
 
 class PserverError(Error):
     """A call that a master or pserver answered with an error (or that never got an answer)."""
 
-    def __init__(self, status, message, code=None, shard_epoch=None, leader=None, retry_after_ms=None):
+    def __init__(
+        self,
+        status: str,
+        message: str,
+        code: Optional[str] = None,
+        shard_epoch: Optional[int] = None,
+        leader: Optional[str] = None,
+        retry_after_ms: Optional[int] = None,
+    ) -> None:
         super().__init__(f"{status}{' ' + code if code else ''}: {message}")
         #: The gRPC status code's name, e.g. "INVALID_ARGUMENT".
         self.status = status
@@ -35,15 +56,15 @@ class PserverError(Error):
         self.retry_after_ms = retry_after_ms
 
     @classmethod
-    def from_rpc_error(cls, err):
+    def from_rpc_error(cls, err: grpc.RpcError) -> PserverError:
         """Converts a grpc.RpcError (from a stub call or a future) into a PserverError."""
         status = err.code() if hasattr(err, "code") else grpc.StatusCode.UNKNOWN
-        trailers = {}
+        trailers: dict[str, str] = {}
         metadata = err.trailing_metadata() if hasattr(err, "trailing_metadata") else None
         for key, value in metadata or ():
             trailers.setdefault(key, value.decode() if isinstance(value, bytes) else value)
 
-        def number(key):
+        def number(key: str) -> Optional[int]:
             value = trailers.get(key)
             return int(value) if value is not None and value.isdigit() else None
 
@@ -58,39 +79,72 @@ class PserverError(Error):
 
 
 class ClientError(Error):
-    """A condition of the client itself: CLIENT_STALE_VIEW, CLIENT_STEP_FAILED,
-    CLIENT_DEADLINE_EXCEEDED, CLIENT_NO_MASTER, CLIENT_CLOSED, CLIENT_UNKNOWN_TENSOR,
-    CLIENT_NOT_A_FILE_TASK, CLIENT_INVALID_SECURITY (tls/token options that cannot work: a token
-    without TLS, a certificate without its key, a file that cannot be read)."""
+    """A condition of the client itself, with a `CLIENT_*` code: CLIENT_STALE_VIEW,
+    CLIENT_STEP_FAILED, CLIENT_DEADLINE_EXCEEDED, CLIENT_NO_MASTER, CLIENT_CLOSED,
+    CLIENT_UNKNOWN_TENSOR, CLIENT_NOT_A_FILE_TASK, CLIENT_INVALID_SECURITY (tls/token options that
+    cannot work), CLIENT_MESSAGE_TOO_LARGE (a message over gRPC's size limit that the client cannot
+    split) and CLIENT_SHAPE_MISMATCH (a gradient whose shape, element count or element type is not
+    its tensor's; `tensor`, `expected` and `actual` say which and how)."""
 
-    def __init__(self, code, message):
+    code: str
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        tensor: Optional[str] = None,
+        expected: Optional[Sequence[int]] = None,
+        actual: Optional[Sequence[int]] = None,
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
+        #: CLIENT_SHAPE_MISMATCH: the tensor, its shape and the shape given.
+        self.tensor = tensor
+        self.expected = tuple(expected) if expected is not None else None
+        self.actual = tuple(actual) if actual is not None else None
 
 
-def call(fn, *args, **kwargs):
-    """Runs one stub call, turning a grpc.RpcError into a PserverError."""
+def error_of(err: grpc.RpcError) -> Error:
+    """The typed error of a failed gRPC call. gRPC's own RESOURCE_EXHAUSTED, without a domain
+    code, is a message over a size limit (the client's or the server's): waiting cannot change
+    it, so it is CLIENT_MESSAGE_TOO_LARGE, not a busy server to retry."""
+    typed = PserverError.from_rpc_error(err)
+    if typed.status == grpc.StatusCode.RESOURCE_EXHAUSTED.name and typed.code is None:
+        too_large = ClientError(
+            codes.CLIENT_MESSAGE_TOO_LARGE,
+            f"a message over gRPC's size limit ({typed.details}): the client's is connect(max_message_bytes=), "
+            "the pserver's --max-message-mb; raise them, or lower the job's block size so that one block fits",
+        )
+        too_large.__cause__ = typed
+        return too_large
+    return typed
+
+
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Runs one stub call, turning a grpc.RpcError into the client's typed error."""
     try:
         return fn(*args, **kwargs)
     except grpc.RpcError as err:
-        raise PserverError.from_rpc_error(err) from None
+        raise error_of(err) from None
 
 
-def is_stale_view(err):
+def is_stale(err: BaseException) -> bool:
     """Whether the view a step was computed under is stale: the shard's epoch moved (ABORTED),
-    the pserver at that address serves another index, or the client aborted the step on a new
-    view. The step is then run again with a fresh context and the same identity."""
+    the pserver at that address serves another index (PSERVER_WRONG_SHARD), or the client aborted
+    the step on a new view (CLIENT_STALE_VIEW). The step is then run again with a fresh context
+    and the same identity."""
     if isinstance(err, ClientError):
-        return err.code == "CLIENT_STALE_VIEW"
+        return err.code == codes.CLIENT_STALE_VIEW
     if not isinstance(err, PserverError):
         return False
-    return err.status == "ABORTED" or err.code == "PSERVER_WRONG_SHARD"
+    return err.status == grpc.StatusCode.ABORTED.name or err.code == codes.PSERVER_WRONG_SHARD
 
 
-_UNAVAILABLE_SHARD_CODES = {"PSERVER_NOT_SERVING", "PSERVER_FENCED", "PSERVER_SHUTTING_DOWN"}
+_UNAVAILABLE_SHARD_CODES = frozenset({codes.PSERVER_NOT_SERVING, codes.PSERVER_FENCED, codes.PSERVER_SHUTTING_DOWN})
 
 
-def is_shard_unavailable(err):
+def is_shard_unavailable(err: BaseException) -> bool:
     """Whether the shard is not served at that address right now: its pserver is recovering it,
     was fenced or is shutting down, and nothing was applied. The call is retried after a backoff:
     either the pserver starts serving (same epoch) or the master publishes a new assignment, which
@@ -98,21 +152,36 @@ def is_shard_unavailable(err):
     return isinstance(err, PserverError) and err.code in _UNAVAILABLE_SHARD_CODES
 
 
-def is_refused(err):
+def is_refused(err: BaseException) -> bool:
     """Whether the server refused the caller (UNAUTHENTICATED: no verified certificate or valid
     token; PERMISSION_DENIED: the caller's role may not call the method). Waiting does not
     change that answer, so the client raises it instead of waiting for a shard to come up."""
-    return isinstance(err, PserverError) and err.status in ("UNAUTHENTICATED", "PERMISSION_DENIED")
+    return isinstance(err, PserverError) and err.status in _REFUSED_STATUSES
 
 
-def is_retryable(err):
-    """Whether a call's outcome is unknown (it may have been applied), or the server is busy:
-    retry it as is, with the same step and epoch (the pserver deduplicates pushes)."""
+_STATUS = grpc.StatusCode
+_REFUSED_STATUSES = frozenset({_STATUS.UNAUTHENTICATED.name, _STATUS.PERMISSION_DENIED.name})
+_UNKNOWN_OUTCOME_STATUSES = frozenset(
+    {_STATUS.UNAVAILABLE.name, _STATUS.DEADLINE_EXCEEDED.name, _STATUS.CANCELLED.name, _STATUS.INTERNAL.name}
+)
+_RESOURCE_EXHAUSTED = _STATUS.RESOURCE_EXHAUSTED.name
+
+# Domain codes that only restate the status: the outcome is as unknown as without them.
+_UNKNOWN_OUTCOME_CODES = frozenset({codes.DEADLINE_EXCEEDED, codes.CANCELLED})
+
+
+def is_retryable(err: BaseException) -> bool:
+    """Whether a call's outcome is unknown (it may have been applied) or the server is busy for
+    now: retry it as is, with the same step and epoch (the pserver deduplicates pushes).
+
+    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code (a domain code is
+    the server's considered answer); RESOURCE_EXHAUSTED only with one (PSERVER_OVERLOADED,
+    CHECKPOINT_NO_SPACE: after `retry_after_ms`). Without one, RESOURCE_EXHAUSTED is gRPC's own
+    message size limit, which the client raises as CLIENT_MESSAGE_TOO_LARGE instead."""
     if not isinstance(err, PserverError):
         return False
-    if err.status == "RESOURCE_EXHAUSTED":
-        return True
-    # A domain code is the server's considered answer, not an unknown outcome.
-    if err.code is not None and err.code not in ("DEADLINE_EXCEEDED", "CANCELLED"):
+    if err.status == _RESOURCE_EXHAUSTED:
+        return err.code is not None
+    if err.code is not None and err.code not in _UNKNOWN_OUTCOME_CODES:
         return False
-    return err.status in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "INTERNAL")
+    return err.status in _UNKNOWN_OUTCOME_STATUSES

@@ -5,6 +5,8 @@ small tensor, under its own name) goes to shard jump(fnv1a64(utf8(name)), shards
 consistent hashing moves only about 1/(N+1) of the blocks when the shard count grows to N+1.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 DEFAULT_BLOCK_SIZE = 1_048_576
@@ -25,7 +27,7 @@ class BlockPlacement:
     shard: int
 
 
-def fnv1a64(data):
+def fnv1a64(data: bytes) -> int:
     """FNV-1a, 64-bit, of bytes."""
     h = _FNV_OFFSET_BASIS
     for byte in data:
@@ -33,7 +35,7 @@ def fnv1a64(data):
     return h
 
 
-def jump_hash(key, buckets):
+def jump_hash(key: int, buckets: int) -> int:
     """Lamping and Veach's jump consistent hash. Its division is an IEEE double (a Python float),
     as in the paper's C++, so every language gets the same bucket."""
     if not isinstance(buckets, int) or buckets < 1 or buckets > 2**31 - 1:
@@ -46,12 +48,12 @@ def jump_hash(key, buckets):
     return b
 
 
-def shard_of(block_name, shards):
+def shard_of(block_name: str, shards: int) -> int:
     """The shard of a block (or of a tensor stored whole) among `shards`."""
     return jump_hash(fnv1a64(block_name.encode("utf-8")), shards)
 
 
-def place_tensor(name, elements, block_size, shards):
+def place_tensor(name: str, elements: int, block_size: int, shards: int) -> list[BlockPlacement]:
     """The blocks of a tensor of `elements` elements and where they go."""
     if elements < 0:
         raise ValueError(f"place_tensor: elements must be non-negative, got {elements}")
@@ -59,7 +61,7 @@ def place_tensor(name, elements, block_size, shards):
         raise ValueError(f"place_tensor: block_size must be positive, got {block_size}")
     if elements <= block_size:
         return [BlockPlacement(name, 0, elements, shard_of(name, shards))]
-    blocks = []
+    blocks: list[BlockPlacement] = []
     for k, start in enumerate(range(0, elements, block_size)):
         block = f"{name}{BLOCK_SEPARATOR}{k}"
         blocks.append(BlockPlacement(block, start, min(start + block_size, elements), shard_of(block, shards)))

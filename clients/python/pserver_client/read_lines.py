@@ -5,8 +5,12 @@ skips to the next line start, and the last line is read to its end even past `en
 tile a file thus read every line exactly once, whatever the task size.
 """
 
+from __future__ import annotations
 
-def read_lines(path, start, end):
+from typing import Iterator
+
+
+def read_lines(path: str, start: int, end: int) -> Iterator[str]:
     """Yields the lines (str, without `\\n` or `\\r\\n`) that begin in [start, end) of the file."""
     with open(path, "rb") as f:
         # A line begins at `start` only if it is the file's first byte or follows a newline.
@@ -38,6 +42,6 @@ def read_lines(path, start, end):
                 return
 
 
-def _decode(raw):
+def _decode(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace")
     return text[:-1] if text.endswith("\r") else text

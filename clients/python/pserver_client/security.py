@@ -7,11 +7,14 @@ only over TLS: a token sent in plaintext can be read off the network and replaye
 refuses one without `tls` before it dials anything.
 """
 
+from __future__ import annotations
+
 import dataclasses
-from typing import Optional, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import grpc
 
+from . import codes
 from .errors import ClientError
 
 Pem = Union[bytes, str]
@@ -38,7 +41,13 @@ class TlsOptions:
     server_name: Optional[str] = None
 
 
-def load_security(ca_file=None, cert_file=None, key_file=None, token_file=None, server_name=None):
+def load_security(
+    ca_file: Optional[str] = None,
+    cert_file: Optional[str] = None,
+    key_file: Optional[str] = None,
+    token_file: Optional[str] = None,
+    server_name: Optional[str] = None,
+) -> dict[str, Any]:
     """Reads the files into `connect`'s `tls` and `token` keywords:
 
         connect(master=[...], **load_security(ca_file="ca.pem", token_file="trainer.token"))
@@ -46,7 +55,7 @@ def load_security(ca_file=None, cert_file=None, key_file=None, token_file=None, 
     `tls` is there when any of ca_file, cert_file, key_file, server_name is given, and `token`
     (the file's content, surrounding whitespace stripped) when token_file is. A file that cannot
     be read is a ClientError (CLIENT_INVALID_SECURITY) naming it."""
-    security = {}
+    security: dict[str, Any] = {}
     if any(v is not None for v in (ca_file, cert_file, key_file, server_name)):
         security["tls"] = TlsOptions(
             ca=_read("CA", ca_file),
@@ -55,7 +64,9 @@ def load_security(ca_file=None, cert_file=None, key_file=None, token_file=None, 
             server_name=server_name,
         )
     if token_file is not None:
-        security["token"] = _read("token", token_file).decode("utf-8").strip()
+        token = _read("token", token_file)
+        assert token is not None
+        security["token"] = token.decode("utf-8").strip()
     return security
 
 
@@ -69,7 +80,13 @@ RECONNECT_OPTIONS = (
 )
 
 
-def open_channel(address, tls=None, token=None, options=()):
+#: gRPC channel options: (name, value) pairs.
+ChannelOptions = Sequence[Tuple[str, Any]]
+
+
+def open_channel(
+    address: str, tls: Optional[TlsOptions] = None, token: Optional[str] = None, options: ChannelOptions = ()
+) -> grpc.Channel:
     """A channel to one master or pserver with these security settings, for raw stubs (the
     client's own channels are made the same way)."""
     return ChannelFactory(tls, token).open(address, options)
@@ -78,25 +95,25 @@ def open_channel(address, tls=None, token=None, options=()):
 class ChannelFactory:
     """Opens every channel of one client with the same credentials, checked once."""
 
-    def __init__(self, tls=None, token=None):
+    def __init__(self, tls: Optional[TlsOptions] = None, token: Optional[str] = None) -> None:
         if token is not None:
             if tls is None:
                 raise ClientError(
-                    "CLIENT_INVALID_SECURITY",
+                    codes.CLIENT_INVALID_SECURITY,
                     "a bearer token needs TLS: give tls=TlsOptions(...) too "
                     "(a token sent in plaintext can be read and replayed)",
                 )
             token = token.strip()
             if not token or any(c.isspace() for c in token):
-                raise ClientError("CLIENT_INVALID_SECURITY", "the bearer token is empty or contains whitespace")
-        self._credentials = None
-        self._options = ()
+                raise ClientError(codes.CLIENT_INVALID_SECURITY, "the bearer token is empty or contains whitespace")
+        self._credentials: Optional[grpc.ChannelCredentials] = None
+        self._options: ChannelOptions = ()
         if tls is None:
             return
         if not isinstance(tls, TlsOptions):
-            raise ClientError("CLIENT_INVALID_SECURITY", f"tls: expected TlsOptions, got {type(tls).__name__}")
+            raise ClientError(codes.CLIENT_INVALID_SECURITY, f"tls: expected TlsOptions, got {type(tls).__name__}")
         if (tls.cert is None) != (tls.key is None):
-            raise ClientError("CLIENT_INVALID_SECURITY", "tls: cert and key go together (mutual TLS needs both)")
+            raise ClientError(codes.CLIENT_INVALID_SECURITY, "tls: cert and key go together (mutual TLS needs both)")
         credentials = grpc.ssl_channel_credentials(
             root_certificates=_bytes(tls.ca), private_key=_bytes(tls.key), certificate_chain=_bytes(tls.cert)
         )
@@ -110,27 +127,27 @@ class ChannelFactory:
             self._options = ((TARGET_NAME_OVERRIDE, tls.server_name),)
 
     @property
-    def secure(self):
+    def secure(self) -> bool:
         return self._credentials is not None
 
-    def open(self, address, options=()):
+    def open(self, address: str, options: ChannelOptions = ()) -> grpc.Channel:
         """A channel to `address`: every channel of the client is opened here, with the reconnect
         backoff below and the TLS settings."""
-        options = list(RECONNECT_OPTIONS) + list(options)
+        every = list(RECONNECT_OPTIONS) + list(options)
         if self._credentials is None:
-            return grpc.insecure_channel(address, options=options)
-        return grpc.secure_channel(address, self._credentials, options=options + list(self._options))
+            return grpc.insecure_channel(address, options=every)
+        return grpc.secure_channel(address, self._credentials, options=every + list(self._options))
 
 
-def _bytes(pem):
+def _bytes(pem: Optional[Pem]) -> Optional[bytes]:
     return pem.encode("ascii") if isinstance(pem, str) else pem
 
 
-def _read(what, path):
+def _read(what: str, path: Optional[str]) -> Optional[bytes]:
     if path is None:
         return None
     try:
         with open(path, "rb") as f:
             return f.read()
     except OSError as err:
-        raise ClientError("CLIENT_INVALID_SECURITY", f"{what} {path}: {err.strerror or err}") from None
+        raise ClientError(codes.CLIENT_INVALID_SECURITY, f"{what} {path}: {err.strerror or err}") from None

@@ -10,32 +10,55 @@ context: its calls end with a stale-view error and `Client.step` runs the step a
 context and the same identity.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
+import functools
 import random
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import grpc
 
+from . import codes
 from ._proto.pserver.v1 import context_pb2, tensor_pb2
-from .errors import ClientError, PserverError, is_retryable, is_shard_unavailable, is_stale_view
+from .errors import ClientError, Error, PserverError, error_of, is_retryable, is_shard_unavailable, is_stale
+from .listing import ParamInfo, assemble
 from .placement import place_tensor
-from .tensors import ELEMENT_SIZE, from_wire, to_wire
+from .shard_calls import TENSOR_OVERHEAD_BYTES, REQUEST_OVERHEAD_BYTES
+from .tensors import TensorSpec, Values, from_wire, to_wire
+from .view import View
+
+if TYPE_CHECKING:
+    from .client import Client
 
 try:
     import numpy as np
 except ImportError:  # pragma: no cover
-    np = None
+    np = None  # type: ignore[assignment]
+
+#: A call against a shard: (address, RequestContext, timeout_s) → a grpc future.
+ShardCall = Callable[[str, Any, float], Any]
 
 
-def backoff_s(attempt, base=0.05, cap=1.0):
+def backoff_s(attempt: int, base: float = 0.05, cap: float = 1.0) -> float:
     """Exponential backoff with full jitter, capped at 1 s so that a client waiting out a failover
     notices within about a second that the shard serves again."""
-    return random.random() * min(cap, base * 2**attempt)
+    return random.random() * min(cap, base * 2.0**attempt)
+
+
+class _Block:
+    """One block (or a tensor stored whole) to read: where its bytes go in the tensor's buffer."""
+
+    __slots__ = ("name", "tensor", "offset", "size")
+
+    def __init__(self, name: str, tensor: str, offset: int, size: int) -> None:
+        self.name, self.tensor, self.offset, self.size = name, tensor, offset, size
 
 
 class StepContext:
-    def __init__(self, host, view, trainer_id, step, pass_, deadline):
+    def __init__(self, host: Client, view: View, trainer_id: int, step: int, pass_: int, deadline: float) -> None:
         self._host = host
         #: The view the step runs under (a snapshot).
         self.view = view
@@ -48,13 +71,13 @@ class StepContext:
         #: When the step must be over (time.monotonic()); it caps every call's own deadline.
         self.deadline = deadline
         self._aborted = threading.Event()
-        self._reason = None
+        self._reason: Optional[BaseException] = None
         self._lock = threading.Lock()
-        self._calls = set()
+        self._calls: set[Any] = set()
 
     # --- lifecycle (used by the client) ---
 
-    def abort(self, reason):
+    def abort(self, reason: BaseException) -> None:
         """Ends the context: its calls in flight are cancelled and later ones refused."""
         with self._lock:
             if self._reason is None:
@@ -64,75 +87,108 @@ class StepContext:
         for call in calls:
             call.cancel()
 
-    def close(self):
+    def close(self) -> None:
         """The step is over: calls still running for it (after another call failed) stop."""
-        self.abort(ClientError("CLIENT_STALE_VIEW", f"step {self.step}: this run is over"))
+        self.abort(ClientError(codes.CLIENT_STALE_VIEW, f"step {self.step}: this run is over"))
 
-    def uses_changed(self, changed):
+    def uses_changed(self, changed: Sequence[int]) -> bool:
         return any(i < len(self.view.shards) for i in changed)
 
     # --- what fn calls ---
 
-    def get_params(self, names):
-        """The current values of whole tensors (declared by init_params): blocks fetched from their
-        shards in parallel, one call per shard, and reassembled. Returns {name: array}."""
-        buffers = {}
-        by_shard = {}
-        for name in names:
-            spec = self._host.spec(name)
-            buffers[name] = bytearray(spec.length * ELEMENT_SIZE[spec.element_type])
+    def get_params(self, names: Iterable[str]) -> dict[str, Any]:
+        """The current values of whole tensors: blocks fetched from their shards (shards in
+        parallel, each in calls whose replies stay well below the message limit) and reassembled.
+        A tensor the client does not know yet (it never initialized the model) is looked up with
+        list_params first. Returns {name: array}, each reshaped to its tensor's shape."""
+        names = list(names)
+        specs = self._specs(names)
+        buffers = {name: bytearray(spec.length * spec.element_size()) for name, spec in specs.items()}
+        by_shard: dict[int, list[_Block]] = {}
+        for name, spec in specs.items():
+            size = spec.element_size()
             for block in place_tensor(name, spec.length, self.view.block_size, self.view.shard_count):
-                by_shard.setdefault(block.shard, []).append((block.name, name, block.start))
+                by_shard.setdefault(block.shard, []).append(
+                    _Block(block.name, name, block.start * size, (block.end - block.start) * size)
+                )
+        batches = {shard: self._batches(blocks) for shard, blocks in by_shard.items()}
 
-        def fetch(shard, blocks):
-            reply = self.with_retries(
-                shard,
-                lambda address, context, timeout: self._host.calls.get_params(
-                    address, context, [b[0] for b in blocks], timeout
-                ),
+        def fetch(shard: int, batch: list[_Block]) -> None:
+            try:
+                reply = self.with_retries(
+                    shard,
+                    lambda address, context, timeout: self._host.calls.get_params(
+                        address, context, [b.name for b in batch], timeout
+                    ),
+                )
+            except PserverError as err:
+                if err.code != codes.PSERVER_REPLY_TOO_LARGE:
+                    raise
+                if len(batch) == 1:  # the server's limit is below one block
+                    raise self._too_large(batch[0], f"the pserver's limit: {err.details}") from err
+                half = len(batch) // 2
+                fetch(shard, batch[:half])
+                fetch(shard, batch[half:])
+                return
+            for block, param in zip(batch, reply.params):
+                buffers[block.tensor][block.offset : block.offset + len(param.content)] = param.content
+
+        def fetch_shard(shard: int) -> None:
+            # One call at a time per shard: a pserver answers them one after the other anyway,
+            # and the replies in memory stay at one per shard.
+            for batch in batches[shard]:
+                fetch(shard, batch)
+
+        self._fan_out([functools.partial(fetch_shard, s) for s in batches])
+        return {name: from_wire(buffers[name], spec.element_type, spec.shape) for name, spec in specs.items()}
+
+    def list_params(self) -> dict[str, ParamInfo]:
+        """The model as the shards hold it ({name: ParamInfo}), from ListParams on every shard.
+        The client then knows every listed tensor (get_params and send_grads take them)."""
+        replies: list[Any] = [None] * self.view.shard_count
+
+        def list_shard(shard: int) -> None:
+            replies[shard] = self.with_retries(
+                shard, lambda address, context, timeout: self._host.calls.list_params(address, context, timeout)
             )
-            for (_, tensor, start), param in zip(blocks, reply.params):
-                size = ELEMENT_SIZE[self._host.spec(tensor).element_type]
-                buffers[tensor][start * size : start * size + len(param.content)] = param.content
 
-        self._fan_out([(lambda s=s, b=b: fetch(s, b)) for s, b in by_shard.items()])
-        out = {}
-        for name in names:
-            spec = self._host.spec(name)
-            out[name] = from_wire(buffers[name], spec.element_type, spec.shape)
-        return out
+        self._fan_out([functools.partial(list_shard, s.index) for s in self.view.shards])
+        model = assemble((p for reply in replies for p in reply.params), self.view.block_size)
+        self._host.learn({name: info.spec() for name, info in model.items()})
+        return model
 
-    def send_grads(self, grads):
+    def send_grads(self, grads: Mapping[str, Values]) -> None:
         """Pushes the step's gradients ({name: array}): clipped by global norm if configured,
         split into blocks, sent as one push per shard in parallel, each retried with the same step
-        until it is known applied (a retry of an applied push is acknowledged as a duplicate)."""
-        by_shard = {}
+        until it is known applied (a retry of an applied push is acknowledged as a duplicate).
+        A numpy gradient's shape must be its tensor's (a flat buffer, array.array or 1-D
+        memoryview, only its element count): else CLIENT_SHAPE_MISMATCH, before anything is
+        sent. The shape travels with the push; the pserver checks it too."""
+        specs = self._specs(list(grads))
+        by_shard: dict[int, list[Any]] = {}
         for name, values in self._clipped(grads).items():
-            spec = self._host.spec(name)
-            try:
-                wire = to_wire(values)
-            except TypeError:
-                wire = to_wire(values, spec.element_type)
-            if wire.length != spec.length:
-                raise ClientError(
-                    "CLIENT_UNKNOWN_TENSOR", f"gradient {name}: {wire.length} elements, the tensor has {spec.length}"
-                )
+            spec = specs[name]
+            wire = _gradient(name, values, spec)
+            shape = wire.shape if wire.shaped else spec.shape
             for block in place_tensor(name, spec.length, self.view.block_size, self.view.shard_count):
                 by_shard.setdefault(block.shard, []).append(
                     tensor_pb2.Tensor(
-                        name=block.name, element_type=wire.element_type, content=bytes(wire.block(block.start, block.end))
+                        name=block.name,
+                        element_type=wire.element_type,
+                        shape=shape,
+                        content=bytes(wire.block(block.start, block.end)),
                     )
                 )
 
-        def push(shard, tensors):
-            return self.with_retries(
+        def push(shard: int, tensors: list[Any]) -> None:
+            self.with_retries(
                 shard,
                 lambda address, context, timeout: self._host.calls.send_grads(address, context, tensors, timeout),
             )
 
-        self._fan_out([(lambda s=s, t=t: push(s, t)) for s, t in by_shard.items()])
+        self._fan_out([functools.partial(push, s, t) for s, t in by_shard.items()])
 
-    def request_context(self, shard):
+    def request_context(self, shard: int) -> Any:
         """The RequestContext of a call to `shard`: this context's own view and the step's identity."""
         route = self.view.shards[shard] if shard < len(self.view.shards) else None
         return context_pb2.RequestContext(
@@ -142,27 +198,29 @@ class StepContext:
             **{"pass": self.pass_},
         )
 
-    def with_retries(self, shard, call):
+    def with_retries(self, shard: int, call: ShardCall) -> Any:
         """Runs `call(address, context, timeout)` (returning a grpc future) against `shard`,
         retrying while its outcome is unknown (connection lost, deadline), the pserver is busy
         (after its retry hint) or the shard is not served at the address for now (recovering,
         fenced, shutting down: until it serves or a new view aborts the context). Retries back off
-        with jitter and end with the step's deadline. A moved epoch ends the step (stale view)."""
+        with jitter and end with the step's deadline. A moved epoch ends the step (stale view).
+        Errors that waiting cannot change (bad input, a message over the size limit) are raised
+        at once."""
         attempt = 0
         while True:
             self._throw_if_stale(shard)
             left = self.deadline - time.monotonic()
             if left <= 0:
-                raise ClientError("CLIENT_DEADLINE_EXCEEDED", f"step {self.step}: not done in time")
+                raise ClientError(codes.CLIENT_DEADLINE_EXCEEDED, f"step {self.step}: not done in time")
             route = self.view.shards[shard]
             try:
                 return self._wait(call(route.address, self.request_context(shard), min(self._host.call_timeout_s, left)))
             except PserverError as err:
                 if self._aborted.is_set():
                     raise self._stale_error() from err
-                if is_stale_view(err):
+                if is_stale(err):
                     self._host.stale_shard(shard, err.shard_epoch)
-                    raise ClientError("CLIENT_STALE_VIEW", f"shard {shard}: {err}") from err
+                    raise ClientError(codes.CLIENT_STALE_VIEW, f"shard {shard}: {err}") from err
                 if not is_retryable(err) and not is_shard_unavailable(err):
                     raise
                 hint = err.retry_after_ms / 1000 if err.retry_after_ms is not None else backoff_s(attempt)
@@ -172,7 +230,43 @@ class StepContext:
 
     # --- internals ---
 
-    def _wait(self, future):
+    def _specs(self, names: Sequence[str]) -> dict[str, TensorSpec]:
+        """The specs of `names`; a name the client does not know makes it list the model first
+        (a process that attached to a model others initialized)."""
+        if any(self._host.known(name) is None for name in names):
+            self.list_params()
+        return {name: self._host.spec(name) for name in names}
+
+    def _batches(self, blocks: list[_Block]) -> list[list[_Block]]:
+        """One shard's blocks in GetParams calls whose replies carry at most the reply budget of
+        content (a block larger than the budget alone). A block over the message limit itself
+        cannot be read: CLIENT_MESSAGE_TOO_LARGE, before anything is sent."""
+        calls = self._host.calls
+        budget = calls.reply_budget_bytes()
+        batches: list[list[_Block]] = []
+        current: list[_Block] = []
+        used = 0
+        for block in blocks:
+            cost = block.size + TENSOR_OVERHEAD_BYTES
+            if cost + REQUEST_OVERHEAD_BYTES > calls.max_message_bytes:
+                raise self._too_large(block, f"the client's limit is {calls.max_message_bytes} bytes")
+            if current and used + cost > budget:
+                batches.append(current)
+                current, used = [], 0
+            current.append(block)
+            used += cost
+        if current:
+            batches.append(current)
+        return batches
+
+    def _too_large(self, block: _Block, limit: str) -> ClientError:
+        return ClientError(
+            codes.CLIENT_MESSAGE_TOO_LARGE,
+            f"block {block.name} of {block.tensor} ({block.size} bytes) does not fit in one message ({limit}): "
+            "raise connect(max_message_bytes=) and the pserver's --max-message-mb, or lower the job's block size",
+        )
+
+    def _wait(self, future: Any) -> Any:
         with self._lock:
             if self._aborted.is_set():
                 future.cancel()
@@ -181,41 +275,42 @@ class StepContext:
         try:
             return future.result()
         except grpc.RpcError as err:
-            raise PserverError.from_rpc_error(err) from None
+            raise error_of(err) from None
         except grpc.FutureCancelledError:
             raise self._stale_error() from None
         finally:
             with self._lock:
                 self._calls.discard(future)
 
-    def _fan_out(self, thunks):
+    def _fan_out(self, thunks: Sequence[Callable[[], None]]) -> None:
         if len(thunks) == 1:
             thunks[0]()
             return
         futures = [self._host.executor.submit(t) for t in thunks]
         done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
         for f in futures:
-            if f in done and f.exception() is not None:
-                raise f.exception()
+            failure = f.exception() if f in done else None
+            if failure is not None:
+                raise failure
         for f in futures:
             f.result()
 
-    def _throw_if_stale(self, shard):
+    def _throw_if_stale(self, shard: int) -> None:
         if self._aborted.is_set():
             raise self._stale_error()
         live = self._host.live_view().shards
         mine = self.view.shards[shard] if shard < len(self.view.shards) else None
         theirs = live[shard] if shard < len(live) else None
         if mine is None or theirs is None or theirs.epoch != mine.epoch or mine.epoch == 0:
-            raise ClientError("CLIENT_STALE_VIEW", f"shard {shard}: the view changed since the step began")
+            raise ClientError(codes.CLIENT_STALE_VIEW, f"shard {shard}: the view changed since the step began")
 
-    def _stale_error(self):
+    def _stale_error(self) -> Error:
         reason = self._reason
         if isinstance(reason, ClientError):
             return reason
-        return ClientError("CLIENT_STALE_VIEW", "the step must run again under a fresh view")
+        return ClientError(codes.CLIENT_STALE_VIEW, "the step must run again under a fresh view")
 
-    def _clipped(self, grads):
+    def _clipped(self, grads: Mapping[str, Values]) -> Mapping[str, Values]:
         bound = self._host.global_clip_norm
         if bound is None or np is None:
             return grads
@@ -225,3 +320,35 @@ class StepContext:
             return grads
         scale = bound / norm
         return {k: (floats[k] * scale).astype(floats[k].dtype) if k in floats else v for k, v in grads.items()}
+
+
+def _gradient(name: str, values: Values, spec: TensorSpec) -> Any:
+    """A gradient in wire form, checked against its tensor: the same element type, element count
+    and (for values with a shape of their own) shape; else CLIENT_SHAPE_MISMATCH."""
+    try:
+        wire = to_wire(values)
+    except TypeError:
+        wire = to_wire(values, spec.element_type)  # raw bits (bfloat16) of the tensor's type
+    if wire.element_type != spec.element_type:
+        raise ClientError(
+            codes.CLIENT_SHAPE_MISMATCH,
+            f"gradient {name}: element type {_type_name(wire.element_type)}, the tensor's is {_type_name(spec.element_type)}",
+            tensor=name,
+            expected=spec.shape,
+            actual=wire.shape,
+        )
+    flat_fits = not spec.shape and wire.shape == (spec.length,)
+    if wire.length != spec.length or (wire.shaped and wire.shape != spec.shape and not flat_fits):
+        raise ClientError(
+            codes.CLIENT_SHAPE_MISMATCH,
+            f"gradient {name}: shape {list(wire.shape)} ({wire.length} elements), "
+            f"the tensor's is {list(spec.shape)} ({spec.length} elements)",
+            tensor=name,
+            expected=spec.shape,
+            actual=wire.shape,
+        )
+    return wire
+
+
+def _type_name(value: int) -> str:
+    return str(tensor_pb2.ElementType.Name(value)).replace("ELEMENT_TYPE_", "")

@@ -1,6 +1,9 @@
 """The trainer's picture of the cluster: which pserver serves each shard, under which epoch."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import Any, Tuple
 
 
 @dataclass(frozen=True)
@@ -17,13 +20,13 @@ class ShardRoute:
 class View:
     shard_count: int
     block_size: int
-    shards: tuple = field(default_factory=tuple)
+    shards: Tuple[ShardRoute, ...] = field(default_factory=tuple)
     #: Orders views: a higher revision is newer.
     revision: int = 0
     initialized: bool = False
 
     @classmethod
-    def from_proto(cls, view):
+    def from_proto(cls, view: Any) -> View:
         return cls(
             shard_count=view.shard_count,
             block_size=view.block_size,
@@ -32,7 +35,7 @@ class View:
             initialized=view.initialized,
         )
 
-    def complete(self):
+    def complete(self) -> bool:
         """Whether every index has a pserver that serves it (a step cannot run otherwise)."""
         return (
             self.shard_count > 0
@@ -41,9 +44,9 @@ class View:
         )
 
 
-def changed_shards(before, after):
+def changed_shards(before: View, after: View) -> list[int]:
     """The indices whose pserver or epoch differs between two views."""
-    changed = []
+    changed: list[int] = []
     for i in range(max(len(before.shards), len(after.shards))):
         a = before.shards[i] if i < len(before.shards) else None
         b = after.shards[i] if i < len(after.shards) else None

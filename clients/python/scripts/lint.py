@@ -31,6 +31,8 @@ def problems(path):
         return []  # re-exports
     imported = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue  # compiler directives, not names
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 name = (alias.asname or alias.name).split(".")[0]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pserver_client
-from pserver_client import ClientError, Param, PserverError, place_tensor
+from pserver_client import ClientError, Param, PserverError, codes, optimizer_config, place_tensor
 from pserver_client._proto.pserver.v1 import master_pb2, master_pb2_grpc
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from pserver_client._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
@@ -19,7 +19,19 @@ from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.integration
 
-IMPLEMENTED = {"placement", "roundTrip", "initElection", "staleEpoch", "duplicatePush", "tasks", "badInput"}
+IMPLEMENTED = {
+    "placement",
+    "roundTrip",
+    "initElection",
+    "staleEpoch",
+    "duplicatePush",
+    "tasks",
+    "badInput",
+    "defaultLearningRate",
+    "attach",
+}
+#: Float tensors need a learning rate (plain SGD has no default); 1 keeps values as sent.
+SGD_AS_SENT = {"sgd": {}, "learning_rate": {"base": 1}}
 
 
 def element_type(name):
@@ -52,7 +64,7 @@ def test_placement(scenarios, cluster):
         blocks = place_tensor(case["name"], case["elements"], case["block_size"], case["shards"])
         assert [b.__dict__ for b in blocks] == case["blocks"]
     with pserver_client.connect(master=cluster.masters, name="placement") as client:
-        client.init_params({"spread": np.arange(40, dtype=np.float32)})
+        client.init_params({"spread": np.arange(40, dtype=np.float32)}, SGD_AS_SENT)
         view = client.view
         assert view.block_size == scenarios["cluster"]["blockSize"]
         expected = {s.index: set() for s in view.shards}
@@ -86,7 +98,11 @@ def round_trip_values(t):
 def test_round_trip(scenarios, cluster):
     tensors = scenarios["roundTrip"]["tensors"]
     with pserver_client.connect(master=cluster.masters, name="round-trip") as client:
-        client.init_params({t["name"]: round_trip_values(t) for t in tensors})
+        # 16-bit and integer tensors are stored, not optimized: no optimizer. Optimized ones (32-
+        # and 64-bit floats) need a learning rate.
+        optimized = ("ELEMENT_TYPE_FLOAT32", "ELEMENT_TYPE_FLOAT64")
+        optimizers = {t["name"]: SGD_AS_SENT if t["elementType"] in optimized else None for t in tensors}
+        client.init_params({t["name"]: round_trip_values(t) for t in tensors}, optimizers)
         got = client.get_params([t["name"] for t in tensors])
         shards = set()
         for t in tensors:
@@ -107,7 +123,7 @@ def test_init_election(scenarios, cluster):
         try:
             with pserver_client.connect(master=cluster.masters, name=f"elect-{k}") as client:
                 ids[k] = client.trainer_id
-                client.init_params({name: np.full(length, k + 1, dtype=np.float32)})
+                client.init_params({name: np.full(length, k + 1, dtype=np.float32)}, SGD_AS_SENT)
                 results[k] = client.get_params([name])[name]
         except Exception as err:  # reported below, with the trainer's number
             errors.append((k, err))
@@ -277,34 +293,103 @@ def test_tasks(scenarios, cluster):
 def test_bad_input(scenarios, cluster):
     spec = scenarios["badInput"]
     setup = spec["setup"]
-    name = setup["tensor"]["name"]
+    name, shape = setup["tensor"]["name"], tuple(setup["tensor"]["shape"])
     with pserver_client.connect(master=cluster.masters, name="bad-input") as client:
-        client.init_params({name: f32(setup["values"])}, setup["optimizer"])
-        view = client.view
-        for step, case in enumerate(spec["cases"], start=100):
+        view = client.step(lambda ctx: ctx.view)  # once every shard serves
+
+        def refused(case, step):
             with pytest.raises(PserverError) as caught:
                 if case["rpc"] == "SetDataset":
                     client.set_dataset(case["request"])
+                    return
+                shard = place_tensor(case["to"], 1, view.block_size, view.shard_count)[0].shard
+                route = view.shards[shard]
+                stub = shard_stub(route.address)
+                ctx = context(client.trainer_id, step, route.epoch)
+                if case["rpc"] == "SendGrads":
+                    grad = wire_tensor(case["grad"])
+                    call(stub.SendGrads, ps_pb2.SendGradsRequest(context=ctx, grads=[grad]), timeout=10)
+                elif case["rpc"] == "InitParam":
+                    request = ps_pb2.InitParamRequest(
+                        context=ctx, param=wire_tensor(case["param"]), optimizer=optimizer_config(case["optimizer"])
+                    )
+                    call(stub.InitParam, request, timeout=10)
+                elif case["rpc"] == "GetParams":
+                    call(stub.GetParams, ps_pb2.GetParamsRequest(context=ctx, names=case["names"]), timeout=10)
                 else:
-                    shard = place_tensor(case["to"], 1, view.block_size, view.shard_count)[0].shard
-                    route = view.shards[shard]
-                    stub = shard_stub(route.address)
-                    ctx = context(client.trainer_id, step, route.epoch)
-                    if case["rpc"] == "SendGrads":
-                        grad = case["grad"]
-                        tensor = tensor_pb2.Tensor(
-                            name=grad["name"],
-                            element_type=element_type(grad["elementType"]),
-                            content=bytes.fromhex(grad["contentHex"]),
-                        )
-                        call(stub.SendGrads, ps_pb2.SendGradsRequest(context=ctx, grads=[tensor]), timeout=10)
-                    elif case["rpc"] == "GetParams":
-                        call(stub.GetParams, ps_pb2.GetParamsRequest(context=ctx, names=case["names"]), timeout=10)
-                    else:
-                        raise AssertionError(f"unknown rpc {case['rpc']}")
+                    raise AssertionError(f"unknown rpc {case['rpc']}")
             assert (caught.value.status, caught.value.code) == (case["code"], case["errorCode"]), case["name"]
-        assert client.get_params([name])[name].tolist() == setup["values"]
-        # The client's own API surfaces the same typed errors.
+
+        # InitParam is only looked at while the shard is not initialized yet (afterwards any
+        # InitParam is PSERVER_ALREADY_INITIALIZED): its cases go before the model's init.
+        cases = list(enumerate(spec["cases"], start=100))
+        for step, case in cases:
+            if case["rpc"] == "InitParam":
+                refused(case, step)
+        client.init_params({name: f32(setup["values"]).reshape(shape)}, setup["optimizer"])
+        for step, case in cases:
+            if case["rpc"] != "InitParam":
+                refused(case, step)
+        got = client.get_params([name])[name]
+        assert got.shape == shape and got.reshape(-1).tolist() == setup["values"]
+        assert "no-rate" not in client.list_params()
+        # The client's own API surfaces typed errors, and checks a shape before sending.
         with pytest.raises(ClientError) as caught:
             client.get_params(["never-declared"])
-        assert caught.value.code == "CLIENT_UNKNOWN_TENSOR"
+        assert caught.value.code == codes.CLIENT_UNKNOWN_TENSOR
+        with pytest.raises(ClientError) as caught:
+            client.step(lambda ctx: ctx.send_grads({name: np.ones((4, 1), np.float32)}))
+        assert (caught.value.code, caught.value.expected, caught.value.actual) == (codes.CLIENT_SHAPE_MISMATCH, shape, (4, 1))
+        assert client.get_params([name])[name].reshape(-1).tolist() == setup["values"]
+
+
+def wire_tensor(t):
+    """A Tensor of the scenarios' form: name, elementType, contentHex and maybe shape."""
+    return tensor_pb2.Tensor(
+        name=t["name"],
+        element_type=element_type(t["elementType"]),
+        shape=t.get("shape", []),
+        content=bytes.fromhex(t["contentHex"]),
+    )
+
+
+def test_default_learning_rate(scenarios, cluster):
+    spec = scenarios["defaultLearningRate"]
+    tensor, expect = spec["tensor"], spec["expect"]
+    name, shape = tensor["name"], tuple(tensor["shape"])
+    with pserver_client.connect(master=cluster.masters, name="default-lr") as client:
+        client.init_params({name: f32(spec["values"]).reshape(shape)}, spec["optimizer"])
+        client.step(lambda ctx: ctx.send_grads({name: f32(spec["gradient"]).reshape(shape)}))
+        after = client.get_params([name])[name]
+        np.testing.assert_allclose(after, np.full(shape, expect["after"]), atol=expect["tolerance"], rtol=0)
+        listed = client.list_params()[name]
+        assert listed.optimizer["learning_rate"]["base"] == pytest.approx(expect["listedLearningRate"])
+        assert "adam" in listed.optimizer
+
+
+def test_attach(scenarios, cluster):
+    spec = scenarios["attach"]
+    dtypes = {"ELEMENT_TYPE_FLOAT32": np.float32, "ELEMENT_TYPE_FLOAT64": np.float64}
+    model = {
+        t["name"]: np.array(t["values"], dtype=dtypes[t["elementType"]]).reshape(t["shape"]) for t in spec["tensors"]
+    }
+    with pserver_client.connect(master=cluster.masters, name="attach-initializer") as trainer:
+        trainer.init_params(model, spec["optimizer"])
+        assert any(v.size > trainer.view.block_size for v in model.values())  # split in blocks
+        # A reader that never initializes: it lists the model, then reads it.
+        with pserver_client.connect(master=cluster.masters, name="attach-reader") as reader:
+            listed = reader.list_params()
+            assert {
+                n: {"elementType": p.element_type, "shape": list(p.shape), "learningRate": p.optimizer["learning_rate"]["base"]}
+                for n, p in listed.items()
+                if n in model
+            } == spec["expect"]["listed"]
+            assert {n: p.length for n, p in listed.items() if n in model} == {n: v.size for n, v in model.items()}
+            got = reader.get_params(list(model))
+        # Another reads by name straight away: get_params lists the model first.
+        with pserver_client.connect(master=cluster.masters, name="attach-by-name") as by_name:
+            again = by_name.get_params(list(model))
+    for n, values in model.items():
+        for read in (got, again):
+            assert read[n].dtype == values.dtype and read[n].shape == values.shape
+            assert np.array_equal(read[n], values), n

@@ -4,7 +4,7 @@ client refuses before it dials (test_tls.py runs them against a real pserver).""
 import pytest
 
 import pserver_client
-from pserver_client import ClientError, PserverError, TlsOptions, is_refused, is_retryable, is_stale_view, load_security
+from pserver_client import ClientError, PserverError, TlsOptions, is_refused, is_retryable, is_stale, load_security
 from pserver_client.security import ChannelFactory
 
 
@@ -80,6 +80,6 @@ def test_refusals_are_final():
     for status, code in (("UNAUTHENTICATED", "AUTH_UNAUTHENTICATED"), ("PERMISSION_DENIED", "AUTH_PERMISSION_DENIED")):
         err = PserverError(status, "refused", code=code)
         assert is_refused(err)
-        assert not is_retryable(err) and not is_stale_view(err)
+        assert not is_retryable(err) and not is_stale(err)
     assert not is_refused(PserverError("UNAVAILABLE", "connection refused"))
     assert not is_refused(ClientError("CLIENT_INVALID_SECURITY", "x"))

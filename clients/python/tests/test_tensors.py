@@ -5,7 +5,7 @@ import array
 import numpy as np
 import pytest
 
-from pserver_client import ClientError, ElementType, Param, PserverError, is_retryable, is_stale_view
+from pserver_client import ClientError, ElementType, Param, PserverError, is_retryable, is_stale
 from pserver_client.tensors import from_wire, to_wire
 
 
@@ -58,9 +58,9 @@ def test_block_slices_elements():
 
 
 def test_error_classification():
-    assert is_stale_view(PserverError("ABORTED", "stale", code="PSERVER_STALE_EPOCH"))
-    assert is_stale_view(ClientError("CLIENT_STALE_VIEW", "x"))
-    assert not is_stale_view(PserverError("INVALID_ARGUMENT", "bad", code="PSERVER_LENGTH_MISMATCH"))
+    assert is_stale(PserverError("ABORTED", "stale", code="PSERVER_STALE_EPOCH"))
+    assert is_stale(ClientError("CLIENT_STALE_VIEW", "x"))
+    assert not is_stale(PserverError("INVALID_ARGUMENT", "bad", code="PSERVER_LENGTH_MISMATCH"))
     assert is_retryable(PserverError("UNAVAILABLE", "connection refused"))
     assert is_retryable(PserverError("RESOURCE_EXHAUSTED", "busy", code="PSERVER_OVERLOADED"))
     assert not is_retryable(PserverError("UNAVAILABLE", "fenced", code="PSERVER_FENCED"))

@@ -16,7 +16,7 @@ from conftest import Certificates, Pserver
 
 pytestmark = pytest.mark.integration
 
-SGD = {"sgd": {}, "learningRate": {"base": 1}}
+SGD = {"sgd": {}, "learning_rate": {"base": 1}}
 GRAD = np.array([1, 2, 3, 4], np.float32)
 
 
