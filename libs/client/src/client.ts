@@ -14,6 +14,7 @@ import { ClientError, isRefused } from './errors';
 import { MasterLink } from './master-link';
 import { sleepFor } from './retry';
 import { ShardCalls } from './shard-calls';
+import type { ListedParam } from './model-listing';
 import type { StepContext, TestHooks } from './step-context';
 import { runStep, type StepHost } from './step-runner';
 import {
@@ -174,14 +175,28 @@ export class PserverClient implements StepHost {
     return this.currentView;
   }
 
-  spec(name: string): TensorSpec {
-    const spec = this.specs.get(name);
-    if (!spec)
-      throw new ClientError(
-        'CLIENT_UNKNOWN_TENSOR',
-        `tensor ${name}: not declared (initParams declares the model's tensors)`,
-      );
-    return spec;
+  spec(name: string): TensorSpec | undefined {
+    return this.specs.get(name);
+  }
+
+  learnModel(model: ReadonlyMap<string, ListedParam>): void {
+    for (const [name, { elementType, length, shape }] of model)
+      this.specs.set(name, { elementType, length, shape });
+  }
+
+  get maxMessageBytes(): number {
+    return this.calls.maxMessageBytes;
+  }
+
+  /**
+   * The model as the pservers hold it, by tensor name: element type, shape, length and the
+   * resolved optimizer config (learning rate filled in). Works in a client that never called
+   * `initParams` (an evaluator, a late reader); it waits until the model is initialized. The
+   * listed tensors can then be read with `getParams` (which lists by itself when it meets a name
+   * it does not know).
+   */
+  async listParams(): Promise<Record<string, ListedParam>> {
+    return Object.fromEntries(await this.step((ctx) => ctx.listParams()));
   }
 
   /**

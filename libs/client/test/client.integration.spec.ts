@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { connect, isStaleView, type PserverClient } from '../src';
+import { connect, isStale, type PserverClient } from '../src';
 import { placeTensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
@@ -159,7 +159,7 @@ describe('a trainer client against a job of 2 shards and 2 spares', () => {
       [7, 15, 23, 31],
     ]);
     expect(pushErrors).toHaveLength(1);
-    expect(isStaleView(pushErrors[0])).toBe(true);
+    expect(isStale(pushErrors[0])).toBe(true);
     // The reference run: p0 − g1, restored, then − ½·p.
     const reference = [8, 16, 24, 32].map((x) => x - 1).map((x) => x - 0.5 * x);
     const { p } = await client.getParams(['p'], Float32Array);
