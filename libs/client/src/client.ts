@@ -8,11 +8,17 @@ import {
   type SetDatasetRequest,
   type SetDatasetResponse__Output,
 } from '@pserver/proto';
-import { RpcError, type ClientSecurity } from '@pserver/rpc';
+import {
+  abortableSleep,
+  createLinkedAbortController,
+  RpcError,
+  type ClientSecurity,
+} from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isRefused } from './errors';
 import { MasterLink } from './master-link';
 import { sleepFor } from './retry';
+import { SessionKeeper } from './session-keeper';
 import { ShardCalls } from './shard-calls';
 import type { ListedParam } from './model-listing';
 import type { StepContext, TestHooks } from './step-context';
@@ -71,8 +77,9 @@ export class PserverClient implements StepHost {
   private currentView: View;
   private nextStep = 0;
   private passNumber = 0;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
-  private viewWaiters = new Set<() => void>();
+  private session: SessionKeeper | undefined;
+  private watching: Promise<void> | undefined;
+  private readonly viewWaiters = new Set<() => void>();
 
   private constructor(
     private readonly options: ConnectOptions,
@@ -110,8 +117,11 @@ export class PserverClient implements StepHost {
         viewFromProto(registered.view!),
         logger,
       );
-      client.keepSessionAlive(registered.sessionTtlMs);
-      void master.watch((view) => client.applyView(viewFromProto(view)), client.closing.signal);
+      client.keepSessionAlive(master, registered.sessionTtlMs);
+      client.watching = master.watch(
+        (view) => client.applyView(viewFromProto(view)),
+        client.closing.signal,
+      );
       logger.info('registered with the master', {
         trainerId: registered.trainerId,
         master: master.address,
@@ -321,7 +331,8 @@ export class PserverClient implements StepHost {
     const closed = new ClientError('CLIENT_CLOSED', 'the client was closed');
     this.closing.abort(closed);
     for (const ctx of this.contexts) ctx.abort(closed);
-    clearInterval(this.keepAliveTimer);
+    await this.session?.close();
+    await this.watching;
     if (this.master) await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
     this.master?.close();
     this.calls.close();
@@ -387,14 +398,17 @@ export class PserverClient implements StepHost {
     while (!complete(this.currentView)) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(500, left));
-        this.viewWaiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      this.viewWaiters.clear();
+      // A new view from the watch ends the pause early; so does close().
+      const woken = new AbortController();
+      const wake = (): void => woken.abort();
+      this.viewWaiters.add(wake);
+      const linked = createLinkedAbortController(this.closing.signal, woken.signal);
+      try {
+        await abortableSleep(Math.min(500, left), linked.signal).catch(() => undefined);
+      } finally {
+        linked.cleanup();
+        this.viewWaiters.delete(wake);
+      }
       this.closing.signal.throwIfAborted();
       if (!this.master || !complete(this.currentView))
         await this.refreshView().catch((err: unknown) => {
@@ -404,25 +418,14 @@ export class PserverClient implements StepHost {
     return true;
   }
 
-  private keepSessionAlive(ttlMs: number): void {
-    this.keepAliveTimer = setInterval(
-      () => {
-        this.master!.keepAlive(this.trainerId).catch(async (err: unknown) => {
-          if (err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') {
-            const registered = await this.master!.registerTrainer(
-              this.options.name ?? `trainer-${process.pid}`,
-            );
-            this.logger.warn('the session had ended; registered again under a new id', {
-              from: this.trainerId,
-              to: registered.trainerId,
-            });
-            this.trainerId = registered.trainerId;
-          }
-        });
-      },
-      Math.max(100, ttlMs / 3),
-    );
-    this.keepAliveTimer.unref();
+  private keepSessionAlive(master: MasterLink, ttlMs: number): void {
+    this.session = new SessionKeeper(master, {
+      intervalMs: Math.max(100, ttlMs / 3),
+      name: this.options.name ?? `trainer-${process.pid}`,
+      logger: this.logger,
+      trainerId: () => this.trainerId,
+      onNewTrainerId: (id) => (this.trainerId = id),
+    });
   }
 
   private async writeInit(

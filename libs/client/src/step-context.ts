@@ -1,5 +1,11 @@
 import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
-import { RpcError } from '@pserver/rpc';
+import {
+  createDeadlineSignal,
+  createLinkedAbortController,
+  RpcError,
+  type LinkedAbortController,
+  type SignalAndCleanup,
+} from '@pserver/rpc';
 import { asMessageTooLarge, ClientError, isRetryable, isShardUnavailable, isStale } from './errors';
 import { assembleModel, type ListedParam } from './model-listing';
 import { planPulls } from './pull-plan';
@@ -65,8 +71,8 @@ export interface StepIdentity {
  * and `step()` runs the step again with a fresh context (and the same identity).
  */
 export class StepContext {
-  private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadlineSignal: SignalAndCleanup;
+  private readonly linked: LinkedAbortController;
 
   constructor(
     private readonly host: ContextHost,
@@ -76,14 +82,11 @@ export class StepContext {
     /** When the step must be over (`Date.now()` milliseconds); every call's deadline is capped by it. */
     readonly deadline: number,
   ) {
-    this.timer = setTimeout(
-      () =>
-        this.abort(
-          new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
-        ),
+    this.deadlineSignal = createDeadlineSignal(
       Math.max(0, deadline - Date.now()),
+      () => new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
     );
-    this.timer.unref();
+    this.linked = createLinkedAbortController(this.deadlineSignal.signal);
   }
 
   /** The trainer id the step began with (the same on every run, whatever the session does). */
@@ -108,16 +111,17 @@ export class StepContext {
 
   /** Ends the context once its step is over. */
   close(): void {
-    clearTimeout(this.timer);
+    this.deadlineSignal.cleanup();
+    this.linked.cleanup();
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.linked.signal;
   }
 
   /** Ends the context: its calls in flight are cancelled. */
   abort(reason: unknown): void {
-    this.controller.abort(reason);
+    this.linked.controller.abort(reason);
   }
 
   /** Whether the context's view of `shards` differs from `view`. */
