@@ -28,6 +28,7 @@ const model = {
 const declare = (client: PserverClient): Promise<void> =>
   client.initParams(
     Object.fromEntries(Object.entries(model).map(([name, make]) => [name, make()])),
+    { sgd: {}, learningRate: { base: 1 } },
   );
 
 afterAll(() => stopAllProcesses());
@@ -261,7 +262,10 @@ describe('a standalone trainer: fixed pservers, no master', () => {
       blockSize: 4,
     });
     try {
-      await client.initParams({ v: Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8) });
+      await client.initParams(
+        { v: Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8) },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
       await client.step((ctx) => ctx.sendGrads({ v: new Float64Array(8).fill(1) }));
       const shard = placeTensor('v', 8, 4, 2)[0]!.shard;
       const before = client.view.shards[shard]!.epoch;
