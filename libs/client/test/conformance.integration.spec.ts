@@ -111,9 +111,11 @@ describe('conformance: round trip of every element type', () => {
       elementType: string;
       contentHex: string;
     }[];
-    // Integer tensors are stored, with no optimizer; float ones need a learning rate for plain
-    // SGD (there is no default for it), and no update is pushed here.
-    const isFloat = (type: string): boolean => /FLOAT/.test(type);
+    // Integer and 16-bit float tensors are stored, with no optimizer; float32 and float64 ones need
+    // a learning rate for plain
+    // SGD (it has no default), and no update is pushed here.
+    const optimized = (type: string): boolean =>
+      type === 'ELEMENT_TYPE_FLOAT32' || type === 'ELEMENT_TYPE_FLOAT64';
     await client.initParams(
       Object.fromEntries(
         tensors.map((t) => [t.name, arrays[t.elementType]!(fromHex(t.contentHex))]),
@@ -121,7 +123,7 @@ describe('conformance: round trip of every element type', () => {
       Object.fromEntries(
         tensors.map((t) => [
           t.name,
-          isFloat(t.elementType) ? { sgd: {}, learningRate: { base: 1 } } : {},
+          optimized(t.elementType) ? { sgd: {}, learningRate: { base: 1 } } : {},
         ]),
       ),
     );
