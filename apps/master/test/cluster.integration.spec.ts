@@ -47,11 +47,11 @@ async function initShard(
   const { pserver, epoch } = cluster.serving().get(index)!;
   const driver = new PserverDriver(pserver.address);
   const context = { trainerId: 1, shardEpoch: epoch };
-  await driver.initParam(context, {
-    name,
-    elementType: 'ELEMENT_TYPE_FLOAT32',
-    content: bytesOf(new Float32Array([1, 2, 3, 4])),
-  });
+  await driver.initParam(
+    context,
+    { name, elementType: 'ELEMENT_TYPE_FLOAT32', content: bytesOf(new Float32Array([1, 2, 3, 4])) },
+    { sgd: {}, learningRate: { base: 1 } },
+  );
   await driver.finishInitParams(context);
   return { driver, context };
 }
@@ -231,11 +231,11 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
     const name = nameOn(1, 2);
     const driver = new PserverDriver(sleeper.address, { timeoutMs: 30_000 });
     const context = { trainerId: 1, shardEpoch: taken.epoch };
-    await driver.initParam(context, {
-      name,
-      elementType: 'ELEMENT_TYPE_FLOAT32',
-      content: bytesOf(new Float32Array([5, 5])),
-    });
+    await driver.initParam(
+      context,
+      { name, elementType: 'ELEMENT_TYPE_FLOAT32', content: bytesOf(new Float32Array([5, 5])) },
+      { sgd: {}, learningRate: { base: 1 } },
+    );
     // FinishInitParams commits the shard's first checkpoint: the sleeper stops before its commit.
     const saving = new Promise<{ code: number } | null>((resolve) =>
       driver.client.finishInitParams({ context }, (err) => resolve(err)),
@@ -669,7 +669,7 @@ describe('a shard-count change before initialization: 1 master, 2 pservers and a
       expect(cluster.pservers.every((p) => p.process.running)).toBe(true);
 
       const w = Float32Array.from({ length: 5 * blockSize }, (_, i) => i);
-      await trainer.initParams({ w });
+      await trainer.initParams({ w }, { sgd: {}, learningRate: { base: 1 } });
       await trainer.step((ctx) => ctx.sendGrads({ w: new Float32Array(w.length).fill(1) }));
       const read = await trainer.getParams(['w'], Float32Array);
       expect([...read.w]).toEqual([...w].map((x) => x - 1));

@@ -336,11 +336,15 @@ describe('etcd with authentication: a user per process, with only its key prefix
     const name = 'w';
     const context = { trainerId: 1, shardEpoch: epoch };
     const driver = new PserverDriver(pserver.address);
-    await driver.initParam(context, {
-      name,
-      elementType: 'ELEMENT_TYPE_FLOAT32',
-      content: bytesOf(new Float32Array([1, 2, 3, 4])),
-    });
+    await driver.initParam(
+      context,
+      {
+        name,
+        elementType: 'ELEMENT_TYPE_FLOAT32',
+        content: bytesOf(new Float32Array([1, 2, 3, 4])),
+      },
+      { sgd: {}, learningRate: { base: 1 } },
+    );
     await driver.finishInitParams(context);
     await driver.saveCheckpoint();
     driver.close();

@@ -72,11 +72,15 @@ describe('checkpoint files and directories', () => {
       expect(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8')).toMatch(/^Umask:\s+0000$/m);
       driver = new PserverDriver(String(listening.address));
       const context = { trainerId: 1, shardEpoch: await driver.epoch() };
-      await driver.initParam(context, {
-        name: 'w',
-        elementType: 'ELEMENT_TYPE_FLOAT32',
-        content: bytesOf(new Float32Array([1, 2, 3])),
-      });
+      await driver.initParam(
+        context,
+        {
+          name: 'w',
+          elementType: 'ELEMENT_TYPE_FLOAT32',
+          content: bytesOf(new Float32Array([1, 2, 3])),
+        },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
       const finished = driver.finishInitParams(context);
       await child.waitForLog((e) => e.msg === 'failpoint: stopping the process', {
         timeoutMs: 20_000,

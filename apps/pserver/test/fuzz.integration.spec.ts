@@ -99,7 +99,7 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
         elementType: 'ELEMENT_TYPE_FLOAT64',
         content: bytesOf(new Float64Array(16).fill(-1)),
       },
-      { sgd: { momentum: 0.9, nesterov: true }, clipNorm: 1 },
+      { sgd: { momentum: 0.9, nesterov: true }, clipNorm: 1, learningRate: { base: 1 } },
     );
     await driver.initParam(context, {
       name: t.ids,

@@ -74,11 +74,11 @@ describe('a pserver over real gRPC', () => {
         learningRate: { base: 0.5 },
       },
     );
-    await driver.initParam(context, {
-      name: 'b',
-      elementType: 'ELEMENT_TYPE_FLOAT64',
-      content: f64([0.25, -8]),
-    });
+    await driver.initParam(
+      context,
+      { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT64', content: f64([0.25, -8]) },
+      { sgd: {}, learningRate: { base: 1 } },
+    );
     await driver.initParam(context, {
       name: 'ids',
       elementType: 'ELEMENT_TYPE_INT32',
@@ -210,6 +210,45 @@ describe('a pserver over real gRPC', () => {
         expect(error.message).toContain(bad.name === '' ? '""' : bad.name);
       },
     );
+
+    it('refuses a gradient of a transposed shape, unary or streamed, naming both shapes', async () => {
+      const transposed = {
+        name: 'w',
+        elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+        shape: [4, 1],
+        content: f32([1, 1, 1, 1]),
+      };
+      const unary = await rejection(push([good, transposed]));
+      const streamed = await rejection(
+        driver.sendGradsStream([
+          {
+            context: { ...context, step: 100 },
+            grads: [
+              { ...good, offset: 0 },
+              { ...transposed, content: f32([1, 1]), offset: 0 },
+            ],
+          },
+          {
+            grads: [
+              { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', offset: 8, content: f32([1, 1]) },
+            ],
+          },
+        ]),
+      );
+      for (const error of [unary, streamed]) {
+        expect(error).toMatchObject({
+          status: status.INVALID_ARGUMENT,
+          code: 'PSERVER_SHAPE_MISMATCH',
+          message: "gradient w: shape [4, 1], the parameter's shape is [2, 2]",
+        });
+      }
+      // A 1-D shape equal to a flat vector's length is its shape (a zero gradient: no byte moves).
+      expect(
+        await driver.sendGrads({ ...context, step: 99 }, [
+          { ...good, shape: [2], content: f64([0, 0]) },
+        ]),
+      ).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
+    });
 
     it('refuses a message above the size limit with RESOURCE_EXHAUSTED', async () => {
       const error = await rejection(

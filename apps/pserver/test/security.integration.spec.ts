@@ -131,7 +131,7 @@ describe('a pserver with mutual TLS and roles', () => {
     await driver.initParam(
       context,
       { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', content: f32([1, 2]) },
-      { sgd: {}, learningRate: { constant: { rate: 1 } } },
+      { sgd: {}, learningRate: { base: 1, constant: {} } },
     );
     await driver.finishInitParams(context);
     await driver.sendGrads({ ...context, step: 1 }, [

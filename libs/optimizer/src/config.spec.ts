@@ -2,15 +2,57 @@ import { resolveOptimizerConfig, type OptimizerConfigInput } from './config';
 import { OptimizerError } from './errors';
 
 describe('resolveOptimizerConfig', () => {
-  it('makes an empty config plain SGD at a constant rate of 1, without clipping, rejecting non-finite', () => {
-    expect(resolveOptimizerConfig({})).toEqual({
+  it('makes a config with only a rate plain SGD at that constant rate, without clipping, rejecting non-finite', () => {
+    expect(resolveOptimizerConfig({ learningRate: { base: 1 } })).toEqual({
       algorithm: { kind: 'sgd', momentum: 0, nesterov: false, weightDecay: 0 },
       learningRate: { kind: 'constant', base: 1 },
       clipValue: Infinity,
       clipNorm: Infinity,
       nonFinite: 'reject',
     });
-    expect(resolveOptimizerConfig(undefined)).toEqual(resolveOptimizerConfig({}));
+  });
+
+  it.each<[string, OptimizerConfigInput | null | undefined]>([
+    ['an empty config', {}],
+    ['no config', undefined],
+    ['a null config', null],
+    ['sgd', { sgd: {} }],
+    ['sgd with momentum', { sgd: { momentum: 0.9 } }],
+    ['sgd named by algorithm', { algorithm: 'sgd', learningRate: { policy: 'constant' } }],
+    ['sgd with a decaying rate but no base', { learningRate: { step: { stepSize: 2 } } }],
+  ])('refuses plain SGD without a learning rate: %s', (_what, input) => {
+    expect(() => resolveOptimizerConfig(input)).toThrow(
+      expect.objectContaining({
+        code: 'OPTIMIZER_INVALID_CONFIG',
+        field: 'learningRate.base',
+        message: expect.stringContaining('optimizer.learning_rate.base is required for plain SGD'),
+      }),
+    );
+  });
+
+  it.each<[OptimizerConfigInput, number]>([
+    [{ adam: {} }, 1e-3],
+    [{ adamw: {} }, 1e-3],
+    [{ adagrad: {} }, 1e-2],
+    [{ rmsprop: {} }, 1e-2],
+    [{ adadelta: {} }, 1.0],
+    [{ algorithm: 'adam', learningRate: { policy: 'constant' } }, 1e-3],
+  ])("gives %j PyTorch's default learning rate %d", (input, base) => {
+    expect(resolveOptimizerConfig(input).learningRate).toEqual({ kind: 'constant', base });
+  });
+
+  it('keeps an explicit rate, 0 included, and decays from the default', () => {
+    expect(resolveOptimizerConfig({ adam: {}, learningRate: { base: 0.5 } }).learningRate).toEqual({
+      kind: 'constant',
+      base: 0.5,
+    });
+    expect(resolveOptimizerConfig({ sgd: {}, learningRate: { base: 0 } }).learningRate).toEqual({
+      kind: 'constant',
+      base: 0,
+    });
+    expect(
+      resolveOptimizerConfig({ adagrad: {}, learningRate: { step: { stepSize: 3 } } }).learningRate,
+    ).toEqual({ kind: 'step', base: 1e-2, stepSize: 3, gamma: 0.1 });
   });
 
   it('gives Adam the defaults that do not divide zero by zero', () => {
@@ -61,9 +103,9 @@ describe('resolveOptimizerConfig', () => {
       clipNorm: 5,
       nonFinite: 'skip',
     });
-    expect(
-      resolveOptimizerConfig({ learningRate: null, sgd: null, adam: undefined }).algorithm.kind,
-    ).toBe('sgd');
+    expect(resolveOptimizerConfig({ learningRate: null, sgd: null, adam: {} }).algorithm.kind).toBe(
+      'adam',
+    );
   });
 
   it.each<[OptimizerConfigInput, string]>([
@@ -98,22 +140,25 @@ describe('resolveOptimizerConfig', () => {
       { algorithm: 'adam', sgd: {} },
       'optimizer config: algorithm must name the rule that is set (sgd), got "adam"',
     ],
-    [{ clipNorm: 0 }, 'optimizer config: clipNorm must be > 0, got 0'],
-    [{ clipValue: Infinity }, 'optimizer config: clipValue must be a finite number, got Infinity'],
+    [{ clipNorm: 0, learningRate: { base: 1 } }, 'optimizer config: clipNorm must be > 0, got 0'],
     [
-      { nonFinite: 'ignore' },
+      { clipValue: Infinity, learningRate: { base: 1 } },
+      'optimizer config: clipValue must be a finite number, got Infinity',
+    ],
+    [
+      { nonFinite: 'ignore', learningRate: { base: 1 } },
       'optimizer config: nonFinite must be NON_FINITE_POLICY_REJECT or NON_FINITE_POLICY_SKIP, got "ignore"',
     ],
     [
-      { learningRate: { step: { stepSize: 0 } } },
+      { learningRate: { base: 1, step: { stepSize: 0 } } },
       'optimizer config: learningRate.step.stepSize must be an integer ≥ 1, got 0',
     ],
     [
-      { learningRate: { step: { stepSize: 2, gamma: 1.5 } } },
+      { learningRate: { base: 1, step: { stepSize: 2, gamma: 1.5 } } },
       'optimizer config: learningRate.step.gamma must be in (0, 1], got 1.5',
     ],
     [
-      { learningRate: { cosine: { warmupSteps: 5, totalSteps: 5 } } },
+      { learningRate: { base: 1, cosine: { warmupSteps: 5, totalSteps: 5 } } },
       'optimizer config: learningRate.cosine.totalSteps must be an integer > warmupSteps (5), got 5',
     ],
     [
@@ -121,7 +166,7 @@ describe('resolveOptimizerConfig', () => {
       'optimizer config: learningRate.cosine.minRate must be ≤ learningRate.base (0.1), got 0.2',
     ],
     [
-      { learningRate: { policy: 'exponential' } },
+      { learningRate: { base: 1, policy: 'exponential' } },
       'optimizer config: learningRate.policy must be one of constant, linear, step, cosine, got "exponential"',
     ],
   ])('rejects %j', (config, message) => {

@@ -1,4 +1,4 @@
-import { invalidConfig } from './errors';
+import { invalidConfig, OptimizerError } from './errors';
 
 /**
  * An optimizer configuration as decoded from the proto `OptimizerConfig` (camelCase, the oneof's
@@ -76,17 +76,38 @@ const algorithms = ['sgd', 'adam', 'adamw', 'adagrad', 'adadelta', 'rmsprop'] as
 const policies = ['constant', 'linear', 'step', 'cosine'] as const;
 
 /**
- * Checks a configuration and fills in its defaults. An empty config is plain SGD with a constant
- * learning rate of 1 (the pserver subtracts gradients as sent). Throws `OptimizerError`
+ * The learning rate of each update rule when `learningRate.base` is unset, as in PyTorch. Plain
+ * SGD has none: its rate depends on the model too much for any default to be safe, so it must
+ * be given.
+ */
+export const defaultLearningRates: Readonly<Record<Exclude<Algorithm['kind'], 'sgd'>, number>> = {
+  adam: 1e-3,
+  adamw: 1e-3,
+  adagrad: 1e-2,
+  rmsprop: 1e-2,
+  adadelta: 1.0,
+};
+
+/**
+ * The rate that configs without `learningRate.base` had, for every rule, before the defaults
+ * became PyTorch's. Configs stored then (checkpoints) are read with it, so a restored tensor
+ * keeps the rate it was trained with; configs stored since carry their rate.
+ */
+export const legacyLearningRate = 1;
+
+/**
+ * Checks a configuration and fills in its defaults. An empty config is plain SGD, which needs
+ * `learningRate.base` (1 subtracts gradients as sent). Throws `OptimizerError`
  * (OPTIMIZER_INVALID_CONFIG) naming the first bad field and its value.
  */
 export function resolveOptimizerConfig(
   input: OptimizerConfigInput | null | undefined,
 ): OptimizerConfig {
   const config = input ?? {};
+  const algorithm = resolveAlgorithm(config);
   return {
-    algorithm: resolveAlgorithm(config),
-    learningRate: resolveLearningRate(config.learningRate ?? {}),
+    algorithm,
+    learningRate: resolveLearningRate(config.learningRate ?? {}, algorithm.kind),
     clipValue: optionalPositive('clipValue', config.clipValue),
     clipNorm: optionalPositive('clipNorm', config.clipNorm),
     nonFinite: resolveNonFinite(config.nonFinite),
@@ -174,8 +195,21 @@ function resolveAlgorithm(config: OptimizerConfigInput): Algorithm {
 
 function resolveLearningRate(
   lr: NonNullable<OptimizerConfigInput['learningRate']>,
+  algorithm: Algorithm['kind'],
 ): LearningRatePolicy {
-  const base = nonNegative('learningRate.base', lr.base ?? 1);
+  if (lr.base === undefined && algorithm === 'sgd') {
+    throw new OptimizerError(
+      'OPTIMIZER_INVALID_CONFIG',
+      'optimizer config: optimizer.learning_rate.base is required for plain SGD, which has no ' +
+        'default rate (1 subtracts each gradient as sent), got none',
+      'learningRate.base',
+      undefined,
+    );
+  }
+  const base = nonNegative(
+    'learningRate.base',
+    lr.base ?? defaultLearningRates[algorithm as keyof typeof defaultLearningRates],
+  );
   const set = policies.filter((name) => lr[name] !== undefined && lr[name] !== null);
   if (set.length > 1)
     throw invalidConfig('learningRate.policy', set.join(', '), 'must name one policy');

@@ -5,7 +5,7 @@ export type {
   OptimizerConfig,
   OptimizerConfigInput,
 } from './config';
-export { resolveOptimizerConfig } from './config';
+export { defaultLearningRates, legacyLearningRate, resolveOptimizerConfig } from './config';
 export type { OptimizerErrorCode } from './errors';
 export { OptimizerError } from './errors';
 export { learningRateAt } from './learning-rate';

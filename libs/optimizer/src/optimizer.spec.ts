@@ -13,7 +13,7 @@ const variants: [string, ElementType, Storage][] = [
 ];
 
 const configs: [string, OptimizerConfigInput][] = [
-  ['plain SGD (empty config)', {}],
+  ['plain SGD at rate 1', { learningRate: { base: 1 } }],
   ['SGD, lr 0.1, weight decay', { sgd: { weightDecay: 0.01 }, learningRate: { base: 0.1 } }],
   ['SGD with momentum', { sgd: { momentum: 0.9 }, learningRate: { base: 0.05 } }],
   [
@@ -102,7 +102,7 @@ describe.each(variants)('%s', (_label, elementType, storage) => {
   const tolerance = elementType === 'ELEMENT_TYPE_FLOAT64' ? 1e-12 : 2e-5;
 
   it('runs on the kernels it was asked for', () => {
-    const optimizer = create(elementType, storage, {});
+    const optimizer = create(elementType, storage, { learningRate: { base: 1 } });
     expect(optimizer.kernel).toBe(storage);
     optimizer.release();
   });
@@ -185,7 +185,10 @@ describe.each(variants)('%s', (_label, elementType, storage) => {
   });
 
   it('skips a non-finite gradient with the skip policy, and applies the next one', () => {
-    const optimizer = create(elementType, storage, { nonFinite: 'NON_FINITE_POLICY_SKIP' });
+    const optimizer = create(elementType, storage, {
+      nonFinite: 'NON_FINITE_POLICY_SKIP',
+      learningRate: { base: 1 },
+    });
     const before = bits(optimizer.values);
     const bad = gradient(elementType, 0);
     bad[0] = Number.NEGATIVE_INFINITY;
@@ -197,7 +200,7 @@ describe.each(variants)('%s', (_label, elementType, storage) => {
   });
 
   it('rejects a gradient of the wrong length or type, naming both sizes', () => {
-    const optimizer = create(elementType, storage, {});
+    const optimizer = create(elementType, storage, { learningRate: { base: 1 } });
     const before = bits(optimizer.values);
     const short =
       elementType === 'ELEMENT_TYPE_FLOAT32'
@@ -275,17 +278,17 @@ describe('hand-derived steps', () => {
   });
 
   it('clips by the L2 norm of the block: (3, 4) has norm 5, clipped to 1 it is (0.6, 0.8)', () => {
-    const [x, y] = run({ clipNorm: 1 }, [0, 0], [[3, 4]]);
+    const [x, y] = run({ clipNorm: 1, learningRate: { base: 1 } }, [0, 0], [[3, 4]]);
     expect(x).toBeCloseTo(-0.6, 15);
     expect(y).toBeCloseTo(-0.8, 15);
   });
 
   it('clips by value before the norm: (3, −4) clipped to 1 is (1, −1)', () => {
-    expect(run({ clipValue: 1 }, [0, 0], [[3, -4]])).toEqual([-1, 1]);
+    expect(run({ clipValue: 1, learningRate: { base: 1 } }, [0, 0], [[3, -4]])).toEqual([-1, 1]);
   });
 
   it('leaves a gradient under the norm bound alone', () => {
-    expect(run({ clipNorm: 10 }, [0, 0], [[3, 4]])).toEqual([-3, -4]);
+    expect(run({ clipNorm: 10, learningRate: { base: 1 } }, [0, 0], [[3, 4]])).toEqual([-3, -4]);
   });
 });
 

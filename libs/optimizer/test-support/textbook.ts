@@ -16,9 +16,17 @@ export function randomVector(seed: number, length: number, scale = 1): number[] 
   return out;
 }
 
+/** PyTorch's default learning rates; plain SGD has none. */
+function defaultRate(config: OptimizerConfigInput): number {
+  if (config.adam || config.adamw) return 1e-3;
+  if (config.adagrad || config.rmsprop) return 1e-2;
+  if (config.adadelta) return 1;
+  throw new Error('plain SGD needs learningRate.base');
+}
+
 function rate(config: OptimizerConfigInput, t: number): number {
   const lr = config.learningRate ?? {};
-  const base = lr.base ?? 1;
+  const base = lr.base ?? defaultRate(config);
   if (lr.linear) return Math.max(base - (lr.linear.decayA ?? 0) * t, lr.linear.decayB ?? 0);
   if (lr.step)
     return base * Math.pow(lr.step.gamma ?? 0.1, Math.floor(t / (lr.step.stepSize ?? 1)));

@@ -1,13 +1,24 @@
 import { CheckpointError, type CheckpointMeta, type MetaStore } from '@pserver/checkpoint';
 import { StandaloneTenure, TenureBase, type ShardTenure } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
-import { shardOf, type SendGradsChunk__Output, type Tensor__Output } from '@pserver/proto';
+import {
+  shardOf,
+  type OptimizerConfig__Output,
+  type SendGradsChunk__Output,
+  type Tensor__Output,
+} from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { AdmissionControl } from './admission';
 import { ParameterService, type CheckpointSaver } from './parameter-service';
 import { Shard } from './shard';
 
 const epoch = 7;
+
+/** Plain SGD at rate 1: the pserver subtracts each gradient as sent. */
+const sgdRate1 = {
+  learningRate: { base: 1 },
+  nonFinite: 'NON_FINITE_POLICY_REJECT',
+} as const satisfies OptimizerConfig__Output;
 
 function context(overrides: Partial<CallContext> = {}): CallContext {
   return {
@@ -168,7 +179,7 @@ async function initialized(options?: Parameters<typeof setup>[0]) {
     {
       context: ctx(),
       param: tensor('d', 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([10, 20]).buffer)),
-      optimizer: null,
+      optimizer: sgdRate1,
     },
     context(),
   );
@@ -216,7 +227,7 @@ describe('ParameterService', () => {
       const again = {
         context: ctx(),
         param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([0])),
-        optimizer: null,
+        optimizer: sgdRate1,
       };
       await expect(service.initParam(again, context())).rejects.toMatchObject({
         code: 'PSERVER_ALREADY_INITIALIZED',
@@ -232,7 +243,7 @@ describe('ParameterService', () => {
         {
           context: ctx(),
           param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2])),
-          optimizer: null,
+          optimizer: sgdRate1,
         },
         context(),
       );
@@ -251,7 +262,11 @@ describe('ParameterService', () => {
     it('fails FinishInitParams with the checkpoint error and stays uninitialized; a retry works', async () => {
       const { shard, service, checkpointer } = setup();
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());
@@ -266,7 +281,11 @@ describe('ParameterService', () => {
         service.sendGrads(push(1, [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1]))]), context()),
       ).rejects.toMatchObject({ code: 'PSERVER_NOT_INITIALIZED' });
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([7])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([7])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       await expect(service.finishInitParams({ context: ctx() }, context())).resolves.toEqual({
@@ -286,7 +305,11 @@ describe('ParameterService', () => {
     it('answers a FinishInitParams that arrives while one commits with its outcome, and holds InitParam until then', async () => {
       const { shard, service, checkpointer } = setup();
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       const initial = snapshot(shard);
@@ -294,7 +317,11 @@ describe('ParameterService', () => {
       const first = service.finishInitParams({ context: ctx() }, context());
       const retry = service.finishInitParams({ context: ctx() }, context());
       const late = service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       await new Promise((resolve) => setImmediate(resolve));
@@ -311,7 +338,11 @@ describe('ParameterService', () => {
     it('when the commit both wait for fails, both calls fail and InitParam then applies', async () => {
       const { shard, service, checkpointer } = setup();
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       const release = checkpointer.hold();
@@ -319,7 +350,11 @@ describe('ParameterService', () => {
       const first = service.finishInitParams({ context: ctx() }, context());
       const retry = service.finishInitParams({ context: ctx() }, context());
       const late = service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([9])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       release();
@@ -335,14 +370,18 @@ describe('ParameterService', () => {
     it('replaces a tensor initialized twice before FinishInitParams', async () => {
       const { service, shard } = setup();
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       await service.initParam(
         {
           context: ctx(),
           param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([2, 3])),
-          optimizer: null,
+          optimizer: sgdRate1,
         },
         context(),
       );
@@ -412,7 +451,7 @@ describe('ParameterService', () => {
       const request = {
         context: ctx(),
         param: tensor('w@0', 'ELEMENT_TYPE_FLOAT32', f32([1]), [2 ** 64]),
-        optimizer: null,
+        optimizer: sgdRate1,
       };
       await expect(service.initParam(request, context())).rejects.toMatchObject({
         code: 'PSERVER_INVALID_ARGUMENT',
@@ -511,6 +550,7 @@ describe('ParameterService', () => {
         name: 'w',
         elementType: 'ELEMENT_TYPE_FLOAT32' as const,
         offset,
+        shape: [],
         content: f32([1, 1]),
       });
       async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
@@ -708,12 +748,16 @@ describe('ParameterService', () => {
         {
           context: ctx(),
           param: tensor('s', 'ELEMENT_TYPE_FLOAT32', f32([1])),
-          optimizer: { nonFinite: 'NON_FINITE_POLICY_SKIP' },
+          optimizer: { nonFinite: 'NON_FINITE_POLICY_SKIP', learningRate: { base: 1 } },
         } as never,
         context(),
       );
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       await service.finishInitParams({ context: ctx() }, context());
@@ -727,6 +771,205 @@ describe('ParameterService', () => {
       expect(reply).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite: ['s'] });
       expect(shard.tensors.get('s')!.updates).toBe(0);
       expect(shard.tensors.get('w')!.updates).toBe(1);
+    });
+  });
+
+  describe('learning rates', () => {
+    it.each<[string, unknown]>([
+      ['no config', null],
+      ['an empty config', { learningRate: null, nonFinite: 'NON_FINITE_POLICY_REJECT' }],
+      ['sgd', { sgd: {}, learningRate: null }],
+      ['sgd with momentum', { sgd: { momentum: 0.9 }, learningRate: { policy: 'constant' } }],
+    ])(
+      'refuses plain SGD without a rate (%s), naming the tensor and the field',
+      async (_what, optimizer) => {
+        const { service, shard } = setup();
+        await expect(
+          service.initParam(
+            {
+              context: ctx(),
+              param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1])),
+              optimizer,
+            } as never,
+            context(),
+          ),
+        ).rejects.toMatchObject({
+          code: 'OPTIMIZER_INVALID_CONFIG',
+          message: expect.stringMatching(/^param w: .*optimizer\.learning_rate\.base is required/),
+        });
+        expect(shard.tensors.size).toBe(0);
+      },
+    );
+
+    it("gives each rule PyTorch's rate when unset, applies it, and lists and checkpoints it filled in", async () => {
+      const { service, shard } = setup();
+      const rules: [string, object, number][] = [
+        ['adam', { adam: {} }, 1e-3],
+        ['adamw', { adamw: { weightDecay: 0 } }, 1e-3],
+        ['adagrad', { adagrad: {} }, 1e-2],
+        ['rmsprop', { rmsprop: {} }, 1e-2],
+        ['adadelta', { adadelta: {} }, 1.0],
+        ['sgd', { sgd: { momentum: 0.5 }, learningRate: { base: 0.25 } }, 0.25],
+      ];
+      for (const [name, optimizer] of rules) {
+        await service.initParam(
+          {
+            context: ctx(),
+            param: tensor(name, 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([0]).buffer)),
+            optimizer: { learningRate: null, nonFinite: 'NON_FINITE_POLICY_REJECT', ...optimizer },
+          } as never,
+          context(),
+        );
+      }
+      await service.finishInitParams({ context: ctx() }, context());
+      const listed = await service.listParams({ context: ctx() }, context());
+      expect(
+        Object.fromEntries(listed.params.map((p) => [p.name, p.optimizer?.learningRate?.base])),
+      ).toEqual(Object.fromEntries(rules.map(([name, , rate]) => [name, rate])));
+      // What a checkpoint writes carries the rate, so a later default cannot move it.
+      const buffers = { copy: (b: Uint8Array) => b } as never;
+      expect(shard.tensors.get('adam')!.snapshot(buffers).optimizer).toMatchObject({
+        adam: {},
+        learningRate: { base: 1e-3 },
+      });
+      // Adam's first step moves by about the rate, whatever the gradient's scale.
+      await service.sendGrads(
+        push(1, [
+          tensor('adam', 'ELEMENT_TYPE_FLOAT64', Buffer.from(new Float64Array([1]).buffer)),
+        ]),
+        context(),
+      );
+      const [value] = new Float64Array(
+        Uint8Array.from(shard.tensors.get('adam')!.content()).buffer,
+      );
+      expect(value).toBeCloseTo(-1e-3, 9);
+    });
+  });
+
+  describe('gradient shapes', () => {
+    /** `m` of shape [2, 2], `v` a flat vector of 3, `b@1` a block of a flat vector; SGD at rate 1. */
+    async function shaped() {
+      const { service, shard } = setup();
+      const sgd = { sgd: {}, learningRate: { base: 1 } };
+      for (const param of [
+        tensor('m', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3, 4]), [2, 2]),
+        tensor('v', 'ELEMENT_TYPE_FLOAT32', f32([1, 2, 3])),
+        tensor('b@1', 'ELEMENT_TYPE_FLOAT32', f32([1, 2])),
+      ]) {
+        await service.initParam({ context: ctx(), param, optimizer: sgd } as never, context());
+      }
+      await service.finishInitParams({ context: ctx() }, context());
+      return { service, shard };
+    }
+    const grad = (name: string, values: number[], shape: number[]) =>
+      tensor(name, 'ELEMENT_TYPE_FLOAT32', f32(values), shape);
+
+    it("applies gradients whose shape is the tensor's, or empty, or 1-D for a flat vector", async () => {
+      const { service, shard } = await shaped();
+      await service.sendGrads(
+        push(1, [
+          grad('m', [1, 1, 1, 1], [2, 2]),
+          grad('v', [1, 1, 1], [3]),
+          grad('b@1', [1, 1], [6]),
+        ]),
+        context(),
+      );
+      await service.sendGrads(
+        push(2, [grad('m', [1, 1, 1, 1], []), grad('v', [1, 1, 1], []), grad('b@1', [1, 1], [])]),
+        context(),
+      );
+      expect(shard.tensors.get('m')!.updates).toBe(2);
+      expect(shard.tensors.get('v')!.updates).toBe(2);
+      expect(shard.tensors.get('b@1')!.updates).toBe(2);
+    });
+
+    it.each([
+      [
+        'a transposed shape',
+        grad('m', [1, 1, 1, 1], [4, 1]),
+        "gradient m: shape [4, 1], the parameter's shape is [2, 2]",
+      ],
+      [
+        'a flattened shape',
+        grad('m', [1, 1, 1, 1], [4]),
+        "gradient m: shape [4], the parameter's shape is [2, 2]",
+      ],
+      [
+        'more dimensions',
+        grad('m', [1, 1, 1, 1], [2, 2, 1]),
+        "shape [2, 2, 1], the parameter's shape is [2, 2]",
+      ],
+      [
+        'a 2-D shape for a flat vector',
+        grad('v', [1, 1, 1], [3, 1]),
+        "gradient v: shape [3, 1], the parameter's shape is a flat vector (empty or [3])",
+      ],
+      ['a 1-D shape of another length', grad('v', [1, 1, 1], [4]), 'gradient v: shape [4]'],
+      [
+        "a block's vector shorter than the block",
+        grad('b@1', [1, 1], [1]),
+        "gradient b@1: shape [1], the parameter's shape is a flat vector (empty or 1-D of at least 2 elements)",
+      ],
+      [
+        'a dimension beyond 2^53',
+        grad('m', [1, 1, 1, 1], [2 ** 64, 2]),
+        'shape [18446744073709552000, 2]',
+      ],
+    ])(
+      'refuses %s with PSERVER_SHAPE_MISMATCH and changes no byte',
+      async (_what, bad, message) => {
+        const { service, shard } = await shaped();
+        const before = snapshot(shard);
+        // A good gradient of another tensor first: the whole push is refused.
+        const good = bad.name === 'b@1' ? grad('v', [1, 1, 1], [3]) : grad('b@1', [1, 1], [2]);
+        await expect(service.sendGrads(push(1, [good, bad]), context())).rejects.toMatchObject({
+          code: 'PSERVER_SHAPE_MISMATCH',
+          message: expect.stringContaining(message),
+        });
+        expect(snapshot(shard)).toBe(before);
+      },
+    );
+
+    it("checks a streamed gradient's shape from its piece at offset 0, changing nothing when wrong", async () => {
+      const { service, shard } = await shaped();
+      const before = snapshot(shard);
+      const chunk = (offset: number, values: number[], shape: number[]) => ({
+        name: 'm',
+        elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+        offset,
+        shape,
+        content: f32(values),
+      });
+      async function* stream(
+        ...messages: SendGradsChunk__Output[]
+      ): AsyncIterable<SendGradsChunk__Output> {
+        yield* messages;
+      }
+      await expect(
+        service.sendGradsStream(
+          stream(
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])] },
+            { context: null, grads: [chunk(8, [1, 1], [])] },
+          ),
+          context(),
+        ),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_SHAPE_MISMATCH',
+        message: "gradient m: shape [4, 1], the parameter's shape is [2, 2]",
+      });
+      expect(snapshot(shard)).toBe(before);
+      expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+      // Later pieces' shapes are not read.
+      await expect(
+        service.sendGradsStream(
+          stream(
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])] },
+            { context: null, grads: [chunk(8, [1, 1], [9])] },
+          ),
+          context(),
+        ),
+      ).resolves.toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
+      expect(shard.tensors.get('m')!.updates).toBe(1);
     });
   });
 
@@ -797,7 +1040,11 @@ describe('ParameterService', () => {
     it('waits until FinishInitParams', async () => {
       const { service } = setup();
       await service.initParam(
-        { context: ctx(), param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([5])), optimizer: null },
+        {
+          context: ctx(),
+          param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([5])),
+          optimizer: sgdRate1,
+        },
         context(),
       );
       const waiting = service.getParams({ context: ctx(), names: ['w'] }, context());

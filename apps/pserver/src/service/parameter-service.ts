@@ -176,6 +176,7 @@ export class ParameterService {
           elementTypeOf(grad.elementType, `gradient ${name}: elementType`),
           0,
           grad.content,
+          grad.shape,
           true,
         );
       }
@@ -213,6 +214,8 @@ export class ParameterService {
             elementTypeOf(piece.elementType, `gradient ${name}: elementType`),
             piece.offset,
             piece.content,
+            // The shape travels with the first piece; later pieces' shapes are not read.
+            piece.offset === 0 ? piece.shape : [],
             false,
           );
         }

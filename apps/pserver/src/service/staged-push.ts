@@ -27,11 +27,17 @@ export class StagedPush {
     return this.bytes;
   }
 
+  /**
+   * Adds a gradient (`whole`) or a piece of one at `offset`. `shape` is the gradient's declared
+   * shape: checked against the tensor's when non-empty (a streamed push declares it on the piece
+   * at offset 0, so pieces further on pass `[]`).
+   */
   add(
     name: string,
     elementType: ElementTypeName | undefined,
     offset: number,
     content: Uint8Array,
+    shape: readonly number[],
     whole: boolean,
   ): void {
     let staged = this.gradients.get(name);
@@ -63,6 +69,7 @@ export class StagedPush {
         `gradient ${name}: element type ${String(elementType)}, the parameter is ${tensor.elementType}`,
       );
     }
+    checkShape(tensor, shape);
     if (whole && content.byteLength !== tensor.byteLength) {
       throw new PserverError(
         'PSERVER_LENGTH_MISMATCH',
@@ -105,4 +112,32 @@ export class StagedPush {
     for (const { buffer } of this.gradients.values()) buffer.release();
     this.gradients.clear();
   }
+}
+
+/**
+ * A gradient's declared shape, when non-empty, must be its tensor's whole shape. A tensor stored
+ * without a shape (a flat vector) accepts a 1-D shape: for the whole tensor one equal to its
+ * element count; for a block, any 1-D shape that can hold the block, since a shard holding one
+ * block does not know the whole vector's length. A dimension beyond 2^53 − 1 arrives rounded and
+ * never equals a stored one (InitParam refuses those), so it is a mismatch too.
+ */
+function checkShape(tensor: StoredTensor, shape: readonly number[]): void {
+  if (shape.length === 0) return;
+  const expected = tensor.shape;
+  if (expected.length > 0) {
+    if (shape.length === expected.length && shape.every((d, i) => d === expected[i])) return;
+  } else if (shape.length === 1) {
+    const isBlock = tensor.name.includes('@');
+    if (isBlock ? shape[0]! >= tensor.elements : shape[0] === tensor.elements) return;
+  }
+  const wanted =
+    expected.length > 0
+      ? `[${expected.join(', ')}]`
+      : tensor.name.includes('@')
+        ? `a flat vector (empty or 1-D of at least ${tensor.elements} elements)`
+        : `a flat vector (empty or [${tensor.elements}])`;
+  throw new PserverError(
+    'PSERVER_SHAPE_MISMATCH',
+    `gradient ${tensor.name}: shape [${shape.join(', ')}], the parameter's shape is ${wanted}`,
+  );
 }

@@ -1,5 +1,6 @@
 import type { SnapshotBuffers, TensorSnapshot } from '@pserver/checkpoint';
 import {
+  legacyLearningRate,
   Optimizer,
   stateFromMessage,
   type GradientBuffer,
@@ -30,7 +31,11 @@ export class StoredTensor {
     readonly elementType: ElementTypeName,
     readonly shape: readonly number[],
     readonly byteLength: number,
-    /** The configuration as InitParam gave it, kept for checkpoints and status. */
+    /**
+     * The configuration as InitParam gave it, with the learning rate it resolved to written in
+     * (`learningRate.base`), kept for checkpoints and ListParams: a tensor keeps its rate even
+     * if a later version changes the rule's default. Null for stored (integer) tensors.
+     */
     readonly config: OptimizerConfig__Output | null,
     private readonly optimizer: Optimizer | undefined,
     private readonly raw: Uint8Array | undefined,
@@ -79,7 +84,7 @@ export class StoredTensor {
       elementType,
       shape,
       content.byteLength,
-      config,
+      withLearningRate(config, optimizer.config.learningRate.base),
       optimizer,
       undefined,
     );
@@ -104,11 +109,17 @@ export class StoredTensor {
         Uint8Array.from(tensor.content),
       );
     }
+    // A config without a rate was written before the rules had their own defaults, when every
+    // unset rate was 1: the tensor keeps that rate.
+    const config =
+      record.optimizer?.learningRate?.base === undefined
+        ? withLearningRate(record.optimizer, legacyLearningRate)
+        : record.optimizer;
     // Values and slots are copied from the record's bytes straight into the optimizer's storage.
     const optimizer = new Optimizer({
       elementType,
       values: tensor.content,
-      config: record.optimizer,
+      config,
       state: record.state ? stateFromMessage(record.state) : undefined,
       storage: memory,
     });
@@ -117,7 +128,7 @@ export class StoredTensor {
       elementType,
       tensor.shape,
       bytes,
-      record.optimizer,
+      config,
       optimizer,
       undefined,
     );
@@ -198,4 +209,13 @@ export class StoredTensor {
     }
     return this.optimizer;
   }
+}
+
+/** `config` (null: empty) with `learningRate.base` set to `base`, the rest as it was. */
+function withLearningRate(
+  config: OptimizerConfig__Output | null,
+  base: number,
+): OptimizerConfig__Output {
+  const c = config ?? { learningRate: null, nonFinite: 'NON_FINITE_POLICY_REJECT' };
+  return { ...c, learningRate: { ...c.learningRate, base, _base: 'base' } };
 }

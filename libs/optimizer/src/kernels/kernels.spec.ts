@@ -23,7 +23,7 @@ const rules: [string, OptimizerConfigInput][] = [
   ['rmsprop momentum', { rmsprop: { momentum: 0.9 }, learningRate: { base: 0.01 } }],
   ['rmsprop centered momentum', { rmsprop: { centered: true, momentum: 0.5, weightDecay: 0.01 } }],
   ['clip by value', { adam: {}, clipValue: 0.25 }],
-  ['clip by norm', { sgd: { momentum: 0.9 }, clipNorm: 3 }],
+  ['clip by norm', { sgd: { momentum: 0.9 }, clipNorm: 3, learningRate: { base: 0.5 } }],
   ['clip by value and norm', { adagrad: {}, clipValue: 0.5, clipNorm: 2 }],
 ];
 

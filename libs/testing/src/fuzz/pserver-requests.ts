@@ -14,6 +14,7 @@ import {
 } from './values';
 import {
   Content,
+  decodeMessage,
   encodeMessage,
   fills,
   fuzzInputs,
@@ -315,7 +316,29 @@ export function initParamTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
       { requiredKeys: ['context', 'param'] },
     ),
     encode: (value) => encodeMessage('InitParamRequest', value),
+    checkAccepted: (value) =>
+      plainSgdWithoutRate(
+        decodeMessage('InitParamRequest', encodeMessage('InitParamRequest', value)),
+      )
+        ? 'a float tensor got plain SGD without optimizer.learning_rate.base (SGD has no default rate)'
+        : undefined,
   });
+}
+
+/** Whether an InitParam request, as the server parses it, asks for plain SGD without a rate. */
+function plainSgdWithoutRate(request: Record<string, unknown>): boolean {
+  const param = request.param as { elementType?: string } | null;
+  if (
+    param?.elementType !== 'ELEMENT_TYPE_FLOAT32' &&
+    param?.elementType !== 'ELEMENT_TYPE_FLOAT64'
+  )
+    return false;
+  const optimizer = request.optimizer as {
+    algorithm?: string;
+    learningRate?: { base?: number } | null;
+  } | null;
+  const sgd = optimizer?.algorithm === undefined || optimizer.algorithm === 'sgd';
+  return sgd && optimizer?.learningRate?.base === undefined;
 }
 
 /** FinishInitParams: only a context. */
