@@ -111,9 +111,8 @@ describe('conformance: round trip of every element type', () => {
       elementType: string;
       contentHex: string;
     }[];
-    // Integer and 16-bit float tensors are stored, with no optimizer; float32 and float64 ones need
-    // a learning rate for plain
-    // SGD (it has no default), and no update is pushed here.
+    // Integer and 16-bit float tensors are stored, with no optimizer; float32 and float64 ones
+    // need a learning rate for plain SGD (it has no default). No update is pushed here.
     const optimized = (type: string): boolean =>
       type === 'ELEMENT_TYPE_FLOAT32' || type === 'ELEMENT_TYPE_FLOAT64';
     await client.initParams(
