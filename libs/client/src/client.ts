@@ -52,6 +52,10 @@ export interface ConnectOptions extends ClientSecurity {
    * minutes): a step fails (`CLIENT_STEP_FAILED`) only when it passes.
    */
   stepTimeoutMs?: number;
+  /**
+   * The largest gRPC message sent or received (default 64 MiB). Reads are split into calls whose
+   * replies stay under half of it; pushes above it are streamed.
+   */
   maxMessageBytes?: number;
   logger?: Logger;
   /** Faults and pauses injected by tests. */
