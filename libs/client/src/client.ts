@@ -8,12 +8,19 @@ import {
   type SetDatasetRequest,
   type SetDatasetResponse__Output,
 } from '@pserver/proto';
-import { RpcError, type ClientSecurity } from '@pserver/rpc';
+import {
+  abortableSleep,
+  createLinkedAbortController,
+  RpcError,
+  type ClientSecurity,
+} from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isRefused } from './errors';
 import { MasterLink } from './master-link';
 import { sleepFor } from './retry';
+import { SessionKeeper } from './session-keeper';
 import { ShardCalls } from './shard-calls';
+import type { ListedParam } from './model-listing';
 import type { StepContext, TestHooks } from './step-context';
 import { runStep, type StepHost } from './step-runner';
 import {
@@ -45,6 +52,10 @@ export interface ConnectOptions extends ClientSecurity {
    * minutes): a step fails (`CLIENT_STEP_FAILED`) only when it passes.
    */
   stepTimeoutMs?: number;
+  /**
+   * The largest gRPC message sent or received (default 64 MiB). Reads are split into calls whose
+   * replies stay under half of it; pushes above it are streamed.
+   */
   maxMessageBytes?: number;
   logger?: Logger;
   /** Faults and pauses injected by tests. */
@@ -70,8 +81,9 @@ export class PserverClient implements StepHost {
   private currentView: View;
   private nextStep = 0;
   private passNumber = 0;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
-  private viewWaiters = new Set<() => void>();
+  private session: SessionKeeper | undefined;
+  private watching: Promise<void> | undefined;
+  private readonly viewWaiters = new Set<() => void>();
 
   private constructor(
     private readonly options: ConnectOptions,
@@ -109,8 +121,11 @@ export class PserverClient implements StepHost {
         viewFromProto(registered.view!),
         logger,
       );
-      client.keepSessionAlive(registered.sessionTtlMs);
-      void master.watch((view) => client.applyView(viewFromProto(view)), client.closing.signal);
+      client.keepSessionAlive(master, registered.sessionTtlMs);
+      client.watching = master.watch(
+        (view) => client.applyView(viewFromProto(view)),
+        client.closing.signal,
+      );
       logger.info('registered with the master', {
         trainerId: registered.trainerId,
         master: master.address,
@@ -174,14 +189,28 @@ export class PserverClient implements StepHost {
     return this.currentView;
   }
 
-  spec(name: string): TensorSpec {
-    const spec = this.specs.get(name);
-    if (!spec)
-      throw new ClientError(
-        'CLIENT_UNKNOWN_TENSOR',
-        `tensor ${name}: not declared (initParams declares the model's tensors)`,
-      );
-    return spec;
+  spec(name: string): TensorSpec | undefined {
+    return this.specs.get(name);
+  }
+
+  learnModel(model: ReadonlyMap<string, ListedParam>): void {
+    for (const [name, { elementType, length, shape }] of model)
+      this.specs.set(name, { elementType, length, shape });
+  }
+
+  get maxMessageBytes(): number {
+    return this.calls.maxMessageBytes;
+  }
+
+  /**
+   * The model as the pservers hold it, by tensor name: element type, shape, length and the
+   * resolved optimizer config (learning rate filled in). Works in a client that never called
+   * `initParams` (an evaluator, a late reader); it waits until the model is initialized. The
+   * listed tensors can then be read with `getParams` (which lists by itself when it meets a name
+   * it does not know).
+   */
+  async listParams(): Promise<Record<string, ListedParam>> {
+    return Object.fromEntries(await this.step((ctx) => ctx.listParams()));
   }
 
   /**
@@ -306,7 +335,8 @@ export class PserverClient implements StepHost {
     const closed = new ClientError('CLIENT_CLOSED', 'the client was closed');
     this.closing.abort(closed);
     for (const ctx of this.contexts) ctx.abort(closed);
-    clearInterval(this.keepAliveTimer);
+    await this.session?.close();
+    await this.watching;
     if (this.master) await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
     this.master?.close();
     this.calls.close();
@@ -372,14 +402,17 @@ export class PserverClient implements StepHost {
     while (!complete(this.currentView)) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(500, left));
-        this.viewWaiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      this.viewWaiters.clear();
+      // A new view from the watch ends the pause early; so does close().
+      const woken = new AbortController();
+      const wake = (): void => woken.abort();
+      this.viewWaiters.add(wake);
+      const linked = createLinkedAbortController(this.closing.signal, woken.signal);
+      try {
+        await abortableSleep(Math.min(500, left), linked.signal).catch(() => undefined);
+      } finally {
+        linked.cleanup();
+        this.viewWaiters.delete(wake);
+      }
       this.closing.signal.throwIfAborted();
       if (!this.master || !complete(this.currentView))
         await this.refreshView().catch((err: unknown) => {
@@ -389,25 +422,14 @@ export class PserverClient implements StepHost {
     return true;
   }
 
-  private keepSessionAlive(ttlMs: number): void {
-    this.keepAliveTimer = setInterval(
-      () => {
-        this.master!.keepAlive(this.trainerId).catch(async (err: unknown) => {
-          if (err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') {
-            const registered = await this.master!.registerTrainer(
-              this.options.name ?? `trainer-${process.pid}`,
-            );
-            this.logger.warn('the session had ended; registered again under a new id', {
-              from: this.trainerId,
-              to: registered.trainerId,
-            });
-            this.trainerId = registered.trainerId;
-          }
-        });
-      },
-      Math.max(100, ttlMs / 3),
-    );
-    this.keepAliveTimer.unref();
+  private keepSessionAlive(master: MasterLink, ttlMs: number): void {
+    this.session = new SessionKeeper(master, {
+      intervalMs: Math.max(100, ttlMs / 3),
+      name: this.options.name ?? `trainer-${process.pid}`,
+      logger: this.logger,
+      trainerId: () => this.trainerId,
+      onNewTrainerId: (id) => (this.trainerId = id),
+    });
   }
 
   private async writeInit(

@@ -1,15 +1,14 @@
 import { status } from '@grpc/grpc-js';
+import { ErrorCode, type ErrorCode__Output } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 
-/** Error codes of the client itself. */
-export type ClientErrorCode =
-  | 'CLIENT_STALE_VIEW'
-  | 'CLIENT_NO_MASTER'
-  | 'CLIENT_STEP_FAILED'
-  | 'CLIENT_DEADLINE_EXCEEDED'
-  | 'CLIENT_CLOSED'
-  | 'CLIENT_UNKNOWN_TENSOR'
-  | 'CLIENT_NOT_A_FILE_TASK';
+/** Error codes of the client itself: the CLIENT_* values of the contract's `ErrorCode` enum. */
+export type ClientErrorCode = Extract<ErrorCode__Output, `CLIENT_${string}`>;
+
+/** Every client error code, in the contract's order (proto/pserver/v1/errors.proto). */
+export const clientErrorCodes: readonly ClientErrorCode[] = Object.values(ErrorCode).filter(
+  (code): code is ClientErrorCode => code.startsWith('CLIENT_'),
+);
 
 /**
  * A typed client error. Server errors reach callers as `RpcError` (gRPC status, domain code,
@@ -29,10 +28,11 @@ export class ClientError extends Error {
 
 /**
  * Whether an error means "the view this step was computed under is stale": the shard's epoch
- * moved (ABORTED), the pserver at that address serves another index, or the client aborted the
- * step when a new view came. The step is then run again with a fresh context.
+ * moved (ABORTED), the pserver at that address serves another index (PSERVER_WRONG_SHARD), or
+ * the client aborted the step when a new view came (CLIENT_STALE_VIEW). The step is then run
+ * again with a fresh context.
  */
-export function isStaleView(err: unknown): boolean {
+export function isStale(err: unknown): boolean {
   if (err instanceof ClientError) return err.code === 'CLIENT_STALE_VIEW';
   if (!(err instanceof RpcError)) return false;
   return err.status === status.ABORTED || err.code === 'PSERVER_WRONG_SHARD';
@@ -65,11 +65,17 @@ export function isRefused(err: unknown): boolean {
   );
 }
 
-/** Whether a push's outcome is unknown (it may or may not have been applied): retry it as is. */
+/**
+ * Whether a call's outcome is unknown (it may or may not have been applied) or its cause passes:
+ * retry it as is. UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code
+ * (a domain code is the server's considered answer; DEADLINE_EXCEEDED and CANCELLED are also
+ * codes); RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE:
+ * wait for `pserver-retry-after-ms`). gRPC's own RESOURCE_EXHAUSTED, without a code, is a
+ * message over the size limit: sending it again fails the same way.
+ */
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof RpcError)) return false;
-  if (err.status === status.RESOURCE_EXHAUSTED) return true;
-  // A domain code other than these two is the server's considered answer, not an unknown outcome.
+  if (err.status === status.RESOURCE_EXHAUSTED) return err.code !== undefined;
   if (err.code !== undefined && err.code !== 'DEADLINE_EXCEEDED' && err.code !== 'CANCELLED')
     return false;
   return (
@@ -77,5 +83,21 @@ export function isRetryable(err: unknown): boolean {
     err.status === status.DEADLINE_EXCEEDED ||
     err.status === status.CANCELLED ||
     err.status === status.INTERNAL
+  );
+}
+
+/**
+ * `err` as `CLIENT_MESSAGE_TOO_LARGE` when it is gRPC's own RESOURCE_EXHAUSTED (no domain code: a
+ * message over the sender's or the receiver's size limit), else `err` unchanged.
+ */
+export function asMessageTooLarge(err: unknown, what: string, maxMessageBytes: number): unknown {
+  if (!(err instanceof RpcError) || err.status !== status.RESOURCE_EXHAUSTED) return err;
+  if (err.code !== undefined) return err;
+  return new ClientError(
+    'CLIENT_MESSAGE_TOO_LARGE',
+    `${what}: a message over gRPC's size limit (the client's maxMessageBytes is ` +
+      `${maxMessageBytes}; the server's is its --max-message-mb): raise both limits or lower ` +
+      `the job's block size (${err.message})`,
+    { cause: err },
   );
 }

@@ -3,8 +3,16 @@ export type { DatasetTask } from './dataset-tasks';
 export { readRecords } from './dataset-tasks';
 export { connect, PserverClient } from './client';
 export type { ClientErrorCode } from './errors';
-export { ClientError, isRefused, isStaleView } from './errors';
-export type { StepIdentity, TestHooks } from './step-context';
+export {
+  ClientError,
+  clientErrorCodes,
+  isRefused,
+  isRetryable,
+  isShardUnavailable,
+  isStale,
+} from './errors';
+export type { ListedParam } from './model-listing';
+export type { Gradient, StepIdentity, TestHooks } from './step-context';
 export { StepContext } from './step-context';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
 export { BFloat16Bits, Float16Bits } from './tensors';

@@ -14,6 +14,7 @@ import {
   channelSecurity,
   fromServiceError,
   masterClient,
+  onAbort,
   RpcError,
   type ClientSecurity,
 } from '@pserver/rpc';
@@ -175,14 +176,19 @@ export class MasterLink {
         const stream: ClientReadableStream<ClusterView__Output> = client.watchCluster({
           afterRevision: 0,
         });
-        const stop = (): void => stream.cancel();
-        signal.addEventListener('abort', stop, { once: true });
-        stream.on('data', (view: ClusterView__Output) => onView(view));
+        const unlink = onAbort(signal, () => stream.cancel());
+        stream.on('data', (view: ClusterView__Output) => {
+          try {
+            onView(view);
+          } catch (err) {
+            this.logger.error('a cluster view could not be applied', { err });
+          }
+        });
         stream.on('error', (err: Parameters<typeof fromServiceError>[0]) => {
           if (!signal.aborted) this.moveOn(fromServiceError(err));
         });
         stream.on('close', () => {
-          signal.removeEventListener('abort', stop);
+          unlink();
           resolve();
         });
       });

@@ -1,18 +1,7 @@
+import { abortableSleep } from '@pserver/rpc';
+
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+export const sleepFor: (ms: number, signal?: AbortSignal) => Promise<void> = abortableSleep;
 
 /**
  * Exponential backoff with full jitter: attempt 0 → up to `baseMs`, doubling up to `maxMs`. The

@@ -1,6 +1,7 @@
 import type {
   GetParamsResponse__Output,
   GetShardStatusResponse__Output,
+  ListParamsResponse__Output,
   OptimizerConfig,
   ParameterServerClient,
   RequestContext,
@@ -42,6 +43,11 @@ export class ShardCalls {
     this.channel = channelSecurity(options.security);
   }
 
+  /** The largest message sent or received. */
+  get maxMessageBytes(): number {
+    return this.options.maxMessageBytes;
+  }
+
   status(address: string, limits: CallLimits = {}): Promise<GetShardStatusResponse__Output> {
     const client = this.client(address);
     return callUnary(client.getShardStatus.bind(client), {}, this.settings(limits));
@@ -81,6 +87,15 @@ export class ShardCalls {
     return callUnary(client.getParams.bind(client), { context, names }, this.settings(limits));
   }
 
+  listParams(
+    address: string,
+    context: RequestContext,
+    limits: CallLimits = {},
+  ): Promise<ListParamsResponse__Output> {
+    const client = this.client(address);
+    return callUnary(client.listParams.bind(client), { context }, this.settings(limits));
+  }
+
   /** One push: unary when it fits in a message, else streamed in pieces (applied all or nothing). */
   sendGrads(
     address: string,
@@ -117,6 +132,8 @@ export class ShardCalls {
             {
               name: grad.name,
               elementType: grad.elementType,
+              // The pserver reads the shape from a gradient's first piece only.
+              shape: offset === 0 ? grad.shape : [],
               offset,
               content: content.subarray(offset, offset + chunk),
             },

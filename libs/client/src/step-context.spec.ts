@@ -1,5 +1,10 @@
 import { status } from '@grpc/grpc-js';
-import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
+import {
+  placeTensor,
+  type ParamSpec__Output,
+  type RequestContext,
+  type Tensor,
+} from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
 import type { ShardCalls } from './shard-calls';
@@ -10,6 +15,10 @@ import type { View } from './view';
 /** Shards held in memory: block name → bytes; every call recorded with its shard and context. */
 class FakeShards {
   readonly blocks = new Map<string, Buffer>();
+  /** What ListParams answers, by address. */
+  readonly listing = new Map<string, ParamSpec__Output[]>();
+  /** The last push's tensors, by block name. */
+  readonly pushed = new Map<string, Tensor>();
   readonly calls: { method: string; address: string; context: RequestContext; names: string[] }[] =
     [];
   /** Errors the next calls throw, in order. */
@@ -28,8 +37,15 @@ class FakeShards {
           context,
           grads.map((g) => g.name!),
         );
-        for (const g of grads) this.blocks.set(g.name!, Buffer.from(g.content as Uint8Array));
+        for (const g of grads) {
+          this.blocks.set(g.name!, Buffer.from(g.content as Uint8Array));
+          this.pushed.set(g.name!, g);
+        }
         return {};
+      },
+      listParams: async (address: string, context: RequestContext) => {
+        this.record('listParams', address, context, []);
+        return { shardEpoch: context.shardEpoch, params: this.listing.get(address) ?? [] };
       },
     } as unknown as ShardCalls;
   }
@@ -55,15 +71,20 @@ function setup(
     w: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 10, shape: [10] },
   },
   timeoutMs = 60_000,
+  blockSize = 4,
 ) {
   const shards = new FakeShards();
   const host = {
     calls: shards.asCalls(),
-    live: view(epochs),
+    live: view(epochs, blockSize),
     stale: [] as number[],
     globalClipNorm: undefined as number | undefined,
     testHooks: {},
-    spec: (name: string) => specs[name]!,
+    maxMessageBytes: 64 << 20,
+    spec: (name: string): TensorSpec | undefined => specs[name],
+    learnModel(model: ReadonlyMap<string, TensorSpec>) {
+      for (const [name, spec] of model) specs[name] = spec;
+    },
     liveView(): View {
       return this.live;
     },
@@ -73,7 +94,7 @@ function setup(
   };
   const ctx = new StepContext(
     host,
-    view(epochs),
+    view(epochs, blockSize),
     { trainerId: 7, step: 42, pass: 2 },
     Date.now() + timeoutMs,
   );
@@ -202,12 +223,127 @@ describe('StepContext', () => {
     expect(shards.calls).toHaveLength(0);
   });
 
-  it('refuses a gradient whose length differs from its tensor', async () => {
+  it('refuses a gradient whose element count differs from its tensor, naming both', async () => {
     const { shards, ctx } = setup([4]);
-    await expect(ctx.sendGrads({ w: new Float32Array(9) })).rejects.toThrow(
-      'gradient w: 9 elements, the tensor has 10',
-    );
+    const failure = await ctx.sendGrads({ w: new Float32Array(9) }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ClientError);
+    expect(failure).toMatchObject({ code: 'CLIENT_SHAPE_MISMATCH' });
+    expect((failure as Error).message).toBe('gradient w: expected shape [10], got 9 elements');
     expect(shards.calls).toHaveLength(0);
+  });
+
+  it('refuses a gradient of a transposed shape, naming the tensor, expected and actual', async () => {
+    const specs: Record<string, TensorSpec> = {
+      m: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 6, shape: [2, 3] },
+    };
+    const { shards, ctx } = setup([4], specs);
+    const values = new Float32Array(6);
+    await expect(ctx.sendGrads({ m: { values, shape: [3, 2] } })).rejects.toMatchObject({
+      code: 'CLIENT_SHAPE_MISMATCH',
+      message: 'gradient m: expected shape [2, 3], got shape [3, 2]',
+    });
+    await expect(ctx.sendGrads({ m: new Float64Array(6) })).rejects.toMatchObject({
+      code: 'CLIENT_SHAPE_MISMATCH',
+      message: 'gradient m: expected ELEMENT_TYPE_FLOAT32, got ELEMENT_TYPE_FLOAT64',
+    });
+    expect(shards.calls).toHaveLength(0);
+  });
+
+  it("sends the tensor's shape on every block, given as { values, shape } or not", async () => {
+    const specs: Record<string, TensorSpec> = {
+      m: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 6, shape: [2, 3] },
+      flat: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 2, shape: [] },
+    };
+    const { shards, ctx } = setup([4, 6], specs);
+    await ctx.sendGrads({ m: { values: new Float32Array(6), shape: [2, 3] } });
+    expect([...shards.pushed.keys()].sort()).toEqual(['m@0', 'm@1']);
+    for (const block of shards.pushed.values()) expect(block.shape).toEqual([2, 3]);
+    await ctx.sendGrads({
+      m: new Float32Array(6),
+      flat: { values: Float32Array.of(1, 2), shape: [2] },
+    });
+    expect(shards.pushed.get('m@1')!.shape).toEqual([2, 3]);
+    expect(shards.pushed.get('flat')!.shape).toEqual([]);
+  });
+
+  it("splits one shard's pull into calls whose replies stay under half the message limit", async () => {
+    const specs: Record<string, TensorSpec> = {
+      big: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 64, shape: [] },
+    };
+    const { shards, host, ctx } = setup([4], specs);
+    const values = Float32Array.from({ length: 64 }, (_, i) => i);
+    for (const block of placeTensor('big', 64, 4, 1))
+      shards.blocks.set(block.name, Buffer.from(values.slice(block.start, block.end).buffer));
+    // Each block's entry costs 16 bytes of content plus its name and 64 bytes; a reply 1 KiB.
+    host.maxMessageBytes = 2 * (1024 + 3 * (16 + 64 + 6));
+    const { big } = await ctx.getParams(['big'], Float32Array);
+    expect(big).toEqual(values);
+    const pulls = shards.calls.filter((c) => c.method === 'getParams');
+    expect(pulls.length).toBeGreaterThanOrEqual(6);
+    for (const pull of pulls) expect(pull.names.length).toBeLessThanOrEqual(3);
+    expect(pulls.flatMap((p) => p.names)).toEqual(placeTensor('big', 64, 4, 1).map((b) => b.name));
+  });
+
+  it('refuses at once to pull a block larger than the message limit', async () => {
+    const specs: Record<string, TensorSpec> = {
+      huge: { elementType: 'ELEMENT_TYPE_FLOAT32', length: 1_000, shape: [] },
+    };
+    // One block of 4000 bytes; the limit is 2 KiB.
+    const { shards, host, ctx } = setup([4], specs, 60_000, 1_000);
+    host.maxMessageBytes = 2_048;
+    await expect(ctx.getParams(['huge'])).rejects.toMatchObject({
+      code: 'CLIENT_MESSAGE_TOO_LARGE',
+    });
+    expect(shards.calls).toHaveLength(0);
+  });
+
+  it("raises gRPC's own RESOURCE_EXHAUSTED (a message over the limit) at once, not retried", async () => {
+    const { shards, ctx } = setup([4]);
+    shards.failures.push(
+      new RpcError(status.RESOURCE_EXHAUSTED, undefined, 'Received message larger than max', {}),
+    );
+    const started = performance.now();
+    const failure = await ctx.sendGrads({ w: new Float32Array(10) }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ClientError);
+    expect(failure).toMatchObject({ code: 'CLIENT_MESSAGE_TOO_LARGE' });
+    expect(shards.calls).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('lists the model on every shard before reading a tensor it does not know', async () => {
+    const specs: Record<string, TensorSpec> = {};
+    const { shards, ctx } = setup([4, 6], specs);
+    const w = Float32Array.from({ length: 10 }, (_, i) => i);
+    const blocks = placeTensor('w', 10, 4, 2);
+    for (const block of blocks) {
+      shards.blocks.set(block.name, Buffer.from(w.slice(block.start, block.end).buffer));
+      const address = `ps-${block.shard}:1`;
+      shards.listing.set(address, [
+        ...(shards.listing.get(address) ?? []),
+        {
+          name: block.name,
+          elementType: 'ELEMENT_TYPE_FLOAT32',
+          shape: [2, 5],
+          elements: block.end - block.start,
+          optimizer: null,
+        },
+      ]);
+    }
+    const listed = await ctx.listParams();
+    expect(listed.get('w')).toEqual({
+      elementType: 'ELEMENT_TYPE_FLOAT32',
+      shape: [2, 5],
+      length: 10,
+      optimizer: null,
+    });
+    delete specs.w;
+    shards.calls.length = 0;
+    const { w: read } = await ctx.getParams(['w'], Float32Array);
+    expect(read).toEqual(w);
+    expect(shards.calls.filter((c) => c.method === 'listParams')).toHaveLength(2);
+    await expect(ctx.getParams(['nobody'])).rejects.toMatchObject({
+      code: 'CLIENT_UNKNOWN_TENSOR',
+    });
   });
 
   it('clips all float gradients together by their global L2 norm before the split', async () => {

@@ -1,6 +1,14 @@
 import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
-import { RpcError } from '@pserver/rpc';
-import { ClientError, isRetryable, isShardUnavailable, isStaleView } from './errors';
+import {
+  createDeadlineSignal,
+  createLinkedAbortController,
+  RpcError,
+  type LinkedAbortController,
+  type SignalAndCleanup,
+} from '@pserver/rpc';
+import { asMessageTooLarge, ClientError, isRetryable, isShardUnavailable, isStale } from './errors';
+import { assembleModel, type ListedParam } from './model-listing';
+import { planPulls } from './pull-plan';
 import { backoffMs, sleepFor } from './retry';
 import type { CallLimits, ShardCalls } from './shard-calls';
 import {
@@ -14,10 +22,18 @@ import {
 } from './tensors';
 import type { View } from './view';
 
+/** A gradient as a step pushes it: values, or values with the shape the trainer computed. */
+export type Gradient = TensorArray | { values: TensorArray; shape: readonly number[] };
+
 /** What a context needs of its client. */
 export interface ContextHost {
   readonly calls: ShardCalls;
-  spec(name: string): TensorSpec;
+  /** The tensor as initialized or listed; undefined when the client does not know it. */
+  spec(name: string): TensorSpec | undefined;
+  /** Records the model as the shards listed it. */
+  learnModel(model: ReadonlyMap<string, ListedParam>): void;
+  /** The client's gRPC message limit: pulls are split to stay well below it. */
+  readonly maxMessageBytes: number;
   /** The live view (newer than the context's own when the cluster changed). */
   liveView(): View;
   /** Reports that the shard's epoch moved (from an ABORTED answer's trailer). */
@@ -55,8 +71,8 @@ export interface StepIdentity {
  * and `step()` runs the step again with a fresh context (and the same identity).
  */
 export class StepContext {
-  private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadlineSignal: SignalAndCleanup;
+  private readonly linked: LinkedAbortController;
 
   constructor(
     private readonly host: ContextHost,
@@ -66,14 +82,11 @@ export class StepContext {
     /** When the step must be over (`Date.now()` milliseconds); every call's deadline is capped by it. */
     readonly deadline: number,
   ) {
-    this.timer = setTimeout(
-      () =>
-        this.abort(
-          new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
-        ),
+    this.deadlineSignal = createDeadlineSignal(
       Math.max(0, deadline - Date.now()),
+      () => new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
     );
-    this.timer.unref();
+    this.linked = createLinkedAbortController(this.deadlineSignal.signal);
   }
 
   /** The trainer id the step began with (the same on every run, whatever the session does). */
@@ -98,16 +111,17 @@ export class StepContext {
 
   /** Ends the context once its step is over. */
   close(): void {
-    clearTimeout(this.timer);
+    this.deadlineSignal.cleanup();
+    this.linked.cleanup();
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.linked.signal;
   }
 
   /** Ends the context: its calls in flight are cancelled. */
   abort(reason: unknown): void {
-    this.controller.abort(reason);
+    this.linked.controller.abort(reason);
   }
 
   /** Whether the context's view of `shards` differs from `view`. */
@@ -116,22 +130,28 @@ export class StepContext {
   }
 
   /**
-   * The current values of whole tensors: blocks fetched from their shards in parallel (one call per
-   * shard) and reassembled. Tensors must have been declared by `initParams`. Given `as` (e.g.
-   * `Float64Array`), every tensor must be of that type, and the result is typed so.
+   * The current values of whole tensors: blocks fetched from their shards in parallel and
+   * reassembled. A shard's blocks are read in calls whose replies stay under half the message
+   * limit (a block over the limit itself: CLIENT_MESSAGE_TOO_LARGE). A tensor the client does not
+   * know yet (it never initialized the model) is learned by listing the model first. Given `as`
+   * (e.g. `Float64Array`), every tensor must be of that type, and the result is typed so.
    */
   async getParams<N extends string, T extends TensorArray = TensorArray>(
     names: readonly N[],
     as?: TensorArrayType<T>,
   ): Promise<Record<N, T>> {
+    await this.knowAll(names);
     const out = {} as Record<N, T>;
-    const byShard = new Map<number, { block: string; tensor: N; start: number }[]>();
+    const byShard = new Map<
+      number,
+      { block: string; tensor: N; start: number; elements: number; bytes: number }[]
+    >();
     for (const name of names) {
-      const spec = this.host.spec(name);
+      const spec = this.requireSpec(name);
       const values = allocate(spec);
       if (as && !(values instanceof as))
         throw new ClientError(
-          'CLIENT_UNKNOWN_TENSOR',
+          'CLIENT_SHAPE_MISMATCH',
           `tensor ${name}: holds ${spec.elementType}, not ${as.name}`,
         );
       out[name] = values as T;
@@ -142,44 +162,87 @@ export class StepContext {
         this.view.shardCount,
       )) {
         const list = byShard.get(block.shard) ?? [];
-        list.push({ block: block.name, tensor: name, start: block.start });
+        const elements = block.end - block.start;
+        list.push({
+          block: block.name,
+          tensor: name,
+          start: block.start,
+          elements,
+          bytes: elements * values.BYTES_PER_ELEMENT,
+        });
         byShard.set(block.shard, list);
       }
     }
+    const limit = this.host.maxMessageBytes;
+    const plans = [...byShard].map(([shard, blocks]) => {
+      const calls = planPulls(
+        blocks.map((b) => ({ name: b.block, bytes: b.bytes })),
+        Math.floor(limit / 2),
+        limit,
+      );
+      return { shard, blocks: new Map(blocks.map((b) => [b.block, b])), calls };
+    });
     await Promise.all(
-      [...byShard].map(async ([shard, blocks]) => {
-        const reply = await this.withRetries(shard, (address, context) =>
-          this.host.calls.getParams(
-            address,
-            context,
-            blocks.map((b) => b.block),
-            this.limits,
-          ),
-        );
-        reply.params.forEach((param, i) =>
-          writeBytes(out[blocks[i]!.tensor], blocks[i]!.start, param.content),
-        );
+      plans.map(async ({ shard, blocks, calls }) => {
+        // One shard's calls one after another: at most one reply per shard in memory at once.
+        for (const names of calls) {
+          const reply = await this.withRetries(shard, (address, context) =>
+            this.host.calls.getParams(address, context, names, this.limits),
+          );
+          reply.params.forEach((param, i) => {
+            const wanted = blocks.get(param.name) ?? blocks.get(names[i]!)!;
+            if (param.content.byteLength !== wanted.bytes)
+              throw new ClientError(
+                'CLIENT_SHAPE_MISMATCH',
+                `tensor ${wanted.tensor}: block ${wanted.block} expected ${wanted.bytes} bytes ` +
+                  `(${wanted.elements} elements), the shard holds ${param.content.byteLength}`,
+              );
+            writeBytes(out[wanted.tensor], wanted.start, param.content);
+          });
+        }
       }),
     );
     return out;
   }
 
   /**
-   * Pushes the step's gradients: clipped by global norm if configured, split into blocks, and sent
-   * as one push per shard (in parallel), each retried with the same step until it is known applied
-   * — a retry of a push that was applied is acknowledged as a duplicate.
+   * The model as the shards hold it: ListParams on every shard, blocks reassembled into whole
+   * tensors (element type, shape, length, resolved optimizer config).
    */
-  async sendGrads(grads: Record<string, TensorArray>): Promise<void> {
-    const scaled = this.clipped(grads);
+  async listParams(): Promise<Map<string, ListedParam>> {
+    const replies = await Promise.all(
+      this.view.shards.map((s) =>
+        this.withRetries(s.index, (address, context) =>
+          this.host.calls.listParams(address, context, this.limits),
+        ),
+      ),
+    );
+    const model = assembleModel(
+      replies.flatMap((r) => r.params),
+      this.view.blockSize,
+    );
+    this.host.learnModel(model);
+    return model;
+  }
+
+  /**
+   * Pushes the step's gradients: checked against the model (element type, element count, shape:
+   * CLIENT_SHAPE_MISMATCH), clipped by global norm if configured, split into blocks, and sent as
+   * one push per shard (in parallel), each retried with the same step until it is known applied
+   * — a retry of a push that was applied is acknowledged as a duplicate. A gradient may be given
+   * as `{ values, shape }`; each block carries the tensor's shape, which the pserver checks too.
+   */
+  async sendGrads(grads: Record<string, Gradient>): Promise<void> {
+    await this.knowAll(Object.keys(grads));
+    const checked = Object.entries(grads).map(([name, given]) => {
+      const values = ArrayBuffer.isView(given) ? given : given.values;
+      const shape = ArrayBuffer.isView(given) ? undefined : given.shape;
+      return { name, values, spec: checkGradient(name, values, shape, this.requireSpec(name)) };
+    });
+    const scaled = this.clipped(Object.fromEntries(checked.map((g) => [g.name, g.values])));
     const byShard = new Map<number, Tensor[]>();
-    for (const [name, values] of Object.entries(scaled)) {
-      const spec = this.host.spec(name);
-      if (values.length !== spec.length) {
-        throw new ClientError(
-          'CLIENT_UNKNOWN_TENSOR',
-          `gradient ${name}: ${values.length} elements, the tensor has ${spec.length}`,
-        );
-      }
+    for (const { name, spec } of checked) {
+      const values = scaled[name]!;
       for (const block of placeTensor(
         name,
         spec.length,
@@ -190,6 +253,7 @@ export class StepContext {
         list.push({
           name: block.name,
           elementType: elementTypeOf(values),
+          shape: spec.shape,
           content: sliceBytes(values, block.start, block.end),
         });
         byShard.set(block.shard, list);
@@ -206,6 +270,22 @@ export class StepContext {
         }),
       ),
     );
+  }
+
+  /** Lists the model when a name is not known yet (a client that never initialized). */
+  private async knowAll(names: readonly string[]): Promise<void> {
+    if (names.every((name) => this.host.spec(name) !== undefined)) return;
+    await this.listParams();
+  }
+
+  private requireSpec(name: string): TensorSpec {
+    const spec = this.host.spec(name);
+    if (!spec)
+      throw new ClientError(
+        'CLIENT_UNKNOWN_TENSOR',
+        `tensor ${name}: no shard holds it (not initialized by this client nor listed)`,
+      );
+    return spec;
   }
 
   /** The request context of a call to `shard`: the context's own view and the step's identity. */
@@ -236,7 +316,9 @@ export class StepContext {
         return await call(route.address, this.requestContext(shard));
       } catch (err) {
         if (this.signal.aborted) throw this.staleError(this.signal.reason);
-        if (isStaleView(err)) {
+        const tooLarge = asMessageTooLarge(err, `shard ${shard}`, this.host.maxMessageBytes);
+        if (tooLarge !== err) throw tooLarge;
+        if (isStale(err)) {
           this.host.staleShard(shard, err instanceof RpcError ? err.facts.shardEpoch : undefined);
           throw this.staleError(err);
         }
@@ -289,4 +371,35 @@ export class StepContext {
       ]),
     );
   }
+}
+
+/**
+ * The spec a gradient is sent under, after checking it against the model: the same element type
+ * and element count, and, when the trainer gave a shape, the tensor's shape (a tensor declared
+ * flat, with no shape, takes `[length]` too). CLIENT_SHAPE_MISMATCH names the tensor, the
+ * expected and the actual.
+ */
+function checkGradient(
+  name: string,
+  values: TensorArray,
+  shape: readonly number[] | undefined,
+  spec: TensorSpec,
+): TensorSpec {
+  const mismatch = (expected: string, actual: string): ClientError =>
+    new ClientError(
+      'CLIENT_SHAPE_MISMATCH',
+      `gradient ${name}: expected ${expected}, got ${actual}`,
+    );
+  const type = elementTypeOf(values);
+  if (type !== spec.elementType) throw mismatch(spec.elementType, type);
+  const describe = (s: readonly number[], length: number): string =>
+    s.length > 0 ? `shape [${s.join(', ')}]` : `${length} elements`;
+  if (values.length !== spec.length)
+    throw mismatch(describe(spec.shape, spec.length), `${values.length} elements`);
+  if (shape === undefined) return spec;
+  const expected = spec.shape.length > 0 ? spec.shape : [spec.length];
+  const same = shape.length === expected.length && shape.every((d, i) => d === expected[i]);
+  if (!same && !(shape.length === 0 && spec.shape.length === 0))
+    throw mismatch(`shape [${expected.join(', ')}]`, `shape [${shape.join(', ')}]`);
+  return spec;
 }

@@ -29,13 +29,13 @@ function fakeHost(stepTimeoutMs = 60_000) {
     calls: {} as ShardCalls,
     globalClipNorm: undefined,
     testHooks: {},
+    maxMessageBytes: 64 << 20,
+    learnModel: () => undefined,
     refreshes: 0,
     complete: true,
     refreshError: undefined as Error | undefined,
     nextStepNumber: () => ++step,
-    spec: () => {
-      throw new Error('no tensors');
-    },
+    spec: () => undefined,
     liveView: () => view,
     staleShard: () => undefined,
     waitForCompleteView: async (deadline: number) => {

@@ -1,5 +1,5 @@
 import type { Logger } from '@pserver/logging';
-import { ClientError, isRefused, isStaleView } from './errors';
+import { ClientError, isRefused, isStale } from './errors';
 import { backoffMs, sleepFor } from './retry';
 import { StepContext, type ContextHost } from './step-context';
 import type { View } from './view';
@@ -44,7 +44,7 @@ export async function runStep<T>(host: StepHost, fn: (ctx: StepContext) => Promi
       return await fn(ctx);
     } catch (err) {
       if (host.closingSignal.aborted) throw err;
-      if (!isStaleView(err) && !isPastDeadline(err)) throw err;
+      if (!isStale(err) && !isPastDeadline(err)) throw err;
       lastError = err;
     } finally {
       ctx.close();

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { connect, isStaleView, type PserverClient } from '../src';
+import { connect, isStale, type PserverClient } from '../src';
 import { placeTensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
@@ -28,6 +28,7 @@ const model = {
 const declare = (client: PserverClient): Promise<void> =>
   client.initParams(
     Object.fromEntries(Object.entries(model).map(([name, make]) => [name, make()])),
+    { sgd: {}, learningRate: { base: 1 } },
   );
 
 afterAll(() => stopAllProcesses());
@@ -159,7 +160,7 @@ describe('a trainer client against a job of 2 shards and 2 spares', () => {
       [7, 15, 23, 31],
     ]);
     expect(pushErrors).toHaveLength(1);
-    expect(isStaleView(pushErrors[0])).toBe(true);
+    expect(isStale(pushErrors[0])).toBe(true);
     // The reference run: p0 − g1, restored, then − ½·p.
     const reference = [8, 16, 24, 32].map((x) => x - 1).map((x) => x - 0.5 * x);
     const { p } = await client.getParams(['p'], Float32Array);
@@ -261,7 +262,10 @@ describe('a standalone trainer: fixed pservers, no master', () => {
       blockSize: 4,
     });
     try {
-      await client.initParams({ v: Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8) });
+      await client.initParams(
+        { v: Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8) },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
       await client.step((ctx) => ctx.sendGrads({ v: new Float64Array(8).fill(1) }));
       const shard = placeTensor('v', 8, 4, 2)[0]!.shard;
       const before = client.view.shards[shard]!.epoch;

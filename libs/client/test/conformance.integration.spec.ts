@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { placeTensor, type ElementTypeName } from '@pserver/proto';
+import { placeTensor, type ElementTypeName, type OptimizerConfig } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
   bytesOf,
@@ -41,9 +41,11 @@ const arrays: Record<string, (bytes: Buffer) => TensorArray> = {
 
 interface BadCase {
   name: string;
-  rpc: 'SendGrads' | 'GetParams' | 'SetDataset';
+  rpc: 'SendGrads' | 'GetParams' | 'SetDataset' | 'InitParam';
   to: string;
-  grad?: { name: string; elementType: string; contentHex: string };
+  grad?: { name: string; elementType: string; shape?: number[]; contentHex: string };
+  param?: { name: string; elementType: string; shape: number[]; contentHex: string };
+  optimizer?: OptimizerConfig;
   names?: string[];
   request?: object;
   code: string;
@@ -109,9 +111,19 @@ describe('conformance: round trip of every element type', () => {
       elementType: string;
       contentHex: string;
     }[];
+    // Integer and 16-bit float tensors are stored, with no optimizer; float32 and float64 ones
+    // need a learning rate for plain SGD (it has no default). No update is pushed here.
+    const optimized = (type: string): boolean =>
+      type === 'ELEMENT_TYPE_FLOAT32' || type === 'ELEMENT_TYPE_FLOAT64';
     await client.initParams(
       Object.fromEntries(
         tensors.map((t) => [t.name, arrays[t.elementType]!(fromHex(t.contentHex))]),
+      ),
+      Object.fromEntries(
+        tensors.map((t) => [
+          t.name,
+          optimized(t.elementType) ? { sgd: {}, learningRate: { base: 1 } } : {},
+        ]),
       ),
     );
     const read = await client.getParams(tensors.map((t) => t.name));
@@ -134,7 +146,10 @@ describe('conformance: init election', () => {
     );
     await Promise.all(
       clients.map((client, k) =>
-        client.initParams({ [tensor.name]: new Float32Array(tensor.length).fill(k + 1) }),
+        client.initParams(
+          { [tensor.name]: new Float32Array(tensor.length).fill(k + 1) },
+          { sgd: {}, learningRate: { base: 1 } },
+        ),
       ),
     );
     const seen = await Promise.all(
@@ -265,7 +280,10 @@ describe('conformance: bad input', () => {
     async (_name, c) => {
       const { setup } = scenarios.badInput;
       const client = await trainer();
-      await client.initParams({ [setup.tensor.name]: float32s(setup.values) }, setup.optimizer);
+      await client.initParams(
+        { [setup.tensor.name]: { values: float32s(setup.values), shape: setup.tensor.shape } },
+        setup.optimizer,
+      );
       const call = async (): Promise<unknown> => {
         if (c.rpc === 'SetDataset') return client.setDataset(c.request!);
         const owner = ownerOf(
@@ -276,11 +294,25 @@ describe('conformance: bad input', () => {
         try {
           const context = { trainerId: client.trainerId, step: 1, shardEpoch: await owner.epoch() };
           if (c.rpc === 'GetParams') return await owner.getParams(context, c.names!);
+          if (c.rpc === 'InitParam') {
+            const param = c.param!;
+            return await owner.initParam(
+              { shardEpoch: context.shardEpoch },
+              {
+                name: param.name,
+                elementType: param.elementType as ElementTypeName,
+                shape: param.shape,
+                content: fromHex(param.contentHex),
+              },
+              c.optimizer,
+            );
+          }
           const grad = c.grad!;
           return await owner.sendGrads(context, [
             {
               name: grad.name,
               elementType: grad.elementType as ElementTypeName,
+              shape: grad.shape ?? [],
               content: fromHex(grad.contentHex),
             },
           ]);
@@ -302,4 +334,62 @@ describe('conformance: bad input', () => {
       expect([...values!]).toEqual(setup.values);
     },
   );
+});
+
+describe('conformance: default learning rate', () => {
+  const { trainer } = clusterPerScenario();
+
+  it("applies Adam's unset learning rate as PyTorch's 1e-3, and lists it filled in", async () => {
+    const { tensor, values, optimizer, gradient, expect: expected } = scenarios.defaultLearningRate;
+    const client = await trainer();
+    await client.initParams(
+      { [tensor.name]: { values: float32s(values), shape: tensor.shape } },
+      optimizer,
+    );
+    await client.step((ctx) => ctx.sendGrads({ [tensor.name]: float32s(gradient) }));
+    const after = (await client.getParams([tensor.name], Float32Array))[tensor.name]!;
+    for (const x of after)
+      expect(Math.abs(x - expected.after)).toBeLessThanOrEqual(expected.tolerance);
+    const listed = await client.listParams();
+    expect(listed[tensor.name]!.optimizer?.learningRate?.base).toBeCloseTo(
+      expected.listedLearningRate,
+      12,
+    );
+  });
+});
+
+describe('conformance: attach without initializing', () => {
+  const { trainer } = clusterPerScenario();
+
+  it('lists the model and reads every tensor by name in a client that never initialized', async () => {
+    const {
+      tensors,
+      optimizer,
+      expect: expected,
+    } = scenarios.attach as {
+      tensors: { name: string; elementType: string; shape: number[]; values: number[] }[];
+      optimizer: OptimizerConfig;
+      expect: {
+        listed: Record<string, { elementType: string; shape: number[]; learningRate: number }>;
+      };
+    };
+    const typed = (t: (typeof tensors)[number]): TensorArray =>
+      t.elementType === 'ELEMENT_TYPE_FLOAT64' ? Float64Array.from(t.values) : float32s(t.values);
+    const initializer = await trainer('attach-initializer');
+    await initializer.initParams(
+      Object.fromEntries(tensors.map((t) => [t.name, { values: typed(t), shape: t.shape }])),
+      optimizer,
+    );
+
+    const reader = await trainer('attach-reader');
+    const listed = await reader.listParams();
+    expect(Object.keys(listed).sort()).toEqual(Object.keys(expected.listed).sort());
+    for (const [name, want] of Object.entries(expected.listed)) {
+      expect(listed[name]).toMatchObject({ elementType: want.elementType, shape: want.shape });
+      expect(listed[name]!.optimizer?.learningRate?.base).toBe(want.learningRate);
+    }
+    const fresh = await trainer('attach-evaluator');
+    const read = await fresh.getParams(tensors.map((t) => t.name));
+    for (const t of tensors) expect(read[t.name]).toEqual(typed(t));
+  });
 });

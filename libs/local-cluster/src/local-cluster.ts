@@ -90,8 +90,11 @@ export class LocalCluster {
     return this.masters.filter((m) => m.process.running).map((m) => m.address);
   }
 
-  /** Starts one more master replica. */
-  async startMaster(): Promise<AppProcess> {
+  /**
+   * Starts one more master replica, on a free port or on `port` (a master that died, started
+   * again where its trainers look for it).
+   */
+  async startMaster(port?: number): Promise<AppProcess> {
     const name = `master-${this.nextMaster++}`;
     const { options } = this;
     const master = await startMasterProcess(
@@ -107,12 +110,19 @@ export class LocalCluster {
         '--session-ttl-s',
         String(options.sessionTtlSeconds),
         ...(options.blockSize ? ['--block-size', String(options.blockSize)] : []),
+        ...(port !== undefined ? ['--port', String(port)] : []),
         ...options.extraMasterArgs,
       ],
       this.processOptions(name),
     );
     this.masters.push(master);
     return master;
+  }
+
+  /** Starts a master that has exited again, on its port: its trainers find it where it was. */
+  async restartMaster(master: AppProcess): Promise<AppProcess> {
+    if (master.process.running) throw new Error(`master ${master.address} is still running`);
+    return this.startMaster(Number(master.address.slice(master.address.lastIndexOf(':') + 1)));
   }
 
   /** Starts one more pserver (it gets a free index, or waits as a spare). */

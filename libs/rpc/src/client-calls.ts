@@ -5,6 +5,7 @@ import {
   type ClientWritableStream,
   type ServiceError,
 } from '@grpc/grpc-js';
+import { onAbort } from './abort-signals';
 import { fromServiceError } from './status-mapping';
 
 export interface CallSettings {
@@ -37,19 +38,18 @@ export function callUnary<Req, Res>(
   settings: CallSettings,
 ): Promise<Res> {
   return new Promise((resolve, reject) => {
+    let unlink = (): void => undefined;
     const call = method(
       request,
       new Metadata(),
       { deadline: Date.now() + settings.timeoutMs },
       (err, response) => {
-        settings.signal?.removeEventListener('abort', cancel);
+        unlink();
         if (err) reject(fromServiceError(err));
         else resolve(response as Res);
       },
     );
-    const cancel = (): void => call.cancel();
-    if (settings.signal?.aborted) cancel();
-    else settings.signal?.addEventListener('abort', cancel, { once: true });
+    unlink = onAbort(settings.signal, () => call.cancel());
   });
 }
 
@@ -63,24 +63,40 @@ export function callClientStream<Req, Res>(
   settings: CallSettings,
 ): Promise<Res> {
   return new Promise((resolve, reject) => {
+    let unlink = (): void => undefined;
+    let settled = false;
+    // Wakes a writer waiting for 'drain': a call that ended (cancelled, deadline, an early answer)
+    // never drains, and the writer would hold the message source forever.
+    let wakeWriter = (): void => undefined;
     const stream = method(
       new Metadata(),
       { deadline: Date.now() + settings.timeoutMs },
       (err, response) => {
-        settings.signal?.removeEventListener('abort', cancel);
+        settled = true;
+        unlink();
+        wakeWriter();
         if (err) reject(fromServiceError(err));
         else resolve(response as Res);
       },
     );
-    const cancel = (): void => stream.cancel();
-    if (settings.signal?.aborted) cancel();
-    else settings.signal?.addEventListener('abort', cancel, { once: true });
+    unlink = onAbort(settings.signal, () => stream.cancel());
+    const drained = (): Promise<void> =>
+      new Promise((resolve) => {
+        const wake = (): void => {
+          stream.off('drain', wake);
+          wakeWriter = () => undefined;
+          resolve();
+        };
+        wakeWriter = wake;
+        stream.once('drain', wake);
+      });
     void (async () => {
       try {
         for await (const message of messages) {
-          if (!stream.write(message)) await new Promise((drained) => stream.once('drain', drained));
+          if (settled) return;
+          if (!stream.write(message)) await drained();
         }
-        stream.end();
+        if (!settled) stream.end();
       } catch {
         // The message source failed: break the stream off, so the server applies nothing.
         stream.cancel();

@@ -26,6 +26,13 @@ export {
 } from './services';
 export type { CallSettings } from './client-calls';
 export { callClientStream, callUnary } from './client-calls';
+export type { LinkedAbortController, SignalAndCleanup } from './abort-signals';
+export {
+  abortableSleep,
+  createDeadlineSignal,
+  createLinkedAbortController,
+  onAbort,
+} from './abort-signals';
 export { addReflection } from './reflection';
 export { callMetricsInterceptor } from './call-metrics';
 export type { MetricsServer } from './metrics-server';

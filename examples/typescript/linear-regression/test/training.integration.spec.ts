@@ -121,7 +121,7 @@ describe('three trainers, a pserver and the leading master killed mid-run', () =
     // What the pservers hold now, read by a fresh client.
     const reader = await connect({ master: cluster.masterAddresses });
     try {
-      await reader.initParams({ w: new Float64Array(8), b: new Float64Array(1) });
+      // It never initialized: getParams lists the model from the pservers first.
       const { w, b } = await reader.getParams(['w', 'b'], Float64Array);
       const truth = events(trainers[0]!).find((e) => e.event === 'done')!;
       w.forEach((value, j) =>
