@@ -824,7 +824,7 @@ describe('ParameterService', () => {
       await service.finishInitParams({ context: ctx() }, context());
       const listed = await service.listParams({ context: ctx() }, context());
       expect(
-        Object.fromEntries(listed.params.map((p) => [p.name, p.optimizer?.learningRate?.base])),
+        Object.fromEntries(listed.params!.map((p) => [p.name, p.optimizer?.learningRate?.base])),
       ).toEqual(Object.fromEntries(rules.map(([name, , rate]) => [name, rate])));
       // What a checkpoint writes carries the rate, so a later default cannot move it.
       const buffers = { copy: (b: Uint8Array) => b } as never;
