@@ -400,7 +400,11 @@ describe('master failover', () => {
       expect(next.ownerTrainerId).toBe(others[0]);
       await leader.finishInit(others[0]!);
       expect((await leader.beginInit(others[1]!)).decision).toBe('INIT_DECISION_DONE');
-      expect((await rejection(leader.keepAlive(owner))).code).toBe('MASTER_SESSION_EXPIRED');
+      // KeepAlive's documented answer: NOT_FOUND with the code in the pserver-error-code trailer.
+      const expired = await rejection(leader.keepAlive(owner));
+      expect(expired).toMatchObject({ status: status.NOT_FOUND, code: 'MASTER_SESSION_EXPIRED' });
+      const trailer = (expired.cause as { metadata?: { get(key: string): unknown[] } }).metadata;
+      expect(trailer?.get('pserver-error-code').map(String)).toEqual(['MASTER_SESSION_EXPIRED']);
       const newcomer = await leader.registerTrainer('d');
       expect(ids).not.toContain(newcomer.trainerId);
       await leader.unregisterTrainer(newcomer.trainerId);

@@ -377,6 +377,7 @@ export class PserverNode {
       admission: new AdmissionControl(this.config.maxPushBytesInFlight),
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
+      maxReplyBytes: this.config.maxMessageBytes,
     });
     this.serving = { shard, service, checkpointer, tenure };
     checkpointer.startPeriodic(this.config.checkpointIntervalMs);

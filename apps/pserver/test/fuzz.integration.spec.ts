@@ -8,6 +8,7 @@ import {
   fuzzSettings,
   getParamsTarget,
   initParamTarget,
+  listParamsTarget,
   PserverDriver,
   PserverFuzzSubject,
   residentBytes,
@@ -222,6 +223,7 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
 
   it.each([
     ['GetParams', () => getParamsTarget(model), 'some'],
+    ['ListParams', () => listParamsTarget(model), 'some'],
     ['GetShardStatus', () => emptyRequestTarget('GetShardStatus'), 'some'],
     ['SaveCheckpoint', () => emptyRequestTarget('SaveCheckpoint'), 'some'],
     // Once initialized, the shard takes no new tensor and no second FinishInitParams.

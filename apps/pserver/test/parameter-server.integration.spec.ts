@@ -303,6 +303,44 @@ describe('a pserver over real gRPC', () => {
   });
 });
 
+describe('a pserver with a small message limit', () => {
+  let pserver: PserverProcess;
+  let driver: PserverDriver;
+
+  afterAll(async () => {
+    driver?.close();
+    await pserver?.process.stop();
+  });
+
+  it('refuses a GetParams reply above --max-message-mb with PSERVER_REPLY_TOO_LARGE, not a retried RESOURCE_EXHAUSTED', async () => {
+    pserver = await startPserverProcess(['--max-message-mb', '1']);
+    // The driver's own limit is larger: what it sees is what the server answers.
+    driver = new PserverDriver(pserver.address);
+    const context = { trainerId: 1, shardEpoch: await driver.epoch() };
+    // 600 KiB each: either fits in 1 MiB, both do not.
+    const content = f32(new Array<number>(153_600).fill(0.5));
+    for (const name of ['a', 'b']) {
+      await driver.initParam(
+        context,
+        { name, elementType: 'ELEMENT_TYPE_FLOAT32', content },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
+    }
+    await driver.finishInitParams(context);
+    const error = await rejection(driver.getParams(context, ['a', 'b']));
+    expect(error).toMatchObject({
+      status: status.INVALID_ARGUMENT,
+      code: 'PSERVER_REPLY_TOO_LARGE',
+    });
+    expect(error.message).toContain('the reply would hold 1228800 bytes of 2 tensors');
+    expect(error.message).toContain("above the server's message limit of 1048576 bytes");
+    for (const name of ['a', 'b']) {
+      const reply = await driver.getParams(context, [name]);
+      expect(reply.params[0]!.content.equals(content)).toBe(true);
+    }
+  });
+});
+
 describe('pserver shutdown', () => {
   it('answers a call in flight and exits 0 on SIGTERM', async () => {
     const pserver = await startPserverProcess([], { name: 'pserver-shutdown' });

@@ -37,20 +37,22 @@ const (
 	ErrorCode_PSERVER_INVALID_ARGUMENT ErrorCode = 100
 	// A tensor name that is empty, too long, not UTF-8, or has `@` where it may not.
 	ErrorCode_PSERVER_INVALID_NAME ErrorCode = 101
-	// An element type the request may not use (UNSPECIFIED, or a gradient for an integer tensor).
+	// An element type that is UNSPECIFIED or not an ElementType value.
 	ErrorCode_PSERVER_INVALID_ELEMENT_TYPE ErrorCode = 102
 	// A gradient's element type differs from its tensor's.
 	ErrorCode_PSERVER_ELEMENT_TYPE_MISMATCH ErrorCode = 103
-	// A content length that is not a multiple of the element size, or a shape whose elements do
-	// not match the content.
+	// A content length that is not a multiple of the element size, a shape whose elements do not
+	// match the content, or a gradient whose byte length differs from its parameter's.
 	ErrorCode_PSERVER_LENGTH_MISMATCH ErrorCode = 104
 	// A name given twice in one request.
 	ErrorCode_PSERVER_DUPLICATE_NAME ErrorCode = 105
-	// An optimizer config for a tensor that is stored, not optimized (integer element types).
+	// An optimizer config for a tensor that is stored, not optimized (integer and 16-bit element
+	// types), or a gradient for one.
 	ErrorCode_PSERVER_NOT_OPTIMIZABLE ErrorCode = 106
 	// A gradient with NaN or ±Infinity under NON_FINITE_POLICY_REJECT.
 	ErrorCode_PSERVER_NON_FINITE_GRADIENT ErrorCode = 107
-	// A RequestContext the call cannot use (trainer_id 0 or step 0 on a push, a step above 2^53).
+	// A RequestContext the call cannot use: trainer_id 0 or step 0 on a push, a trainer_id or step
+	// above 2^53 − 1.
 	ErrorCode_PSERVER_INVALID_CONTEXT ErrorCode = 108
 	// A shard epoch above any the shard has had.
 	ErrorCode_PSERVER_BOGUS_EPOCH ErrorCode = 109
@@ -58,21 +60,27 @@ const (
 	ErrorCode_PSERVER_WRONG_SHARD ErrorCode = 110
 	// A streamed push whose chunks are out of order, overlap, leave gaps or overrun a gradient.
 	ErrorCode_PSERVER_INVALID_STREAM ErrorCode = 111
-	// A gradient whose shape (or element count) differs from its tensor's. The message names the
-	// tensor, the expected and the actual shape.
+	// A gradient whose non-empty shape differs from its tensor's whole shape (a tensor stored
+	// without a shape, a flat vector, also accepts a 1-D shape: its element count, or for a block
+	// any length that holds the block). The message names the tensor, the expected and the actual
+	// shape. A wrong element count is PSERVER_LENGTH_MISMATCH.
 	ErrorCode_PSERVER_SHAPE_MISMATCH ErrorCode = 112
 	// A reply that would exceed the server's message limit (GetParams of too many bytes at once):
 	// ask for fewer tensors per call. The message names the size and the limit.
 	ErrorCode_PSERVER_REPLY_TOO_LARGE ErrorCode = 113
-	// An optimizer config out of range or naming two rules (the message names the field).
+	// An optimizer config out of range, naming two rules, or plain SGD without
+	// `learning_rate.base` (the message names the field).
 	ErrorCode_OPTIMIZER_INVALID_CONFIG ErrorCode = 120
-	// An element type the update rule cannot optimize.
+	// An element type the update rule cannot optimize (the pserver stores such tensors instead,
+	// so it does not send this code).
 	ErrorCode_OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE ErrorCode = 121
-	// A gradient with NaN or ±Infinity, found by the update rule.
+	// A gradient with NaN or ±Infinity, found by the update rule (the pserver answers
+	// PSERVER_NON_FINITE_GRADIENT for it).
 	ErrorCode_OPTIMIZER_NON_FINITE_GRADIENT ErrorCode = 122
 	// A gradient or state whose length differs from the parameter's.
 	ErrorCode_OPTIMIZER_LENGTH_MISMATCH ErrorCode = 123
-	// Optimizer state (from a checkpoint or InitParam) that does not fit the rule.
+	// Optimizer state from a checkpoint that does not fit the rule (recovery then treats that
+	// checkpoint as broken and tries the previous one).
 	ErrorCode_OPTIMIZER_INVALID_STATE ErrorCode = 124
 	// A master request field out of range or missing.
 	ErrorCode_MASTER_INVALID_ARGUMENT ErrorCode = 140
@@ -105,7 +113,8 @@ const (
 	ErrorCode_MASTER_NOT_INIT_OWNER ErrorCode = 312
 	// A change to the job's placement (shard count, block size) after it was fixed.
 	ErrorCode_MASTER_PLACEMENT_FIXED ErrorCode = 313
-	// A checkpoint written for another shard count, block size or format version.
+	// A checkpoint or manifest written for another shard (index or shard count): loading it would
+	// misplace tensors. The pserver refuses to recover from it.
 	ErrorCode_CHECKPOINT_INCOMPATIBLE ErrorCode = 320
 	// ABORTED: the caller's view is stale; refresh it and redo the work (trailer
 	// `pserver-shard-epoch`).
@@ -122,7 +131,8 @@ const (
 	ErrorCode_PSERVER_NOT_SERVING ErrorCode = 502
 	// This master replica is not the leader (trailer `pserver-leader` when it knows who is).
 	ErrorCode_MASTER_NOT_LEADER ErrorCode = 503
-	// Reading or writing a checkpoint failed for a reason that may pass (an I/O error).
+	// Reading or writing a checkpoint failed for a reason that may pass (an I/O error other than
+	// a full disk): FinishInitParams or SaveCheckpoint may be retried.
 	ErrorCode_CHECKPOINT_IO ErrorCode = 504
 	// RESOURCE_EXHAUSTED: out of a resource; back off and retry (trailer `pserver-retry-after-ms`).
 	//
@@ -132,7 +142,8 @@ const (
 	ErrorCode_CHECKPOINT_NO_SPACE ErrorCode = 601
 	// DATA_LOSS: stored data that cannot be read back.
 	//
-	// A checkpoint file whose checksum, frame or meta is wrong.
+	// A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
+	// meta, or a format version this reader does not know.
 	ErrorCode_CHECKPOINT_CORRUPT ErrorCode = 700
 	// UNAUTHENTICATED and PERMISSION_DENIED: who is calling (SECURITY.md). Nothing ran.
 	//

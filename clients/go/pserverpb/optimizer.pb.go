@@ -70,9 +70,11 @@ func (NonFinitePolicy) EnumDescriptor() ([]byte, []int) {
 }
 
 // How the pserver updates one tensor from its gradients. Given once per tensor in InitParam and
-// kept in checkpoints, with every default filled in (so a checkpoint keeps the learning rate it
-// was created with). An empty config means plain SGD, which needs an explicit learning rate
-// (`learning_rate.base`; 1 subtracts each gradient as sent, for trainers that run their own
+// kept in checkpoints with the learning rate it resolved to filled in (`learning_rate.base`), so
+// a checkpoint keeps the rate it was created with; ListParams returns it so too. A checkpoint
+// written before the rules had their own default rates, without a base, is read with rate 1,
+// the default of that time. An empty config means plain SGD, which needs an explicit learning
+// rate (`learning_rate.base`; 1 subtracts each gradient as sent, for trainers that run their own
 // optimizer and push deltas): without one InitParam is INVALID_ARGUMENT naming the field.
 //
 // Hyperparameters whose default is not zero are proto3 `optional`, so "unset" (the default

@@ -1,6 +1,10 @@
-/** Error codes of the checkpoint library (mapped to gRPC statuses by libs/rpc's table). */
-export type CheckpointErrorCode =
-  'CHECKPOINT_CORRUPT' | 'CHECKPOINT_NO_SPACE' | 'CHECKPOINT_IO' | 'CHECKPOINT_INCOMPATIBLE';
+import type { ServerErrorCodeName } from '@pserver/proto';
+
+/**
+ * Error codes of the checkpoint library: the proto `ErrorCode` names CHECKPOINT_* (mapped to
+ * gRPC statuses by libs/rpc's table).
+ */
+export type CheckpointErrorCode = Extract<ServerErrorCodeName, `CHECKPOINT_${string}`>;
 
 export class CheckpointError extends Error {
   override readonly name = 'CheckpointError';

@@ -1,5 +1,11 @@
-/** Error codes of coordination (mapped to gRPC statuses by libs/rpc's table). */
-export type CoordinationErrorCode =
+import type { ServerErrorCodeName } from '@pserver/proto';
+
+/**
+ * Error codes of coordination: proto `ErrorCode` names (mapped to gRPC statuses by libs/rpc's
+ * table). A name listed here that is not in the enum drops out, and throwing it does not compile.
+ */
+export type CoordinationErrorCode = Extract<
+  ServerErrorCodeName,
   | 'PSERVER_FENCED'
   | 'PSERVER_MEMBER_TAKEN'
   | 'MASTER_NOT_LEADER'
@@ -7,7 +13,8 @@ export type CoordinationErrorCode =
   | 'MASTER_NOT_INIT_OWNER'
   | 'MASTER_SHARDS_IN_USE'
   | 'MASTER_PLACEMENT_FIXED'
-  | 'MASTER_INVALID_ARGUMENT';
+  | 'MASTER_INVALID_ARGUMENT'
+>;
 
 export class CoordinationError extends Error {
   override readonly name = 'CoordinationError';

@@ -1,10 +1,10 @@
-/** Error codes of the optimizer library (mapped to gRPC statuses by libs/rpc). */
-export type OptimizerErrorCode =
-  | 'OPTIMIZER_INVALID_CONFIG'
-  | 'OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE'
-  | 'OPTIMIZER_LENGTH_MISMATCH'
-  | 'OPTIMIZER_NON_FINITE_GRADIENT'
-  | 'OPTIMIZER_INVALID_STATE';
+import type { ServerErrorCodeName } from '@pserver/proto';
+
+/**
+ * Error codes of the optimizer library: the proto `ErrorCode` names OPTIMIZER_* (mapped to gRPC
+ * statuses by libs/rpc).
+ */
+export type OptimizerErrorCode = Extract<ServerErrorCodeName, `OPTIMIZER_${string}`>;
 
 /** A typed error whose message names the field or thing and the value. */
 export class OptimizerError extends Error {

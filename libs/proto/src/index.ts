@@ -1,6 +1,8 @@
 export { messageType, packageDefinition } from './descriptor';
 export type { ElementTypeName } from './element-type';
 export { elementSizes, isElementTypeName } from './element-type';
+export type { ClientErrorCodeName, ErrorCodeName, ServerErrorCodeName } from './error-codes';
+export { isErrorCodeName } from './error-codes';
 export * from './generated';
 export { loaderOptions } from './loader-options';
 export type { BlockPlacement } from './placement';

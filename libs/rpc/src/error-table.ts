@@ -1,10 +1,13 @@
 import { status } from '@grpc/grpc-js';
+import type { ServerErrorCodeName } from '@pserver/proto';
 
 /**
- * The one table from domain error codes to gRPC status codes (DESIGN section 6). Domain code
- * throws errors with a string `code`; transports answer with the status listed here and send the
- * code itself in the `pserver-error-code` trailer. A code missing from the table is a bug: it is
- * answered INTERNAL and logged.
+ * The one table from error codes to gRPC status codes (DESIGN section 6), keyed by the proto's
+ * `ErrorCode` names: every code a server may send has exactly one entry (a code missing here, or
+ * one that is not in the enum, does not compile), with the status its group in errors.proto
+ * names. Domain code throws errors with a string `code`; transports answer with the status listed
+ * here and send the code itself in the `pserver-error-code` trailer. An error whose code is not
+ * in the table is a bug: it is answered INTERNAL and logged. CLIENT_* codes never travel.
  */
 export const errorTable = {
   // Bad input: the request cannot succeed as sent. Nothing changed.
@@ -44,16 +47,18 @@ export const errorTable = {
   MASTER_NOT_INIT_OWNER: status.FAILED_PRECONDITION,
   PSERVER_MEMBER_TAKEN: status.FAILED_PRECONDITION,
   MASTER_PLACEMENT_FIXED: status.FAILED_PRECONDITION,
+  CHECKPOINT_INCOMPATIBLE: status.FAILED_PRECONDITION,
 
   // The caller's view is stale: refresh it and redo the work (trailer: pserver-shard-epoch).
   PSERVER_STALE_EPOCH: status.ABORTED,
 
   // Try elsewhere or later: not the leader (trailer: pserver-leader), shutting down, fenced,
-  // not serving yet.
+  // not serving yet, a checkpoint I/O error that may pass.
   PSERVER_SHUTTING_DOWN: status.UNAVAILABLE,
   PSERVER_FENCED: status.UNAVAILABLE,
   PSERVER_NOT_SERVING: status.UNAVAILABLE,
   MASTER_NOT_LEADER: status.UNAVAILABLE,
+  CHECKPOINT_IO: status.UNAVAILABLE,
 
   // Out of a resource: back off and retry (trailer: pserver-retry-after-ms).
   PSERVER_OVERLOADED: status.RESOURCE_EXHAUSTED,
@@ -70,8 +75,9 @@ export const errorTable = {
   // Waiting ended.
   DEADLINE_EXCEEDED: status.DEADLINE_EXCEEDED,
   CANCELLED: status.CANCELLED,
-} as const satisfies Record<string, status>;
+} as const satisfies Record<ServerErrorCodeName, status>;
 
+/** A code a server sends: an `ErrorCode` name other than UNSPECIFIED and CLIENT_*. */
 export type ErrorCode = keyof typeof errorTable;
 
 export function isErrorCode(code: unknown): code is ErrorCode {

@@ -33,6 +33,12 @@ describe('toStatus', () => {
     ['PSERVER_FENCED', status.UNAVAILABLE],
     ['PSERVER_OVERLOADED', status.RESOURCE_EXHAUSTED],
     ['CHECKPOINT_CORRUPT', status.DATA_LOSS],
+    // A checkpoint that fails to write for a reason that may pass: try again later.
+    ['CHECKPOINT_IO', status.UNAVAILABLE],
+    // A checkpoint of another shard: retrying does not help until an operator acts.
+    ['CHECKPOINT_INCOMPATIBLE', status.FAILED_PRECONDITION],
+    ['PSERVER_SHAPE_MISMATCH', status.INVALID_ARGUMENT],
+    ['PSERVER_REPLY_TOO_LARGE', status.INVALID_ARGUMENT],
   ])('maps %s to status %s, keeping the message and the code', (code, expected) => {
     const answer = toStatus(codedError(code, `gradient w: 12 bytes, expected 16`));
     expect(answer).toMatchObject({

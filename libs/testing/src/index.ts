@@ -32,6 +32,7 @@ export {
   fuzzSettings,
   getParamsTarget,
   initParamTarget,
+  listParamsTarget,
   masterTargets,
   MasterFuzzSubject,
   PserverFuzzSubject,

@@ -1,13 +1,11 @@
+import type { ServerErrorCodeName } from '@pserver/proto';
 import type { ErrorFacts } from '@pserver/rpc';
 
-/** Error codes the master's service throws itself (coordination throws the others). */
-export type MasterErrorCode =
-  | 'MASTER_NOT_LEADER'
-  | 'MASTER_SESSION_EXPIRED'
-  | 'MASTER_INVALID_ARGUMENT'
-  | 'MASTER_INVALID_DATASET'
-  | 'MASTER_DATASET_ALREADY_SET'
-  | 'MASTER_UNKNOWN_TASK';
+/**
+ * Error codes the master's service throws itself (coordination throws the others): the proto
+ * `ErrorCode` names of the master. A name outside the enum does not compile.
+ */
+export type MasterErrorCode = Extract<ServerErrorCodeName, `MASTER_${string}`>;
 
 export class MasterError extends Error {
   override readonly name = 'MasterError';

@@ -116,6 +116,7 @@ function setup(
     index?: number;
     shards?: number;
     admissionBytes?: number;
+    maxReplyBytes?: number;
     tenure?: (index: number, shards: number) => ShardTenure;
   } = {},
 ) {
@@ -131,6 +132,7 @@ function setup(
     tenure,
     admission: new AdmissionControl(options.admissionBytes ?? 1 << 30),
     checkpointer,
+    maxReplyBytes: options.maxReplyBytes,
   });
   return { shard, service, checkpointer, tenure };
 }
@@ -824,7 +826,7 @@ describe('ParameterService', () => {
       await service.finishInitParams({ context: ctx() }, context());
       const listed = await service.listParams({ context: ctx() }, context());
       expect(
-        Object.fromEntries(listed.params.map((p) => [p.name, p.optimizer?.learningRate?.base])),
+        Object.fromEntries(listed.params!.map((p) => [p.name, p.optimizer?.learningRate?.base])),
       ).toEqual(Object.fromEntries(rules.map(([name, , rate]) => [name, rate])));
       // What a checkpoint writes carries the rate, so a later default cannot move it.
       const buffers = { copy: (b: Uint8Array) => b } as never;
@@ -1033,6 +1035,26 @@ describe('ParameterService', () => {
       );
       expect(snapshot(shard)).toBe(before);
       expect(service.getShardStatus().pushBytesInFlight).toBe(0);
+    });
+  });
+
+  describe('GetParams replies', () => {
+    it('refuses a reply above the message limit, naming its bytes and the limit; fewer tensors pass', async () => {
+      // w holds 16 bytes and d 16: together, with names and framing, above 64 bytes.
+      const { service } = await initialized({ maxReplyBytes: 64 });
+      await expect(
+        service.getParams({ context: ctx(), names: ['w', 'd'] }, context()),
+      ).rejects.toMatchObject({
+        code: 'PSERVER_REPLY_TOO_LARGE',
+        message: expect.stringMatching(
+          /^GetParams: the reply would hold 32 bytes of 2 tensors \(up to \d+ encoded\), above the server's message limit of 64 bytes/,
+        ),
+      });
+      for (const name of ['w', 'd']) {
+        await expect(
+          service.getParams({ context: ctx(), names: [name] }, context()),
+        ).resolves.toMatchObject({ params: [{ name }] });
+      }
     });
   });
 

@@ -49,6 +49,12 @@ export interface ParameterServiceOptions {
   startedAtMs?: number;
   /** Called for each push acknowledged as a duplicate (metrics). */
   onDuplicatePush?: () => void;
+  /**
+   * The largest reply the server may send (its gRPC max send message size, `--max-message-mb`).
+   * A GetParams reply above it is refused PSERVER_REPLY_TOO_LARGE before it is built. Default:
+   * no limit.
+   */
+  maxReplyBytes?: number;
 }
 
 /**
@@ -246,17 +252,19 @@ export class ParameterService {
       seen.add(name);
     }
     await this.whenInitialized('GetParams', ctx);
-    const params = request.names.map((name) => {
+    const tensors = request.names.map((name) => {
       const tensor = this.shard.tensors.get(name);
       if (!tensor)
         throw new PserverError('PSERVER_UNKNOWN_TENSOR', `names: no tensor ${name} on this shard`);
-      return {
-        name,
-        elementType: tensor.elementType,
-        shape: [...tensor.shape],
-        content: tensor.content(),
-      };
+      return tensor;
     });
+    this.checkReplySize(tensors);
+    const params = tensors.map((tensor) => ({
+      name: tensor.name,
+      elementType: tensor.elementType,
+      shape: [...tensor.shape],
+      content: tensor.content(),
+    }));
     this.tenure.require();
     return { shardEpoch: this.tenure.epoch, params };
   }
@@ -277,6 +285,30 @@ export class ParameterService {
     }));
     this.tenure.require();
     return { shardEpoch: this.tenure.epoch, params };
+  }
+
+  /**
+   * Refuses a GetParams reply that grpc-js would not send: above the send limit it fails the call
+   * with RESOURCE_EXHAUSTED, which clients take for a transient overload and retry forever. The
+   * size is an upper bound of the encoded reply (every varint at its longest), so a reply within
+   * a few dozen bytes of the limit is refused too.
+   */
+  private checkReplySize(tensors: readonly StoredTensor[]): void {
+    const limit = this.options.maxReplyBytes;
+    if (limit === undefined) return;
+    let content = 0;
+    let encoded = 11; // shard_epoch
+    for (const t of tensors) {
+      content += t.byteLength;
+      // Tensor's tag and length, name, element type, packed shape, content.
+      encoded += 6 + (6 + Buffer.byteLength(t.name)) + 2 + (6 + 10 * t.shape.length);
+      encoded += 6 + t.byteLength;
+    }
+    if (encoded <= limit) return;
+    throw new PserverError(
+      'PSERVER_REPLY_TOO_LARGE',
+      `GetParams: the reply would hold ${content} bytes of ${tensors.length} tensors (up to ${encoded} encoded), above the server's message limit of ${limit} bytes (--max-message-mb): ask for fewer tensors per call`,
+    );
   }
 
   /** Waits until the shard is initialized, up to the call's deadline. */

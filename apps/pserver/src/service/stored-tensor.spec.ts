@@ -98,7 +98,11 @@ describe('StoredTensor learning rates across checkpoints', () => {
       elementType: 'ELEMENT_TYPE_FLOAT64',
       shape: [],
       content: f64([0]),
-      config: { adam: {}, learningRate: null, nonFinite: 'NON_FINITE_POLICY_REJECT' },
+      config: {
+        adam: { weightDecay: 0 },
+        learningRate: null,
+        nonFinite: 'NON_FINITE_POLICY_REJECT',
+      },
       memory: undefined,
     });
     expect(created.config?.learningRate?.base).toBe(1e-3);

@@ -13,6 +13,7 @@ export {
   finishInitParamsTarget,
   getParamsTarget,
   initParamTarget,
+  listParamsTarget,
   sendGradsStreamTarget,
   sendGradsTarget,
 } from './pserver-requests';

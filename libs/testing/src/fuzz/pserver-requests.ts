@@ -101,7 +101,7 @@ function lengthNear(exact: number, size: number): fc.Arbitrary<number> {
   );
 }
 
-const isOptimized = (t: HeldTensor): boolean =>
+const isOptimized = (t: Pick<HeldTensor, 'elementType'>): boolean =>
   t.elementType === 'ELEMENT_TYPE_FLOAT32' || t.elementType === 'ELEMENT_TYPE_FLOAT64';
 
 /** A gradient for a held tensor: mostly its type and length, sometimes not. */
@@ -411,6 +411,35 @@ export function getParamsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
       ),
     }),
     encode: (value) => encodeMessage('GetParamsRequest', value),
+  });
+}
+
+/**
+ * ListParams: only a context. An accepted one lists exactly the tensors the shard holds, each
+ * optimized one with its learning rate filled in.
+ */
+export function listParamsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<object>> {
+  const held = model.tensors.map((t) => t.name).sort();
+  return unaryTarget({
+    method: 'ListParams',
+    requestType: 'ListParamsRequest',
+    responseType: 'ListParamsResponse',
+    values: fc.record({ context: context(model, false) }),
+    encode: (value) => encodeMessage('ListParamsRequest', value),
+    checkAccepted: (_value, response) => {
+      const params = response.params as {
+        name: string;
+        elementType: string;
+        optimizer: { learningRate?: { base?: number } | null } | null;
+      }[];
+      const names = params.map((p) => p.name).sort();
+      if (names.length !== held.length || names.some((name, i) => name !== held[i]))
+        return `it listed ${names.length} tensors, the shard holds ${held.length}`;
+      const unrated = params.find(
+        (p) => isOptimized(p) && p.optimizer?.learningRate?.base === undefined,
+      );
+      return unrated ? `it listed ${unrated.name} without its learning rate` : undefined;
+    },
   });
 }
 

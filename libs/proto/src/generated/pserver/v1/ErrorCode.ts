@@ -24,7 +24,7 @@ export const ErrorCode = {
    */
   PSERVER_INVALID_NAME: 'PSERVER_INVALID_NAME',
   /**
-   * An element type the request may not use (UNSPECIFIED, or a gradient for an integer tensor).
+   * An element type that is UNSPECIFIED or not an ElementType value.
    */
   PSERVER_INVALID_ELEMENT_TYPE: 'PSERVER_INVALID_ELEMENT_TYPE',
   /**
@@ -32,8 +32,8 @@ export const ErrorCode = {
    */
   PSERVER_ELEMENT_TYPE_MISMATCH: 'PSERVER_ELEMENT_TYPE_MISMATCH',
   /**
-   * A content length that is not a multiple of the element size, or a shape whose elements do
-   * not match the content.
+   * A content length that is not a multiple of the element size, a shape whose elements do not
+   * match the content, or a gradient whose byte length differs from its parameter's.
    */
   PSERVER_LENGTH_MISMATCH: 'PSERVER_LENGTH_MISMATCH',
   /**
@@ -41,7 +41,8 @@ export const ErrorCode = {
    */
   PSERVER_DUPLICATE_NAME: 'PSERVER_DUPLICATE_NAME',
   /**
-   * An optimizer config for a tensor that is stored, not optimized (integer element types).
+   * An optimizer config for a tensor that is stored, not optimized (integer and 16-bit element
+   * types), or a gradient for one.
    */
   PSERVER_NOT_OPTIMIZABLE: 'PSERVER_NOT_OPTIMIZABLE',
   /**
@@ -49,7 +50,8 @@ export const ErrorCode = {
    */
   PSERVER_NON_FINITE_GRADIENT: 'PSERVER_NON_FINITE_GRADIENT',
   /**
-   * A RequestContext the call cannot use (trainer_id 0 or step 0 on a push, a step above 2^53).
+   * A RequestContext the call cannot use: trainer_id 0 or step 0 on a push, a trainer_id or step
+   * above 2^53 − 1.
    */
   PSERVER_INVALID_CONTEXT: 'PSERVER_INVALID_CONTEXT',
   /**
@@ -65,8 +67,10 @@ export const ErrorCode = {
    */
   PSERVER_INVALID_STREAM: 'PSERVER_INVALID_STREAM',
   /**
-   * A gradient whose shape (or element count) differs from its tensor's. The message names the
-   * tensor, the expected and the actual shape.
+   * A gradient whose non-empty shape differs from its tensor's whole shape (a tensor stored
+   * without a shape, a flat vector, also accepts a 1-D shape: its element count, or for a block
+   * any length that holds the block). The message names the tensor, the expected and the actual
+   * shape. A wrong element count is PSERVER_LENGTH_MISMATCH.
    */
   PSERVER_SHAPE_MISMATCH: 'PSERVER_SHAPE_MISMATCH',
   /**
@@ -75,15 +79,18 @@ export const ErrorCode = {
    */
   PSERVER_REPLY_TOO_LARGE: 'PSERVER_REPLY_TOO_LARGE',
   /**
-   * An optimizer config out of range or naming two rules (the message names the field).
+   * An optimizer config out of range, naming two rules, or plain SGD without
+   * `learning_rate.base` (the message names the field).
    */
   OPTIMIZER_INVALID_CONFIG: 'OPTIMIZER_INVALID_CONFIG',
   /**
-   * An element type the update rule cannot optimize.
+   * An element type the update rule cannot optimize (the pserver stores such tensors instead,
+   * so it does not send this code).
    */
   OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE: 'OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE',
   /**
-   * A gradient with NaN or ±Infinity, found by the update rule.
+   * A gradient with NaN or ±Infinity, found by the update rule (the pserver answers
+   * PSERVER_NON_FINITE_GRADIENT for it).
    */
   OPTIMIZER_NON_FINITE_GRADIENT: 'OPTIMIZER_NON_FINITE_GRADIENT',
   /**
@@ -91,7 +98,8 @@ export const ErrorCode = {
    */
   OPTIMIZER_LENGTH_MISMATCH: 'OPTIMIZER_LENGTH_MISMATCH',
   /**
-   * Optimizer state (from a checkpoint or InitParam) that does not fit the rule.
+   * Optimizer state from a checkpoint that does not fit the rule (recovery then treats that
+   * checkpoint as broken and tries the previous one).
    */
   OPTIMIZER_INVALID_STATE: 'OPTIMIZER_INVALID_STATE',
   /**
@@ -152,7 +160,8 @@ export const ErrorCode = {
    */
   MASTER_PLACEMENT_FIXED: 'MASTER_PLACEMENT_FIXED',
   /**
-   * A checkpoint written for another shard count, block size or format version.
+   * A checkpoint or manifest written for another shard (index or shard count): loading it would
+   * misplace tensors. The pserver refuses to recover from it.
    */
   CHECKPOINT_INCOMPATIBLE: 'CHECKPOINT_INCOMPATIBLE',
   /**
@@ -181,7 +190,8 @@ export const ErrorCode = {
    */
   MASTER_NOT_LEADER: 'MASTER_NOT_LEADER',
   /**
-   * Reading or writing a checkpoint failed for a reason that may pass (an I/O error).
+   * Reading or writing a checkpoint failed for a reason that may pass (an I/O error other than
+   * a full disk): FinishInitParams or SaveCheckpoint may be retried.
    */
   CHECKPOINT_IO: 'CHECKPOINT_IO',
   /**
@@ -197,7 +207,8 @@ export const ErrorCode = {
   /**
    * DATA_LOSS: stored data that cannot be read back.
    * 
-   * A checkpoint file whose checksum, frame or meta is wrong.
+   * A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
+   * meta, or a format version this reader does not know.
    */
   CHECKPOINT_CORRUPT: 'CHECKPOINT_CORRUPT',
   /**
@@ -292,7 +303,7 @@ export type ErrorCode =
   | 'PSERVER_INVALID_NAME'
   | 101
   /**
-   * An element type the request may not use (UNSPECIFIED, or a gradient for an integer tensor).
+   * An element type that is UNSPECIFIED or not an ElementType value.
    */
   | 'PSERVER_INVALID_ELEMENT_TYPE'
   | 102
@@ -302,8 +313,8 @@ export type ErrorCode =
   | 'PSERVER_ELEMENT_TYPE_MISMATCH'
   | 103
   /**
-   * A content length that is not a multiple of the element size, or a shape whose elements do
-   * not match the content.
+   * A content length that is not a multiple of the element size, a shape whose elements do not
+   * match the content, or a gradient whose byte length differs from its parameter's.
    */
   | 'PSERVER_LENGTH_MISMATCH'
   | 104
@@ -313,7 +324,8 @@ export type ErrorCode =
   | 'PSERVER_DUPLICATE_NAME'
   | 105
   /**
-   * An optimizer config for a tensor that is stored, not optimized (integer element types).
+   * An optimizer config for a tensor that is stored, not optimized (integer and 16-bit element
+   * types), or a gradient for one.
    */
   | 'PSERVER_NOT_OPTIMIZABLE'
   | 106
@@ -323,7 +335,8 @@ export type ErrorCode =
   | 'PSERVER_NON_FINITE_GRADIENT'
   | 107
   /**
-   * A RequestContext the call cannot use (trainer_id 0 or step 0 on a push, a step above 2^53).
+   * A RequestContext the call cannot use: trainer_id 0 or step 0 on a push, a trainer_id or step
+   * above 2^53 − 1.
    */
   | 'PSERVER_INVALID_CONTEXT'
   | 108
@@ -343,8 +356,10 @@ export type ErrorCode =
   | 'PSERVER_INVALID_STREAM'
   | 111
   /**
-   * A gradient whose shape (or element count) differs from its tensor's. The message names the
-   * tensor, the expected and the actual shape.
+   * A gradient whose non-empty shape differs from its tensor's whole shape (a tensor stored
+   * without a shape, a flat vector, also accepts a 1-D shape: its element count, or for a block
+   * any length that holds the block). The message names the tensor, the expected and the actual
+   * shape. A wrong element count is PSERVER_LENGTH_MISMATCH.
    */
   | 'PSERVER_SHAPE_MISMATCH'
   | 112
@@ -355,17 +370,20 @@ export type ErrorCode =
   | 'PSERVER_REPLY_TOO_LARGE'
   | 113
   /**
-   * An optimizer config out of range or naming two rules (the message names the field).
+   * An optimizer config out of range, naming two rules, or plain SGD without
+   * `learning_rate.base` (the message names the field).
    */
   | 'OPTIMIZER_INVALID_CONFIG'
   | 120
   /**
-   * An element type the update rule cannot optimize.
+   * An element type the update rule cannot optimize (the pserver stores such tensors instead,
+   * so it does not send this code).
    */
   | 'OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE'
   | 121
   /**
-   * A gradient with NaN or ±Infinity, found by the update rule.
+   * A gradient with NaN or ±Infinity, found by the update rule (the pserver answers
+   * PSERVER_NON_FINITE_GRADIENT for it).
    */
   | 'OPTIMIZER_NON_FINITE_GRADIENT'
   | 122
@@ -375,7 +393,8 @@ export type ErrorCode =
   | 'OPTIMIZER_LENGTH_MISMATCH'
   | 123
   /**
-   * Optimizer state (from a checkpoint or InitParam) that does not fit the rule.
+   * Optimizer state from a checkpoint that does not fit the rule (recovery then treats that
+   * checkpoint as broken and tries the previous one).
    */
   | 'OPTIMIZER_INVALID_STATE'
   | 124
@@ -450,7 +469,8 @@ export type ErrorCode =
   | 'MASTER_PLACEMENT_FIXED'
   | 313
   /**
-   * A checkpoint written for another shard count, block size or format version.
+   * A checkpoint or manifest written for another shard (index or shard count): loading it would
+   * misplace tensors. The pserver refuses to recover from it.
    */
   | 'CHECKPOINT_INCOMPATIBLE'
   | 320
@@ -485,7 +505,8 @@ export type ErrorCode =
   | 'MASTER_NOT_LEADER'
   | 503
   /**
-   * Reading or writing a checkpoint failed for a reason that may pass (an I/O error).
+   * Reading or writing a checkpoint failed for a reason that may pass (an I/O error other than
+   * a full disk): FinishInitParams or SaveCheckpoint may be retried.
    */
   | 'CHECKPOINT_IO'
   | 504
@@ -504,7 +525,8 @@ export type ErrorCode =
   /**
    * DATA_LOSS: stored data that cannot be read back.
    * 
-   * A checkpoint file whose checksum, frame or meta is wrong.
+   * A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
+   * meta, or a format version this reader does not know.
    */
   | 'CHECKPOINT_CORRUPT'
   | 700
