@@ -14,26 +14,28 @@ var (
 	// A tensor name that is empty, too long, not UTF-8, or has `@` where it may not.
 	ErrInvalidName error = sentinel(pb.ErrorCode_PSERVER_INVALID_NAME)
 	// ErrInvalidElementType is PSERVER_INVALID_ELEMENT_TYPE.
-	// An element type the request may not use (UNSPECIFIED, or a gradient for an integer tensor).
+	// An element type that is UNSPECIFIED or not an ElementType value.
 	ErrInvalidElementType error = sentinel(pb.ErrorCode_PSERVER_INVALID_ELEMENT_TYPE)
 	// ErrElementTypeMismatch is PSERVER_ELEMENT_TYPE_MISMATCH.
 	// A gradient's element type differs from its tensor's.
 	ErrElementTypeMismatch error = sentinel(pb.ErrorCode_PSERVER_ELEMENT_TYPE_MISMATCH)
 	// ErrLengthMismatch is PSERVER_LENGTH_MISMATCH.
-	// A content length that is not a multiple of the element size, or a shape whose elements do
-	// not match the content.
+	// A content length that is not a multiple of the element size, a shape whose elements do not
+	// match the content, or a gradient whose byte length differs from its parameter's.
 	ErrLengthMismatch error = sentinel(pb.ErrorCode_PSERVER_LENGTH_MISMATCH)
 	// ErrDuplicateName is PSERVER_DUPLICATE_NAME.
 	// A name given twice in one request.
 	ErrDuplicateName error = sentinel(pb.ErrorCode_PSERVER_DUPLICATE_NAME)
 	// ErrNotOptimizable is PSERVER_NOT_OPTIMIZABLE.
-	// An optimizer config for a tensor that is stored, not optimized (integer element types).
+	// An optimizer config for a tensor that is stored, not optimized (integer and 16-bit element
+	// types), or a gradient for one.
 	ErrNotOptimizable error = sentinel(pb.ErrorCode_PSERVER_NOT_OPTIMIZABLE)
 	// ErrNonFiniteGradient is PSERVER_NON_FINITE_GRADIENT.
 	// A gradient with NaN or ±Infinity under NON_FINITE_POLICY_REJECT.
 	ErrNonFiniteGradient error = sentinel(pb.ErrorCode_PSERVER_NON_FINITE_GRADIENT)
 	// ErrInvalidContext is PSERVER_INVALID_CONTEXT.
-	// A RequestContext the call cannot use (trainer_id 0 or step 0 on a push, a step above 2^53).
+	// A RequestContext the call cannot use: trainer_id 0 or step 0 on a push, a trainer_id or step
+	// above 2^53 − 1.
 	ErrInvalidContext error = sentinel(pb.ErrorCode_PSERVER_INVALID_CONTEXT)
 	// ErrBogusEpoch is PSERVER_BOGUS_EPOCH.
 	// A shard epoch above any the shard has had.
@@ -45,27 +47,33 @@ var (
 	// A streamed push whose chunks are out of order, overlap, leave gaps or overrun a gradient.
 	ErrInvalidStream error = sentinel(pb.ErrorCode_PSERVER_INVALID_STREAM)
 	// ErrShapeMismatch is PSERVER_SHAPE_MISMATCH.
-	// A gradient whose shape (or element count) differs from its tensor's. The message names the
-	// tensor, the expected and the actual shape.
+	// A gradient whose non-empty shape differs from its tensor's whole shape (a tensor stored
+	// without a shape, a flat vector, also accepts a 1-D shape: its element count, or for a block
+	// any length that holds the block). The message names the tensor, the expected and the actual
+	// shape. A wrong element count is PSERVER_LENGTH_MISMATCH.
 	ErrShapeMismatch error = sentinel(pb.ErrorCode_PSERVER_SHAPE_MISMATCH)
 	// ErrReplyTooLarge is PSERVER_REPLY_TOO_LARGE.
 	// A reply that would exceed the server's message limit (GetParams of too many bytes at once):
 	// ask for fewer tensors per call. The message names the size and the limit.
 	ErrReplyTooLarge error = sentinel(pb.ErrorCode_PSERVER_REPLY_TOO_LARGE)
 	// ErrOptimizerInvalidConfig is OPTIMIZER_INVALID_CONFIG.
-	// An optimizer config out of range or naming two rules (the message names the field).
+	// An optimizer config out of range, naming two rules, or plain SGD without
+	// `learning_rate.base` (the message names the field).
 	ErrOptimizerInvalidConfig error = sentinel(pb.ErrorCode_OPTIMIZER_INVALID_CONFIG)
 	// ErrOptimizerUnsupportedElementType is OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE.
-	// An element type the update rule cannot optimize.
+	// An element type the update rule cannot optimize (the pserver stores such tensors instead,
+	// so it does not send this code).
 	ErrOptimizerUnsupportedElementType error = sentinel(pb.ErrorCode_OPTIMIZER_UNSUPPORTED_ELEMENT_TYPE)
 	// ErrOptimizerNonFiniteGradient is OPTIMIZER_NON_FINITE_GRADIENT.
-	// A gradient with NaN or ±Infinity, found by the update rule.
+	// A gradient with NaN or ±Infinity, found by the update rule (the pserver answers
+	// PSERVER_NON_FINITE_GRADIENT for it).
 	ErrOptimizerNonFiniteGradient error = sentinel(pb.ErrorCode_OPTIMIZER_NON_FINITE_GRADIENT)
 	// ErrOptimizerLengthMismatch is OPTIMIZER_LENGTH_MISMATCH.
 	// A gradient or state whose length differs from the parameter's.
 	ErrOptimizerLengthMismatch error = sentinel(pb.ErrorCode_OPTIMIZER_LENGTH_MISMATCH)
 	// ErrOptimizerInvalidState is OPTIMIZER_INVALID_STATE.
-	// Optimizer state (from a checkpoint or InitParam) that does not fit the rule.
+	// Optimizer state from a checkpoint that does not fit the rule (recovery then treats that
+	// checkpoint as broken and tries the previous one).
 	ErrOptimizerInvalidState error = sentinel(pb.ErrorCode_OPTIMIZER_INVALID_STATE)
 	// ErrMasterInvalidArgument is MASTER_INVALID_ARGUMENT.
 	// A master request field out of range or missing.
@@ -108,7 +116,8 @@ var (
 	// A change to the job's placement (shard count, block size) after it was fixed.
 	ErrMasterPlacementFixed error = sentinel(pb.ErrorCode_MASTER_PLACEMENT_FIXED)
 	// ErrCheckpointIncompatible is CHECKPOINT_INCOMPATIBLE.
-	// A checkpoint written for another shard count, block size or format version.
+	// A checkpoint or manifest written for another shard (index or shard count): loading it would
+	// misplace tensors. The pserver refuses to recover from it.
 	ErrCheckpointIncompatible error = sentinel(pb.ErrorCode_CHECKPOINT_INCOMPATIBLE)
 	// ErrStaleEpoch is PSERVER_STALE_EPOCH.
 	// The request's shard epoch is below the shard's.
@@ -126,7 +135,8 @@ var (
 	// This master replica is not the leader (trailer `pserver-leader` when it knows who is).
 	ErrMasterNotLeader error = sentinel(pb.ErrorCode_MASTER_NOT_LEADER)
 	// ErrCheckpointIO is CHECKPOINT_IO.
-	// Reading or writing a checkpoint failed for a reason that may pass (an I/O error).
+	// Reading or writing a checkpoint failed for a reason that may pass (an I/O error other than
+	// a full disk): FinishInitParams or SaveCheckpoint may be retried.
 	ErrCheckpointIO error = sentinel(pb.ErrorCode_CHECKPOINT_IO)
 	// ErrOverloaded is PSERVER_OVERLOADED.
 	// Too many push bytes in flight on the shard.
@@ -135,7 +145,8 @@ var (
 	// The checkpoint volume is full.
 	ErrCheckpointNoSpace error = sentinel(pb.ErrorCode_CHECKPOINT_NO_SPACE)
 	// ErrCheckpointCorrupt is CHECKPOINT_CORRUPT.
-	// A checkpoint file whose checksum, frame or meta is wrong.
+	// A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
+	// meta, or a format version this reader does not know.
 	ErrCheckpointCorrupt error = sentinel(pb.ErrorCode_CHECKPOINT_CORRUPT)
 	// ErrAuthUnauthenticated is AUTH_UNAUTHENTICATED.
 	// No verified client certificate and no valid bearer token.

@@ -18,8 +18,9 @@ const _ = grpc.SupportPackageIsVersion7
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type ParameterServerClient interface {
 	// Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-	// recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+	// recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+	// optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
 	InitParam(ctx context.Context, in *InitParamRequest, opts ...grpc.CallOption) (*InitParamResponse, error)
 	// Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
 	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
@@ -157,8 +158,9 @@ func (c *parameterServerClient) GetShardStatus(ctx context.Context, in *GetShard
 // for forward compatibility
 type ParameterServerServer interface {
 	// Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-	// recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+	// recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+	// PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+	// optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
 	InitParam(context.Context, *InitParamRequest) (*InitParamResponse, error)
 	// Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
 	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.

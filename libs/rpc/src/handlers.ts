@@ -8,6 +8,7 @@ import {
   type ServerUnaryCall,
 } from '@grpc/grpc-js';
 import type { Logger } from '@pserver/logging';
+import { onAbort } from './abort-signals';
 import type { CallContext } from './call-context';
 import { toStatus } from './status-mapping';
 import { parsed } from './unparsable-request';
@@ -117,11 +118,20 @@ export function serverStreamHandler<Req, Res>(
 ): handleServerStreamingCall<Req, Res> {
   return (call) => {
     const ctx = contextOf(call as AnyCall, method, logger);
+    // A full buffer waits for 'drain', which never comes once the caller has gone: the wait also
+    // ends when the call is cancelled, so the implementation reaches its `finally`.
     const send = (message: Res): Promise<void> =>
       new Promise((resolve) => {
         if (ctx.signal.aborted) return resolve();
-        if (call.write(message)) resolve();
-        else call.once('drain', () => resolve());
+        if (call.write(message)) return resolve();
+        let unlink = (): void => undefined;
+        const done = (): void => {
+          call.off('drain', done);
+          unlink();
+          resolve();
+        };
+        call.once('drain', done);
+        unlink = onAbort(ctx.signal, done);
       });
     Promise.resolve()
       .then(() => implementation(parsed(method, call.request), ctx, send))

@@ -239,6 +239,18 @@ describe('ParameterService', () => {
       });
     });
 
+    it('refuses a bad optimizer config as bad input also after initialization', async () => {
+      const { service } = await initialized();
+      const noRate = {
+        context: ctx(),
+        param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([0])),
+        optimizer: { sgd: {} },
+      };
+      await expect(service.initParam(noRate as never, context())).rejects.toMatchObject({
+        code: 'OPTIMIZER_INVALID_CONFIG',
+      });
+    });
+
     it('commits a checkpoint of the initial values before FinishInitParams answers', async () => {
       const { shard, service, checkpointer } = setup();
       await service.initParam(

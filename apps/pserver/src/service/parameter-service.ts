@@ -92,10 +92,8 @@ export class ParameterService {
   ): Promise<InitParamResponse> {
     this.refuseIfShuttingDown();
     await this.checkEpoch(request.context);
-    // Not while FinishInitParams commits: the tensor would be in the shard but maybe not in the
-    // checkpoint. After it: "already initialized", or, if its checkpoint failed, as before it.
-    while (this.finishing) await this.finishing.catch(() => undefined);
-    if (this.shard.initialized) throw alreadyInitialized();
+    // Bad input is refused as such in every lifecycle state, so a misconfigured trainer learns
+    // it also after another one initialized the shard.
     const param = request.param;
     if (!param) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'param: required');
     const name = this.checkName(param.name, 'param.name');
@@ -114,6 +112,16 @@ export class ParameterService {
         );
       }
     }
+    try {
+      StoredTensor.checkConfig(name, elementType, request.optimizer);
+    } catch (err) {
+      if (err instanceof OptimizerError) err.message = `param ${name}: ${err.message}`;
+      throw err;
+    }
+    // Not while FinishInitParams commits: the tensor would be in the shard but maybe not in the
+    // checkpoint. After it: "already initialized", or, if its checkpoint failed, as before it.
+    while (this.finishing) await this.finishing.catch(() => undefined);
+    if (this.shard.initialized) throw alreadyInitialized();
     let tensor: StoredTensor;
     try {
       tensor = StoredTensor.create({

@@ -2,6 +2,7 @@ import type { SnapshotBuffers, TensorSnapshot } from '@pserver/checkpoint';
 import {
   legacyLearningRate,
   Optimizer,
+  resolveOptimizerConfig,
   stateFromMessage,
   type GradientBuffer,
   type TensorMemory,
@@ -41,6 +42,32 @@ export class StoredTensor {
     private readonly raw: Uint8Array | undefined,
   ) {}
 
+  /**
+   * Checks an optimizer config for a tensor of this type without creating anything: a stored-only
+   * type takes none (PSERVER_NOT_OPTIMIZABLE), a float type a valid one (OptimizerError).
+   */
+  static checkConfig(
+    name: string,
+    elementType: ElementTypeName,
+    config: OptimizerConfig__Output | null,
+  ): void {
+    if (isFloatType(elementType)) {
+      resolveOptimizerConfig(config);
+      return;
+    }
+    if (
+      config &&
+      Object.values(config).some(
+        (v) => v !== null && v !== undefined && v !== 'NON_FINITE_POLICY_REJECT',
+      )
+    ) {
+      throw new PserverError(
+        'PSERVER_NOT_OPTIMIZABLE',
+        `optimizer: ${name} is ${elementType}, which is stored, not optimized: leave the optimizer config empty`,
+      );
+    }
+  }
+
   /** Creates a tensor from InitParam's bytes. Throws OptimizerError for a bad config. */
   static create(options: {
     name: string;
@@ -51,18 +78,8 @@ export class StoredTensor {
     memory: TensorMemory | undefined;
   }): StoredTensor {
     const { name, elementType, shape, content, config, memory } = options;
+    StoredTensor.checkConfig(name, elementType, config);
     if (!isFloatType(elementType)) {
-      if (
-        config &&
-        Object.values(config).some(
-          (v) => v !== null && v !== undefined && v !== 'NON_FINITE_POLICY_REJECT',
-        )
-      ) {
-        throw new PserverError(
-          'PSERVER_NOT_OPTIMIZABLE',
-          `optimizer: ${name} is ${elementType}, which is stored, not optimized: leave the optimizer config empty`,
-        );
-      }
       return new StoredTensor(
         name,
         elementType,

@@ -75,8 +75,9 @@ class ParameterServerServicer(object):
 
     def InitParam(self, request, context):
         """Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-        recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-        PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+        recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+        PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+        optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

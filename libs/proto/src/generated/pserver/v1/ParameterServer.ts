@@ -85,8 +85,9 @@ export interface ParameterServerClient extends grpc.Client {
   
   /**
    * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   * recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+   * optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
    */
   InitParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   InitParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
@@ -94,8 +95,9 @@ export interface ParameterServerClient extends grpc.Client {
   InitParam(argument: _pserver_v1_InitParamRequest, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   /**
    * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   * recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+   * optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
    */
   initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
@@ -206,8 +208,9 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
   
   /**
    * Creates or replaces a tensor before the shard is initialized. After FinishInitParams (or a
-   * recovery from a checkpoint) it fails FAILED_PRECONDITION with code
-   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success.
+   * recovery from a checkpoint) a valid request fails FAILED_PRECONDITION with code
+   * PSERVER_ALREADY_INITIALIZED, which an initializing client treats as success; bad input (an
+   * optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
    */
   InitParam: grpc.handleUnaryCall<_pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse>;
   
