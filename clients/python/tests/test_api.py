@@ -4,6 +4,7 @@ by mypy --strict, a py.typed marker in the package, one version."""
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -54,23 +55,27 @@ def test_one_version():
 
 
 def test_the_wheel_holds_py_typed_and_the_version(tmp_path):
-    # setuptools' PEP 517 backend, run in place without a network (no pip, no isolation).
+    # setuptools' PEP 517 backend without a network (no pip, no isolation), on a copy of the
+    # project: building in place would write build/ into the tree other tasks read meanwhile.
+    source = tmp_path / "source"
+    shutil.copytree(
+        CLIENT_ROOT,
+        source,
+        ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info"),
+    )
     build = (
         "import sys, setuptools.build_meta as b;"
         f"print(b.build_wheel({str(tmp_path)!r}))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", build], cwd=CLIENT_ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", build], cwd=source, capture_output=True, text=True, check=True
     ).stdout.strip().splitlines()[-1]
-    try:
-        with zipfile.ZipFile(tmp_path / out) as wheel:
-            names = wheel.namelist()
-            metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-        assert "pserver_client/py.typed" in names
-        assert "pserver_client/_proto/pserver/v1/errors_pb2.py" in names
-        assert f"\nVersion: {pserver_client.__version__}\n" in metadata
-    finally:
-        subprocess.run(["rm", "-rf", "build", "pserver_client.egg-info"], cwd=CLIENT_ROOT, check=True)
+    with zipfile.ZipFile(tmp_path / out) as wheel:
+        names = wheel.namelist()
+        metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "pserver_client/py.typed" in names
+    assert "pserver_client/_proto/pserver/v1/errors_pb2.py" in names
+    assert f"\nVersion: {pserver_client.__version__}\n" in metadata
 
 
 def public_callables():
