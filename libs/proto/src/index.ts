@@ -17,3 +17,13 @@ export {
   placeTensor,
   shardOf,
 } from './placement';
+export {
+  bucketOfBigInt,
+  bucketOfId,
+  bucketsOfIds,
+  checkTableBuckets,
+  fmix32,
+  maxTableBuckets,
+  tableShardOf,
+  tableShards,
+} from './table-placement';

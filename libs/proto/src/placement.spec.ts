@@ -57,6 +57,11 @@ describe('placement', () => {
     expect(fnv1a64(new TextEncoder().encode('a'))).toBe(0xaf63dc4c8601ec8cn);
   });
 
+  it('continues the hash of a prefix', () => {
+    const utf8 = new TextEncoder();
+    expect(fnv1a64(utf8.encode('3'), fnv1a64(utf8.encode('w@')))).toBe(fnv1a64(utf8.encode('w@3')));
+  });
+
   it('spreads a big tensor over all shards', () => {
     const shards = new Set(placeTensor('embedding', 64 * 1024, 1024, 4).map((b) => b.shard));
     expect([...shards].sort()).toEqual([0, 1, 2, 3]);

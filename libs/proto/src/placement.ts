@@ -23,9 +23,12 @@ const fnvOffsetBasis = 0xcbf29ce484222325n;
 const fnvPrime = 0x100000001b3n;
 const utf8 = new TextEncoder();
 
-/** FNV-1a, 64-bit. */
-export function fnv1a64(bytes: Uint8Array): bigint {
-  let hash = fnvOffsetBasis;
+/**
+ * FNV-1a, 64-bit. `from` continues the hash of a prefix (the value this function returned for
+ * it), so names that share a prefix hash it once.
+ */
+export function fnv1a64(bytes: Uint8Array, from: bigint = fnvOffsetBasis): bigint {
+  let hash = from;
   for (const byte of bytes) {
     hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * fnvPrime);
   }
