@@ -16,7 +16,19 @@ from ._version import __version__
 from .client import Client, connect, dataset_request, optimizer_config
 from .errors import ClientError, Error, PserverError, is_refused, is_retryable, is_shard_unavailable, is_stale
 from .listing import ParamInfo
-from .placement import DEFAULT_BLOCK_SIZE, BlockPlacement, fnv1a64, jump_hash, place_tensor, shard_of
+from .placement import (
+    DEFAULT_BLOCK_SIZE,
+    MAX_TABLE_BUCKETS,
+    BlockPlacement,
+    bucket_of_id,
+    buckets_of_ids,
+    fnv1a64,
+    jump_hash,
+    place_tensor,
+    shard_of,
+    table_shard_of,
+    table_shards,
+)
 from .read_lines import read_lines
 from .security import TlsOptions, load_security, open_channel
 from .step_context import StepContext
@@ -32,6 +44,7 @@ __all__ = [
     "DatasetTask",
     "ElementType",
     "Error",
+    "MAX_TABLE_BUCKETS",
     "Param",
     "ParamInfo",
     "PserverError",
@@ -41,6 +54,8 @@ __all__ = [
     "TlsOptions",
     "View",
     "__version__",
+    "bucket_of_id",
+    "buckets_of_ids",
     "codes",
     "connect",
     "dataset_request",
@@ -57,4 +72,6 @@ __all__ = [
     "read_lines",
     "read_records",
     "shard_of",
+    "table_shard_of",
+    "table_shards",
 ]
