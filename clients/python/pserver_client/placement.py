@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
+    UInt32Array = np.ndarray[Any, np.dtype[np.uint32]]
+
 DEFAULT_BLOCK_SIZE = 1_048_576
 BLOCK_SEPARATOR = "@"
 
@@ -121,7 +123,7 @@ def bucket_of_id(id: int, buckets: int) -> int:
     return fmix32(lo ^ fmix32(hi)) & (buckets - 1)
 
 
-def _fmix32_array(h: Any) -> Any:
+def _fmix32_array(h: UInt32Array) -> UInt32Array:
     # In place on a uint32 array: numpy's uint32 products wrap modulo 2^32, as the rule wants.
     import numpy as np
 
@@ -133,7 +135,7 @@ def _fmix32_array(h: Any) -> Any:
     return h
 
 
-def buckets_of_ids(ids: Any, buckets: int) -> np.ndarray:
+def buckets_of_ids(ids: Any, buckets: int) -> UInt32Array:
     """The buckets of an array of int64 ids (any shape; other integer types are converted, a uint64
     by its bits) as a uint32 array of the same shape, in uint32 arithmetic. Needs numpy."""
     import numpy as np
