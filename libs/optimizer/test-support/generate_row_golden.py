@@ -154,12 +154,18 @@ CASES = [
             "learningRate": {"base": 0.1, "linear": {"decayA": 0.01, "decayB": 0.02}},
         },
     ),
-    ("adam, table bias correction", {"adam": {"biasCorrection": "table"}, "learningRate": {"base": 0.01}}),
+    (
+        "adam, table bias correction",
+        {"adam": {"biasCorrection": "table"}, "learningRate": {"base": 0.01}},
+    ),
     (
         "adam, table bias correction, betas",
         {"adam": {"beta1": 0.5, "beta2": 0.75, "epsilon": 1e-3}, "learningRate": {"base": 0.1}},
     ),
-    ("adam, row bias correction", {"adam": {"biasCorrection": "row"}, "learningRate": {"base": 0.01}}),
+    (
+        "adam, row bias correction",
+        {"adam": {"biasCorrection": "row"}, "learningRate": {"base": 0.01}},
+    ),
     (
         "adam, row bias correction, betas",
         {
