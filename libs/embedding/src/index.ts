@@ -9,3 +9,5 @@ export {
   maxIdIndexCapacity,
   maxLoad,
 } from './id-index';
+export type { RowArenaOptions, RowChunk } from './row-arena';
+export { defaultRowArenaOptions, RowArena, rowFlags } from './row-arena';
