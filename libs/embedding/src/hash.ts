@@ -1,12 +1,4 @@
-/** murmur3's 32-bit finalizer: every input bit affects every output bit. */
-export function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+import { fmix32 } from '@pserver/proto';
 
 /**
  * The hash an `IdIndex` probes from, over an id's two 32-bit halves.

@@ -1,6 +1,6 @@
 export type { EmbeddingErrorCode } from './errors';
 export { EmbeddingError } from './errors';
-export { fmix32, indexHash } from './hash';
+export { indexHash } from './hash';
 export type { IdIndexOptions } from './id-index';
 export {
   capacityFor,
