@@ -15,17 +15,17 @@ from . import optimizer_pb2 as pserver_dot_v1_dot_optimizer__pb2
 from . import tensor_pb2 as pserver_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pserver/v1/table.proto\x12\npserver.v1\x1a\x1apserver/v1/optimizer.proto\x1a\x17pserver/v1/tensor.proto\"\xe0\x02\n\tTableSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64im\x18\x02 \x01(\r\x12+\n\nvalue_type\x18\x03 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0f\n\x07\x62uckets\x18\x04 \x01(\r\x12/\n\x0binitializer\x18\x05 \x01(\x0b\x32\x1a.pserver.v1.RowInitializer\x12\x31\n\toptimizer\x18\x06 \x01(\x0b\x32\x1e.pserver.v1.RowOptimizerConfig\x12(\n\tadmission\x18\x07 \x01(\x0b\x32\x15.pserver.v1.Admission\x12&\n\x08\x65viction\x18\x08 \x01(\x0b\x32\x14.pserver.v1.Eviction\x12\x15\n\rexpected_rows\x18\t \x01(\x04\x12-\n\x0cpull_missing\x18\n \x01(\x0e\x32\x17.pserver.v1.PullMissing\"\xaa\x01\n\x0eRowInitializer\x12,\n\x08\x63onstant\x18\x01 \x01(\x0b\x32\x18.pserver.v1.ConstantInitH\x00\x12*\n\x07uniform\x18\x02 \x01(\x0b\x32\x17.pserver.v1.UniformInitH\x00\x12(\n\x06normal\x18\x03 \x01(\x0b\x32\x16.pserver.v1.NormalInitH\x00\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x42\x06\n\x04kind\"\x1d\n\x0c\x43onstantInit\x12\r\n\x05value\x18\x01 \x01(\x01\"(\n\x0bUniformInit\x12\x0b\n\x03low\x18\x01 \x01(\x01\x12\x0c\n\x04high\x18\x02 \x01(\x01\"*\n\nNormalInit\x12\x0c\n\x04mean\x18\x01 \x01(\x01\x12\x0e\n\x06stddev\x18\x02 \x01(\x01\"\xa5\x02\n\x12RowOptimizerConfig\x12!\n\x03sgd\x18\x01 \x01(\x0b\x32\x12.pserver.v1.RowSgdH\x00\x12)\n\x07\x61\x64\x61grad\x18\x02 \x01(\x0b\x32\x16.pserver.v1.RowAdagradH\x00\x12\x35\n\x0frowwise_adagrad\x18\x03 \x01(\x0b\x32\x1a.pserver.v1.RowwiseAdagradH\x00\x12#\n\x04\x61\x64\x61m\x18\x04 \x01(\x0b\x32\x13.pserver.v1.RowAdamH\x00\x12\x1a\n\rlearning_rate\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12/\n\nnon_finite\x18\x06 \x01(\x0e\x32\x1b.pserver.v1.NonFinitePolicyB\x06\n\x04ruleB\x10\n\x0e_learning_rate\"\x08\n\x06RowSgd\"K\n\nRowAdagrad\x12\x14\n\x07\x65psilon\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x13initial_accumulator\x18\x02 \x01(\x01\x42\n\n\x08_epsilon\"O\n\x0eRowwiseAdagrad\x12\x14\n\x07\x65psilon\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x13initial_accumulator\x18\x02 \x01(\x01\x42\n\n\x08_epsilon\"\xa0\x01\n\x07RowAdam\x12\x12\n\x05\x62\x65ta1\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05\x62\x65ta2\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x07\x65psilon\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x37\n\x0f\x62ias_correction\x18\x04 \x01(\x0e\x32\x1e.pserver.v1.AdamBiasCorrectionB\x08\n\x06_beta1B\x08\n\x06_beta2B\n\n\x08_epsilon\"\x83\x01\n\tAdmission\x12\x31\n\x08\x63ounting\x18\x01 \x01(\x0b\x32\x1d.pserver.v1.CountingAdmissionH\x00\x12;\n\rprobabilistic\x18\x02 \x01(\x0b\x32\".pserver.v1.ProbabilisticAdmissionH\x00\x42\x06\n\x04rule\"&\n\x11\x43ountingAdmission\x12\x11\n\tmin_count\x18\x01 \x01(\r\"-\n\x16ProbabilisticAdmission\x12\x13\n\x0bprobability\x18\x01 \x01(\x01\"T\n\x08\x45viction\x12\x16\n\tttl_steps\x18\x01 \x01(\x04H\x00\x88\x01\x01\x12\x15\n\x08max_rows\x18\x02 \x01(\x04H\x01\x88\x01\x01\x42\x0c\n\n_ttl_stepsB\x0b\n\t_max_rows\"G\n\nSparseGrad\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x01(\x0c\x12\r\n\x05grads\x18\x03 \x01(\x0c\x12\x0e\n\x06\x63ounts\x18\x04 \x01(\x0c\"a\n\rSparseOutcome\x12\r\n\x05table\x18\x01 \x01(\t\x12\x14\n\x0crows_updated\x18\x02 \x01(\x04\x12\x14\n\x0crows_created\x18\x03 \x01(\x04\x12\x15\n\rrows_rejected\x18\x04 \x01(\x04*\x82\x01\n\x12\x41\x64\x61mBiasCorrection\x12$\n ADAM_BIAS_CORRECTION_UNSPECIFIED\x10\x00\x12#\n\x1f\x41\x44\x41M_BIAS_CORRECTION_TABLE_STEP\x10\x01\x12!\n\x1d\x41\x44\x41M_BIAS_CORRECTION_ROW_STEP\x10\x02*Y\n\x0bPullMissing\x12\x1c\n\x18PULL_MISSING_UNSPECIFIED\x10\x00\x12\x15\n\x11PULL_MISSING_INIT\x10\x01\x12\x15\n\x11PULL_MISSING_ZERO\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pserver/v1/table.proto\x12\npserver.v1\x1a\x1apserver/v1/optimizer.proto\x1a\x17pserver/v1/tensor.proto\"\xe0\x02\n\tTableSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64im\x18\x02 \x01(\r\x12+\n\nvalue_type\x18\x03 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0f\n\x07\x62uckets\x18\x04 \x01(\r\x12/\n\x0binitializer\x18\x05 \x01(\x0b\x32\x1a.pserver.v1.RowInitializer\x12\x31\n\toptimizer\x18\x06 \x01(\x0b\x32\x1e.pserver.v1.RowOptimizerConfig\x12(\n\tadmission\x18\x07 \x01(\x0b\x32\x15.pserver.v1.Admission\x12&\n\x08\x65viction\x18\x08 \x01(\x0b\x32\x14.pserver.v1.Eviction\x12\x15\n\rexpected_rows\x18\t \x01(\x04\x12-\n\x0cpull_missing\x18\n \x01(\x0e\x32\x17.pserver.v1.PullMissing\"\xaa\x01\n\x0eRowInitializer\x12,\n\x08\x63onstant\x18\x01 \x01(\x0b\x32\x18.pserver.v1.ConstantInitH\x00\x12*\n\x07uniform\x18\x02 \x01(\x0b\x32\x17.pserver.v1.UniformInitH\x00\x12(\n\x06normal\x18\x03 \x01(\x0b\x32\x16.pserver.v1.NormalInitH\x00\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x42\x06\n\x04kind\"\x1d\n\x0c\x43onstantInit\x12\r\n\x05value\x18\x01 \x01(\x01\"(\n\x0bUniformInit\x12\x0b\n\x03low\x18\x01 \x01(\x01\x12\x0c\n\x04high\x18\x02 \x01(\x01\"*\n\nNormalInit\x12\x0c\n\x04mean\x18\x01 \x01(\x01\x12\x0e\n\x06stddev\x18\x02 \x01(\x01\"\xad\x02\n\x12RowOptimizerConfig\x12!\n\x03sgd\x18\x01 \x01(\x0b\x32\x12.pserver.v1.RowSgdH\x00\x12)\n\x07\x61\x64\x61grad\x18\x02 \x01(\x0b\x32\x16.pserver.v1.RowAdagradH\x00\x12\x35\n\x0frowwise_adagrad\x18\x03 \x01(\x0b\x32\x1a.pserver.v1.RowwiseAdagradH\x00\x12#\n\x04\x61\x64\x61m\x18\x04 \x01(\x0b\x32\x13.pserver.v1.RowAdamH\x00\x12/\n\rlearning_rate\x18\x05 \x01(\x0b\x32\x18.pserver.v1.LearningRate\x12/\n\nnon_finite\x18\x06 \x01(\x0e\x32\x1b.pserver.v1.NonFinitePolicyB\x0b\n\talgorithm\"\x08\n\x06RowSgd\"K\n\nRowAdagrad\x12\x14\n\x07\x65psilon\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x13initial_accumulator\x18\x02 \x01(\x01\x42\n\n\x08_epsilon\"O\n\x0eRowwiseAdagrad\x12\x14\n\x07\x65psilon\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x1b\n\x13initial_accumulator\x18\x02 \x01(\x01\x42\n\n\x08_epsilon\"\xa0\x01\n\x07RowAdam\x12\x12\n\x05\x62\x65ta1\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05\x62\x65ta2\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x14\n\x07\x65psilon\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x37\n\x0f\x62ias_correction\x18\x04 \x01(\x0e\x32\x1e.pserver.v1.AdamBiasCorrectionB\x08\n\x06_beta1B\x08\n\x06_beta2B\n\n\x08_epsilon\"\x83\x01\n\tAdmission\x12\x31\n\x08\x63ounting\x18\x01 \x01(\x0b\x32\x1d.pserver.v1.CountingAdmissionH\x00\x12;\n\rprobabilistic\x18\x02 \x01(\x0b\x32\".pserver.v1.ProbabilisticAdmissionH\x00\x42\x06\n\x04rule\"&\n\x11\x43ountingAdmission\x12\x11\n\tmin_count\x18\x01 \x01(\r\"-\n\x16ProbabilisticAdmission\x12\x13\n\x0bprobability\x18\x01 \x01(\x01\"T\n\x08\x45viction\x12\x16\n\tttl_steps\x18\x01 \x01(\x04H\x00\x88\x01\x01\x12\x15\n\x08max_rows\x18\x02 \x01(\x04H\x01\x88\x01\x01\x42\x0c\n\n_ttl_stepsB\x0b\n\t_max_rows\"G\n\nSparseGrad\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x01(\x0c\x12\r\n\x05grads\x18\x03 \x01(\x0c\x12\x0e\n\x06\x63ounts\x18\x04 \x01(\x0c\"a\n\rSparseOutcome\x12\r\n\x05table\x18\x01 \x01(\t\x12\x14\n\x0crows_updated\x18\x02 \x01(\x04\x12\x14\n\x0crows_created\x18\x03 \x01(\x04\x12\x15\n\rrows_rejected\x18\x04 \x01(\x04*\x82\x01\n\x12\x41\x64\x61mBiasCorrection\x12$\n ADAM_BIAS_CORRECTION_UNSPECIFIED\x10\x00\x12#\n\x1f\x41\x44\x41M_BIAS_CORRECTION_TABLE_STEP\x10\x01\x12!\n\x1d\x41\x44\x41M_BIAS_CORRECTION_ROW_STEP\x10\x02*Y\n\x0bPullMissing\x12\x1c\n\x18PULL_MISSING_UNSPECIFIED\x10\x00\x12\x15\n\x11PULL_MISSING_INIT\x10\x01\x12\x15\n\x11PULL_MISSING_ZERO\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pserver.v1.table_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ADAMBIASCORRECTION._serialized_start=1843
-  _ADAMBIASCORRECTION._serialized_end=1973
-  _PULLMISSING._serialized_start=1975
-  _PULLMISSING._serialized_end=2064
+  _ADAMBIASCORRECTION._serialized_start=1851
+  _ADAMBIASCORRECTION._serialized_end=1981
+  _PULLMISSING._serialized_start=1983
+  _PULLMISSING._serialized_end=2072
   _TABLESPEC._serialized_start=92
   _TABLESPEC._serialized_end=444
   _ROWINITIALIZER._serialized_start=447
@@ -37,25 +37,25 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _NORMALINIT._serialized_start=692
   _NORMALINIT._serialized_end=734
   _ROWOPTIMIZERCONFIG._serialized_start=737
-  _ROWOPTIMIZERCONFIG._serialized_end=1030
-  _ROWSGD._serialized_start=1032
-  _ROWSGD._serialized_end=1040
-  _ROWADAGRAD._serialized_start=1042
-  _ROWADAGRAD._serialized_end=1117
-  _ROWWISEADAGRAD._serialized_start=1119
-  _ROWWISEADAGRAD._serialized_end=1198
-  _ROWADAM._serialized_start=1201
-  _ROWADAM._serialized_end=1361
-  _ADMISSION._serialized_start=1364
-  _ADMISSION._serialized_end=1495
-  _COUNTINGADMISSION._serialized_start=1497
-  _COUNTINGADMISSION._serialized_end=1535
-  _PROBABILISTICADMISSION._serialized_start=1537
-  _PROBABILISTICADMISSION._serialized_end=1582
-  _EVICTION._serialized_start=1584
-  _EVICTION._serialized_end=1668
-  _SPARSEGRAD._serialized_start=1670
-  _SPARSEGRAD._serialized_end=1741
-  _SPARSEOUTCOME._serialized_start=1743
-  _SPARSEOUTCOME._serialized_end=1840
+  _ROWOPTIMIZERCONFIG._serialized_end=1038
+  _ROWSGD._serialized_start=1040
+  _ROWSGD._serialized_end=1048
+  _ROWADAGRAD._serialized_start=1050
+  _ROWADAGRAD._serialized_end=1125
+  _ROWWISEADAGRAD._serialized_start=1127
+  _ROWWISEADAGRAD._serialized_end=1206
+  _ROWADAM._serialized_start=1209
+  _ROWADAM._serialized_end=1369
+  _ADMISSION._serialized_start=1372
+  _ADMISSION._serialized_end=1503
+  _COUNTINGADMISSION._serialized_start=1505
+  _COUNTINGADMISSION._serialized_end=1543
+  _PROBABILISTICADMISSION._serialized_start=1545
+  _PROBABILISTICADMISSION._serialized_end=1590
+  _EVICTION._serialized_start=1592
+  _EVICTION._serialized_end=1676
+  _SPARSEGRAD._serialized_start=1678
+  _SPARSEGRAD._serialized_end=1749
+  _SPARSEOUTCOME._serialized_start=1751
+  _SPARSEOUTCOME._serialized_end=1848
 # @@protoc_insertion_point(module_scope)

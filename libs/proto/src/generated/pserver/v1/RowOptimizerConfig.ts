@@ -4,6 +4,7 @@ import type { RowSgd as _pserver_v1_RowSgd, RowSgd__Output as _pserver_v1_RowSgd
 import type { RowAdagrad as _pserver_v1_RowAdagrad, RowAdagrad__Output as _pserver_v1_RowAdagrad__Output } from '../../pserver/v1/RowAdagrad';
 import type { RowwiseAdagrad as _pserver_v1_RowwiseAdagrad, RowwiseAdagrad__Output as _pserver_v1_RowwiseAdagrad__Output } from '../../pserver/v1/RowwiseAdagrad';
 import type { RowAdam as _pserver_v1_RowAdam, RowAdam__Output as _pserver_v1_RowAdam__Output } from '../../pserver/v1/RowAdam';
+import type { LearningRate as _pserver_v1_LearningRate, LearningRate__Output as _pserver_v1_LearningRate__Output } from '../../pserver/v1/LearningRate';
 import type { NonFinitePolicy as _pserver_v1_NonFinitePolicy, NonFinitePolicy__Output as _pserver_v1_NonFinitePolicy__Output } from '../../pserver/v1/NonFinitePolicy';
 
 /**
@@ -28,19 +29,20 @@ export interface RowOptimizerConfig {
    */
   'adam'?: (_pserver_v1_RowAdam | null);
   /**
-   * The learning rate η. Default as in PyTorch: Adagrad and row-wise Adagrad 1e-2, Adam 1e-3;
-   * SGD has none and must set it (INVALID_ARGUMENT, OPTIMIZER_INVALID_CONFIG).
+   * The learning rate η and how it changes with the table's step t, as for tensors. Unset base:
+   * as in PyTorch, Adagrad and row-wise Adagrad 1e-2, Adam 1e-3; SGD has none and must set it
+   * (INVALID_ARGUMENT, OPTIMIZER_INVALID_CONFIG).
    */
-  'learningRate'?: (number | string);
+  'learningRate'?: (_pserver_v1_LearningRate | null);
   /**
-   * What to do with a gradient row holding NaN or ±Infinity.
+   * What to do with a gradient row holding NaN or ±Infinity: only NON_FINITE_POLICY_REJECT (the
+   * whole push is refused) is supported for tables.
    */
   'nonFinite'?: (_pserver_v1_NonFinitePolicy);
   /**
    * The update rule. Unset: SGD.
    */
-  'rule'?: "sgd"|"adagrad"|"rowwiseAdagrad"|"adam";
-  '_learningRate'?: "learningRate";
+  'algorithm'?: "sgd"|"adagrad"|"rowwiseAdagrad"|"adam";
 }
 
 /**
@@ -65,17 +67,18 @@ export interface RowOptimizerConfig__Output {
    */
   'adam'?: (_pserver_v1_RowAdam__Output | null);
   /**
-   * The learning rate η. Default as in PyTorch: Adagrad and row-wise Adagrad 1e-2, Adam 1e-3;
-   * SGD has none and must set it (INVALID_ARGUMENT, OPTIMIZER_INVALID_CONFIG).
+   * The learning rate η and how it changes with the table's step t, as for tensors. Unset base:
+   * as in PyTorch, Adagrad and row-wise Adagrad 1e-2, Adam 1e-3; SGD has none and must set it
+   * (INVALID_ARGUMENT, OPTIMIZER_INVALID_CONFIG).
    */
-  'learningRate'?: (number);
+  'learningRate': (_pserver_v1_LearningRate__Output | null);
   /**
-   * What to do with a gradient row holding NaN or ±Infinity.
+   * What to do with a gradient row holding NaN or ±Infinity: only NON_FINITE_POLICY_REJECT (the
+   * whole push is refused) is supported for tables.
    */
   'nonFinite': (_pserver_v1_NonFinitePolicy__Output);
   /**
    * The update rule. Unset: SGD.
    */
-  'rule'?: "sgd"|"adagrad"|"rowwiseAdagrad"|"adam";
-  '_learningRate'?: "learningRate";
+  'algorithm'?: "sgd"|"adagrad"|"rowwiseAdagrad"|"adam";
 }

@@ -2,7 +2,8 @@
 
 
 /**
- * Row-wise Adagrad (one accumulator per row).
+ * Row-wise Adagrad (one accumulator per row; FBGEMM's rule, not PaddlePaddle's
+ * SparseAdaGradSGDRule, which uses the accumulator from before the step and no ε).
  */
 export interface RowwiseAdagrad {
   /**
@@ -17,7 +18,8 @@ export interface RowwiseAdagrad {
 }
 
 /**
- * Row-wise Adagrad (one accumulator per row).
+ * Row-wise Adagrad (one accumulator per row; FBGEMM's rule, not PaddlePaddle's
+ * SparseAdaGradSGDRule, which uses the accumulator from before the step and no ε).
  */
 export interface RowwiseAdagrad__Output {
   /**
