@@ -193,7 +193,8 @@ function resolveAlgorithm(config: OptimizerConfigInput): Algorithm {
   }
 }
 
-function resolveLearningRate(
+/** Checks a learning-rate config and fills in its defaults (the rule's rate when base is unset). */
+export function resolveLearningRate(
   lr: NonNullable<OptimizerConfigInput['learningRate']>,
   algorithm: Algorithm['kind'],
 ): LearningRatePolicy {
@@ -284,25 +285,25 @@ function resolveNonFinite(value: string | undefined): 'reject' | 'skip' {
   }
 }
 
-function finite(field: string, value: unknown): number {
+export function finite(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value))
     throw invalidConfig(field, value, 'must be a finite number');
   return value;
 }
 
-function nonNegative(field: string, value: unknown): number {
+export function nonNegative(field: string, value: unknown): number {
   const n = finite(field, value);
   if (n < 0) throw invalidConfig(field, n, 'must be ≥ 0');
   return n;
 }
 
-function positive(field: string, value: unknown): number {
+export function positive(field: string, value: unknown): number {
   const n = finite(field, value);
   if (n <= 0) throw invalidConfig(field, n, 'must be > 0');
   return n;
 }
 
-function inUnitInterval(field: string, value: unknown): number {
+export function inUnitInterval(field: string, value: unknown): number {
   const n = finite(field, value);
   if (n < 0 || n >= 1) throw invalidConfig(field, n, 'must be in [0, 1)');
   return n;

@@ -10,6 +10,15 @@ export type { OptimizerErrorCode } from './errors';
 export { OptimizerError } from './errors';
 export { learningRateAt } from './learning-rate';
 export { TensorMemory } from './memory/tensor-memory';
+export type {
+  RowLayout,
+  RowOptimizerConfig,
+  RowOptimizerConfigInput,
+  RowRule,
+  RowSlot,
+} from './rows/row-config';
+export { resolveRowOptimizerConfig, rowLayout } from './rows/row-config';
+export { RowOptimizer } from './rows/row-optimizer';
 export type { FloatElementType, GradientVerdict, OptimizerOptions } from './optimizer';
 export { defaultTensorMemory, Optimizer } from './optimizer';
 export type { OptimizerStateData, OptimizerStateInput, OptimizerStateMessage } from './state';
