@@ -1,0 +1,5 @@
+module.exports = {
+  displayName: 'embedding',
+  preset: '../../jest.preset.js',
+  testMatch: ['<rootDir>/src/**/*.spec.ts'],
+};
