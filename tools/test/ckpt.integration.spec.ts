@@ -77,6 +77,9 @@ describe('tools/ckpt', () => {
         await drivers[block.shard]!.initParam(
           { trainerId: 1, shardEpoch: epochs[block.shard] },
           { name: block.name, elementType: elementType as never, shape, content },
+          elementType === 'ELEMENT_TYPE_FLOAT32'
+            ? { sgd: {}, learningRate: { base: 1 } }
+            : undefined,
         );
       }
     };

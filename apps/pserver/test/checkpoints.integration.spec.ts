@@ -225,7 +225,11 @@ describe('checkpoints and recovery', () => {
     expect(status_.lastCheckpoint?.path).toMatch(/^shard-0\/e1-s\d+-[\w-]+\.ckpt$/);
     // "Already initialized" after a recovery, as after FinishInitParams.
     await expect(
-      second.driver.initParam({ trainerId: 3, shardEpoch: second.epoch }, tensors[0]!.param),
+      second.driver.initParam(
+        { trainerId: 3, shardEpoch: second.epoch },
+        tensors[0]!.param,
+        tensors[0]!.optimizer,
+      ),
     ).rejects.toMatchObject({
       code: 'PSERVER_ALREADY_INITIALIZED',
     });

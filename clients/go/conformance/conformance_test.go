@@ -364,9 +364,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %s %s (%s), want %s %s", bad.Name, typed.Code, typed.ErrorCode, typed.Message, bad.Code, bad.ErrorCode)
 		}
 	}
-	// InitParam cases go before the setup: once the shards are initialized, every InitParam is
-	// PSERVER_ALREADY_INITIALIZED (FAILED_PRECONDITION), whatever it carries. An empty step
-	// waits for a complete view.
+	// InitParam cases go before the setup (the pserver refuses bad input the same way after
+	// it). An empty step waits for a complete view.
 	var before pserver.View
 	if err := client.Step(ctx, func(s *pserver.StepContext) error { before = s.View(); return nil }); err != nil {
 		t.Fatal(err)

@@ -320,8 +320,8 @@ def test_bad_input(scenarios, cluster):
                     raise AssertionError(f"unknown rpc {case['rpc']}")
             assert (caught.value.status, caught.value.code) == (case["code"], case["errorCode"]), case["name"]
 
-        # InitParam is only looked at while the shard is not initialized yet (afterwards any
-        # InitParam is PSERVER_ALREADY_INITIALIZED): its cases go before the model's init.
+        # InitParam cases go before the model's init, where the pserver refuses bad input as
+        # after it: the cases hold whichever state the shards are in.
         cases = list(enumerate(spec["cases"], start=100))
         for step, case in cases:
             if case["rpc"] == "InitParam":
