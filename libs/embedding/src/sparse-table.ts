@@ -447,38 +447,50 @@ export class SparseTable {
    * and its rows, each row's bytes, lastSeen and count as they were.
    */
   restore(step: number, pending: PendingAdmissions, sections: readonly TableRowsSection[]): void {
-    if (this.arena.rows > 0 || this.stepValue > 0)
+    this.restoreState(step, pending);
+    for (const section of sections) this.restoreRows(section);
+  }
+
+  /** The first part of `restore`: the step and the pending admissions, into an empty table. */
+  restoreState(step: number, pending: PendingAdmissions): void {
+    if (this.arena.rows > 0 || this.stepValue > 0 || this.pending.size > 0)
       throw invalidArgument('restore', this.name, 'needs an empty table');
+    if (!Number.isSafeInteger(step) || step < 0) throw invalidArgument('step', step, 'must be ≥ 0');
     this.stepValue = step;
-    const { lo: pLo, hi: pHi } = this.readIds(pending.ids, false);
-    if (pending.counts.length !== pLo.length)
+    const { lo, hi } = this.readIds(pending.ids, false);
+    if (pending.counts.length !== lo.length)
       throw lengthMismatch('pending.counts', 'one count per pending id', pending.counts.length);
-    this.reservePending(pLo.length);
-    for (let k = 0; k < pLo.length; k++) this.setPending(pLo[k]!, pHi[k]!, pending.counts[k]!);
-    const total = sections.reduce((sum, s) => sum + s.lastSeen.length, 0);
-    if (!this.arena.reserve(total) || !this.index.reserve(total)) {
+    this.reservePending(lo.length);
+    for (let k = 0; k < lo.length; k++) this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
+  }
+
+  /** The second part of `restore`, once per section: rows as `snapshotRows` gave them. */
+  restoreRows(section: TableRowsSection): void {
+    const stride = this.stride;
+    const { lo, hi } = this.readIds(section.ids, false);
+    const n = lo.length;
+    if (section.values.length !== n * stride)
+      throw lengthMismatch('values', `${n} rows of stride ${stride}`, section.values.length);
+    if (section.lastSeen.length !== n || section.count.length !== n)
+      throw lengthMismatch('lastSeen', `one per row (${n})`, section.lastSeen.length);
+    if (!this.arena.reserve(n) || !this.index.reserve(this.index.size + n)) {
       throw new EmbeddingError(
         'EMBEDDING_CAPACITY_EXHAUSTED',
-        `table ${this.name}: cannot restore ${total} rows`,
+        `table ${this.name}: cannot restore ${n} more rows`,
         'rows',
-        total,
+        n,
       );
     }
-    const stride = this.stride;
-    for (const section of sections) {
-      const { lo, hi } = this.readIds(section.ids, false);
-      if (section.values.length !== lo.length * stride)
-        throw lengthMismatch('values', `rows of stride ${stride}`, section.values.length);
-      for (let k = 0; k < lo.length; k++) {
-        const row = this.arena.allocate();
-        this.arena.setId(row, lo[k]!, hi[k]!);
-        this.index.insert(lo[k]!, hi[k]!, row);
-        const chunk = this.arena.chunk(row >>> this.arena.shift);
-        const i = row & this.arena.mask;
-        chunk.values.set(section.values.subarray(k * stride, (k + 1) * stride), i * stride);
-        chunk.lastSeen[i] = section.lastSeen[k]!;
-        chunk.count[i] = section.count[k]!;
-      }
+    for (let k = 0; k < n; k++) {
+      if (this.index.get(lo[k]!, hi[k]!) >= 0) throw invalidArgument('ids', k, 'hold an id twice');
+      const row = this.arena.allocate();
+      this.arena.setId(row, lo[k]!, hi[k]!);
+      this.index.insert(lo[k]!, hi[k]!, row);
+      const chunk = this.arena.chunk(row >>> this.arena.shift);
+      const i = row & this.arena.mask;
+      chunk.values.set(section.values.subarray(k * stride, (k + 1) * stride), i * stride);
+      chunk.lastSeen[i] = section.lastSeen[k]!;
+      chunk.count[i] = section.count[k]!;
     }
   }
 
