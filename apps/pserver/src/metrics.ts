@@ -56,6 +56,7 @@ export function pserverMetrics(sources: PserverMetricSources): {
   gauge('pserver_checkpoint_bytes', 'Size of the last committed checkpoint.', () =>
     num(status()?.lastCheckpoint?.size),
   );
+  tableMetrics(registry, status);
   gauge(
     'pserver_lease_deadline_margin_seconds',
     'Time left before this pserver stops trusting its lease without a keep-alive (cluster mode).',
@@ -85,6 +86,57 @@ export function pserverMetrics(sources: PserverMetricSources): {
     },
   };
 }
+
+/**
+ * Per-table series, read from the status at each scrape: rows held (a gauge) and rows created,
+ * not admitted and evicted since the process started (counters: the table's own totals, which
+ * only grow while the process lives).
+ */
+function tableMetrics(registry: Registry, status: () => GetShardStatusResponse | undefined): void {
+  const tables = () => status()?.tables ?? [];
+  new Gauge({
+    name: 'pserver_table_rows',
+    help: 'Rows a sparse table holds on this shard.',
+    labelNames: ['table'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of tables()) this.set({ table: t.name ?? '' }, num(t.rows) ?? 0);
+    },
+  });
+  const counter = (name: string, help: string, read: (t: TableStatusOf) => unknown): void => {
+    new Counter({
+      name,
+      help,
+      labelNames: ['table'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const t of tables()) {
+          const value = num(read(t) as { toString(): string } | undefined) ?? 0;
+          if (value > 0) this.inc({ table: t.name ?? '' }, value);
+        }
+      },
+    });
+  };
+  counter(
+    'pserver_table_rows_created_total',
+    'Rows created in a sparse table.',
+    (t) => t.rowsCreated,
+  );
+  counter(
+    'pserver_table_rows_rejected_total',
+    'Ids not admitted to a sparse table (their gradients dropped).',
+    (t) => t.rowsRejected,
+  );
+  counter(
+    'pserver_table_rows_evicted_total',
+    'Rows evicted from a sparse table.',
+    (t) => t.rowsEvicted,
+  );
+}
+
+type TableStatusOf = NonNullable<GetShardStatusResponse['tables']>[number];
 
 /** A uint64 field of a status (a number, a string or a Long) as a number. */
 const num = (value: { toString(): string } | undefined | null): number | undefined =>

@@ -7,6 +7,8 @@ import {
   fuzzRpc,
   fuzzSettings,
   getParamsTarget,
+  getRowsTarget,
+  initTableTarget,
   initParamTarget,
   listParamsTarget,
   PserverDriver,
@@ -229,6 +231,9 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
     // Once initialized, the shard takes no new tensor and no second FinishInitParams.
     ['InitParam after initialization', () => initParamTarget(model), 'none'],
     ['FinishInitParams after initialization', () => finishInitParamsTarget(model), 'none'],
+    ['InitTable after initialization', () => initTableTarget(model), 'none'],
+    // The shard holds no table: every read is refused (unknown table, bad ids).
+    ['GetRows', () => getRowsTarget(model), 'none'],
   ] as const)(
     '%s: documented answers, refusals change nothing',
     async (_name, target, accepted) => {

@@ -26,6 +26,9 @@ type ParameterServerClient interface {
 	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
 	// RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
 	FinishInitParams(ctx context.Context, in *FinishInitParamsRequest, opts ...grpc.CallOption) (*FinishInitParamsResponse, error)
+	// Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+	// initialized; after it, as InitParam.
+	InitTable(ctx context.Context, in *InitTableRequest, opts ...grpc.CallOption) (*InitTableResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
 	// gradient is checked first, then all are applied, so a rejected push changes no byte.
 	// Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
@@ -42,6 +45,9 @@ type ParameterServerClient interface {
 	// configs, so that a process that never initialized anything (an evaluator, an exporter) can
 	// learn the model from the shards and read it. Before initialization it waits, as GetParams.
 	ListParams(ctx context.Context, in *ListParamsRequest, opts ...grpc.CallOption) (*ListParamsResponse, error)
+	// Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+	// and never creates one. Before initialization it waits, as GetParams.
+	GetRows(ctx context.Context, in *GetRowsRequest, opts ...grpc.CallOption) (*GetRowsResponse, error)
 	// Writes and commits a checkpoint now and returns its meta (an admin call).
 	SaveCheckpoint(ctx context.Context, in *SaveCheckpointRequest, opts ...grpc.CallOption) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
@@ -68,6 +74,15 @@ func (c *parameterServerClient) InitParam(ctx context.Context, in *InitParamRequ
 func (c *parameterServerClient) FinishInitParams(ctx context.Context, in *FinishInitParamsRequest, opts ...grpc.CallOption) (*FinishInitParamsResponse, error) {
 	out := new(FinishInitParamsResponse)
 	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/FinishInitParams", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *parameterServerClient) InitTable(ctx context.Context, in *InitTableRequest, opts ...grpc.CallOption) (*InitTableResponse, error) {
+	out := new(InitTableResponse)
+	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/InitTable", in, out, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +150,15 @@ func (c *parameterServerClient) ListParams(ctx context.Context, in *ListParamsRe
 	return out, nil
 }
 
+func (c *parameterServerClient) GetRows(ctx context.Context, in *GetRowsRequest, opts ...grpc.CallOption) (*GetRowsResponse, error) {
+	out := new(GetRowsResponse)
+	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/GetRows", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *parameterServerClient) SaveCheckpoint(ctx context.Context, in *SaveCheckpointRequest, opts ...grpc.CallOption) (*SaveCheckpointResponse, error) {
 	out := new(SaveCheckpointResponse)
 	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/SaveCheckpoint", in, out, opts...)
@@ -166,6 +190,9 @@ type ParameterServerServer interface {
 	// InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
 	// RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
 	FinishInitParams(context.Context, *FinishInitParamsRequest) (*FinishInitParamsResponse, error)
+	// Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+	// initialized; after it, as InitParam.
+	InitTable(context.Context, *InitTableRequest) (*InitTableResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
 	// gradient is checked first, then all are applied, so a rejected push changes no byte.
 	// Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
@@ -182,6 +209,9 @@ type ParameterServerServer interface {
 	// configs, so that a process that never initialized anything (an evaluator, an exporter) can
 	// learn the model from the shards and read it. Before initialization it waits, as GetParams.
 	ListParams(context.Context, *ListParamsRequest) (*ListParamsResponse, error)
+	// Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+	// and never creates one. Before initialization it waits, as GetParams.
+	GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error)
 	// Writes and commits a checkpoint now and returns its meta (an admin call).
 	SaveCheckpoint(context.Context, *SaveCheckpointRequest) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
@@ -199,6 +229,9 @@ func (UnimplementedParameterServerServer) InitParam(context.Context, *InitParamR
 func (UnimplementedParameterServerServer) FinishInitParams(context.Context, *FinishInitParamsRequest) (*FinishInitParamsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FinishInitParams not implemented")
 }
+func (UnimplementedParameterServerServer) InitTable(context.Context, *InitTableRequest) (*InitTableResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InitTable not implemented")
+}
 func (UnimplementedParameterServerServer) SendGrads(context.Context, *SendGradsRequest) (*SendGradsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SendGrads not implemented")
 }
@@ -210,6 +243,9 @@ func (UnimplementedParameterServerServer) GetParams(context.Context, *GetParamsR
 }
 func (UnimplementedParameterServerServer) ListParams(context.Context, *ListParamsRequest) (*ListParamsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListParams not implemented")
+}
+func (UnimplementedParameterServerServer) GetRows(context.Context, *GetRowsRequest) (*GetRowsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetRows not implemented")
 }
 func (UnimplementedParameterServerServer) SaveCheckpoint(context.Context, *SaveCheckpointRequest) (*SaveCheckpointResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SaveCheckpoint not implemented")
@@ -262,6 +298,24 @@ func _ParameterServer_FinishInitParams_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ParameterServerServer).FinishInitParams(ctx, req.(*FinishInitParamsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ParameterServer_InitTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InitTableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ParameterServerServer).InitTable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/pserver.v1.ParameterServer/InitTable",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ParameterServerServer).InitTable(ctx, req.(*InitTableRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -346,6 +400,24 @@ func _ParameterServer_ListParams_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ParameterServer_GetRows_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRowsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ParameterServerServer).GetRows(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/pserver.v1.ParameterServer/GetRows",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ParameterServerServer).GetRows(ctx, req.(*GetRowsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ParameterServer_SaveCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SaveCheckpointRequest)
 	if err := dec(in); err != nil {
@@ -395,6 +467,10 @@ var _ParameterServer_serviceDesc = grpc.ServiceDesc{
 			Handler:    _ParameterServer_FinishInitParams_Handler,
 		},
 		{
+			MethodName: "InitTable",
+			Handler:    _ParameterServer_InitTable_Handler,
+		},
+		{
 			MethodName: "SendGrads",
 			Handler:    _ParameterServer_SendGrads_Handler,
 		},
@@ -405,6 +481,10 @@ var _ParameterServer_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListParams",
 			Handler:    _ParameterServer_ListParams_Handler,
+		},
+		{
+			MethodName: "GetRows",
+			Handler:    _ParameterServer_GetRows_Handler,
 		},
 		{
 			MethodName: "SaveCheckpoint",

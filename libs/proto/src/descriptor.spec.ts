@@ -22,8 +22,10 @@ describe('packageDefinition', () => {
       [
         'FinishInitParams',
         'GetParams',
+        'GetRows',
         'GetShardStatus',
         'InitParam',
+        'InitTable',
         'ListParams',
         'SaveCheckpoint',
         'SendGrads',

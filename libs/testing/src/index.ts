@@ -31,6 +31,8 @@ export {
   fuzzRpc,
   fuzzSettings,
   getParamsTarget,
+  getRowsTarget,
+  initTableTarget,
   initParamTarget,
   listParamsTarget,
   masterTargets,

@@ -1,5 +1,8 @@
 import type {
   GetParamsResponse__Output,
+  GetRowsResponse__Output,
+  SparseGrad,
+  TableSpec,
   GetShardStatusResponse__Output,
   ParameterServerClient,
   RequestContext,
@@ -79,10 +82,35 @@ export class PserverDriver {
     );
   }
 
-  sendGrads(context: RequestContext, grads: Tensor[]): Promise<SendGradsResponse__Output> {
+  initTable(context: RequestContext, spec: TableSpec): Promise<unknown> {
+    return callUnary(
+      this.client.initTable.bind(this.client),
+      { context, spec },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  /** Rows of `table` for `ids` (int64 LE bytes, e.g. a BigInt64Array's). */
+  getRows(
+    context: RequestContext,
+    table: string,
+    ids: Uint8Array,
+  ): Promise<GetRowsResponse__Output> {
+    return callUnary(
+      this.client.getRows.bind(this.client),
+      { context, table, ids },
+      { timeoutMs: this.timeoutMs },
+    );
+  }
+
+  sendGrads(
+    context: RequestContext,
+    grads: Tensor[],
+    sparse: SparseGrad[] = [],
+  ): Promise<SendGradsResponse__Output> {
     return callUnary(
       this.client.sendGrads.bind(this.client),
-      { context, grads },
+      { context, grads, sparse },
       { timeoutMs: this.timeoutMs },
     );
   }

@@ -2,7 +2,9 @@ import { CheckpointError, type CheckpointMeta, type MetaStore } from '@pserver/c
 import { StandaloneTenure, TenureBase, type ShardTenure } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import {
+  bucketOfBigInt,
   shardOf,
+  tableShardOf,
   type OptimizerConfig__Output,
   type SendGradsChunk__Output,
   type Tensor__Output,
@@ -205,6 +207,7 @@ async function initialized(options?: Parameters<typeof setup>[0]) {
 const push = (step: number, grads: Tensor__Output[], trainerId = 1) => ({
   context: ctx(trainerId, step),
   grads,
+  sparse: [],
 });
 
 describe('ParameterService', () => {
@@ -568,8 +571,8 @@ describe('ParameterService', () => {
         content: f32([1, 1]),
       });
       async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
-        yield { context: ctx(1, 1), grads: [piece(0)] } as never;
-        yield { context: null, grads: [piece(8)] } as never;
+        yield { context: ctx(1, 1), grads: [piece(0)], sparse: [] } as never;
+        yield { context: null, grads: [piece(8)], sparse: [] } as never;
         // Ends between the last piece and the apply: the check right before applying catches it.
         tenure.lose('the lease deadline passed');
       }
@@ -733,7 +736,7 @@ describe('ParameterService', () => {
     ])('refuses a push with %s', async (_what, context_, message) => {
       const { service } = await initialized();
       await expect(
-        service.sendGrads({ context: context_, grads: [] }, context()),
+        service.sendGrads({ context: context_, grads: [], sparse: [] }, context()),
       ).rejects.toMatchObject({
         code: 'PSERVER_INVALID_CONTEXT',
         message: expect.stringContaining(message),
@@ -962,8 +965,8 @@ describe('ParameterService', () => {
       await expect(
         service.sendGradsStream(
           stream(
-            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])] },
-            { context: null, grads: [chunk(8, [1, 1], [])] },
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])], sparse: [] },
+            { context: null, grads: [chunk(8, [1, 1], [])], sparse: [] },
           ),
           context(),
         ),
@@ -977,8 +980,8 @@ describe('ParameterService', () => {
       await expect(
         service.sendGradsStream(
           stream(
-            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])] },
-            { context: null, grads: [chunk(8, [1, 1], [9])] },
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])], sparse: [] },
+            { context: null, grads: [chunk(8, [1, 1], [9])], sparse: [] },
           ),
           context(),
         ),
@@ -1005,8 +1008,8 @@ describe('ParameterService', () => {
       const { service, shard } = await initialized();
       const reply = await service.sendGradsStream(
         chunks(
-          { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] },
-          { context: null, grads: [piece('w', 8, [2, 2])] },
+          { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] },
+          { context: null, grads: [piece('w', 8, [2, 2])], sparse: [] },
         ),
         context(),
       );
@@ -1022,7 +1025,7 @@ describe('ParameterService', () => {
       const before = snapshot(shard);
       await expect(
         service.sendGradsStream(
-          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] }),
+          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] }),
           context(),
         ),
       ).rejects.toMatchObject({
@@ -1031,7 +1034,11 @@ describe('ParameterService', () => {
       });
       await expect(
         service.sendGradsStream(
-          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2]), piece('w', 8, [2, 2])] }),
+          chunks({
+            context: ctx(1, 1),
+            grads: [piece('w', 0, [2]), piece('w', 8, [2, 2])],
+            sparse: [],
+          }),
           context(),
         ),
       ).rejects.toMatchObject({
@@ -1039,7 +1046,7 @@ describe('ParameterService', () => {
         message: 'gradient w: piece at offset 8, expected 4',
       });
       async function* broken(): AsyncIterable<SendGradsChunk__Output> {
-        yield { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] };
+        yield { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] };
         throw new Error('connection reset');
       }
       await expect(service.sendGradsStream(broken(), context())).rejects.toThrow(
@@ -1159,5 +1166,133 @@ describe('ParameterService', () => {
         },
       ]),
     });
+  });
+});
+
+describe('ParameterService tables', () => {
+  const ids = (...values: number[]): Buffer =>
+    Buffer.from(BigInt64Array.from(values.map((v) => BigInt(v))).buffer);
+  const spec = {
+    name: 'emb',
+    dim: 2,
+    buckets: 8,
+    valueType: 'ELEMENT_TYPE_UNSPECIFIED',
+    initializer: { constant: { value: 1 }, seed: 3, kind: 'constant' },
+    optimizer: { sgd: {}, learningRate: { base: 1 }, algorithm: 'sgd' },
+    admission: null,
+    eviction: null,
+    expectedRows: 0,
+    pullMissing: 'PULL_MISSING_UNSPECIFIED',
+  } as never;
+  async function withTable(shards = 1) {
+    const { shard, service } = setup({ shards });
+    await service.initParam(
+      {
+        context: ctx(),
+        param: tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 2])),
+        optimizer: sgdRate1,
+      },
+      context(),
+    );
+    await service.initTable({ context: ctx(), spec }, context());
+    await service.finishInitParams({ context: ctx() }, context());
+    return { shard, service };
+  }
+  const rows = async (service: ParameterService, ...of: number[]) => {
+    const reply = await service.getRows(
+      { context: ctx(), table: 'emb', ids: ids(...of) },
+      context(),
+    );
+    return [...new Float32Array(Uint8Array.from(reply.values as Buffer).buffer)];
+  };
+  async function* chunks(...messages: SendGradsChunk__Output[]) {
+    yield* messages;
+  }
+  const denseW = [
+    {
+      name: 'w',
+      elementType: 'ELEMENT_TYPE_FLOAT32' as const,
+      offset: 0,
+      shape: [],
+      content: f32([1, 1]),
+    },
+  ];
+
+  it('a streamed push concatenates each table’s slices and applies them with the dense part', async () => {
+    const { shard, service } = await withTable();
+    const reply = await service.sendGradsStream(
+      chunks(
+        {
+          context: ctx(1, 1),
+          grads: denseW,
+          sparse: [{ table: 'emb', ids: ids(4), grads: f32([1, 2]), counts: Buffer.alloc(0) }],
+        },
+        {
+          context: null,
+          grads: [],
+          sparse: [
+            { table: 'emb', ids: ids(5, 4), grads: f32([3, 4, 0.5, 0.5]), counts: Buffer.alloc(0) },
+          ],
+        },
+      ),
+      context(),
+    );
+    expect(reply.sparse).toEqual([
+      { table: 'emb', rowsUpdated: 2, rowsCreated: 2, rowsRejected: 0 },
+    ]);
+    // Rows start at 1; id 4's two slices were summed.
+    expect(await rows(service, 4, 5, 6)).toEqual([-0.5, -1.5, -2, -3, 1, 1]);
+    expect(
+      shard.tensors
+        .get('w')!
+        .content()
+        .equals(f32([0, 1])),
+    ).toBe(true);
+    const listed = await service.listParams({ context: ctx() }, context());
+    expect(listed.tables?.map((t) => t.name)).toEqual(['emb']);
+    expect(service.getShardStatus().tables).toEqual([
+      expect.objectContaining({ name: 'emb', rows: 2, step: 1, rowsCreated: 2, optimizer: 'sgd' }),
+    ]);
+  });
+
+  it('a bad sparse part refuses the whole push: no tensor byte, no row, no mark changes', async () => {
+    const { shard, service } = await withTable(2);
+    const before = snapshot(shard);
+    // An id of a bucket of shard 1.
+    let other = 0;
+    while (tableShardOf('emb', bucketOfBigInt(BigInt(other), 8), 2) === 0) other++;
+    const bad = [
+      [
+        'PSERVER_WRONG_SHARD',
+        { table: 'emb', ids: ids(other), grads: f32([1, 1]), counts: Buffer.alloc(0) },
+      ],
+      [
+        'PSERVER_NON_FINITE_GRADIENT',
+        { table: 'emb', ids: ids(1), grads: f32([NaN, 1]), counts: Buffer.alloc(0) },
+      ],
+      [
+        'PSERVER_LENGTH_MISMATCH',
+        { table: 'emb', ids: ids(1), grads: f32([1, 1]), counts: Buffer.alloc(3) },
+      ],
+      [
+        'PSERVER_UNKNOWN_TENSOR',
+        { table: 'nope', ids: ids(1), grads: f32([1, 1]), counts: Buffer.alloc(0) },
+      ],
+    ] as const;
+    for (const [code, sparse] of bad) {
+      await expect(
+        service.sendGrads(
+          {
+            context: ctx(1, 1),
+            grads: [tensor('w', 'ELEMENT_TYPE_FLOAT32', f32([1, 1]))],
+            sparse: [sparse],
+          },
+          context(),
+        ),
+      ).rejects.toMatchObject({ code });
+      expect(snapshot(shard)).toBe(before);
+      expect(shard.tables.get('emb')!.table.rows).toBe(0);
+      expect(shard.tables.get('emb')!.table.step).toBe(0);
+    }
   });
 });

@@ -615,3 +615,44 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
     },
   };
 }
+
+/**
+ * InitTable: specs with any dim, buckets, names and optimizer. After initialization every one is
+ * refused (a table joins only before FinishInitParams).
+ */
+export function initTableTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<object>> {
+  return unaryTarget({
+    method: 'InitTable',
+    requestType: 'InitTableRequest',
+    responseType: 'InitTableResponse',
+    values: fc.record({
+      context: context(model, false),
+      spec: fc.option(
+        fc.record({
+          name: text(model.namesHere),
+          dim: fc.oneof(fc.constantFrom(0, 1, 16, 4096, 4097), fc.nat(5000)),
+          buckets: fc.oneof(fc.constantFrom(0, 1, 3, 4096, 2 ** 24, 2 ** 25), fc.nat()),
+          optimizer: fc.option(
+            fc.record({ learningRate: fc.option(fc.record({ base: anyDouble })) }),
+          ),
+        }),
+      ),
+    }),
+    encode: (value) => encodeMessage('InitTableRequest', value),
+  });
+}
+
+/** GetRows: reads of any table name with ids of any length (whole int64s or not). */
+export function getRowsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<object>> {
+  return unaryTarget({
+    method: 'GetRows',
+    requestType: 'GetRowsRequest',
+    responseType: 'GetRowsResponse',
+    values: fc.record({
+      context: context(model, false),
+      table: text(model.namesHere),
+      ids: fc.uint8Array({ maxLength: 80 }).map((bytes) => Buffer.from(bytes)),
+    }),
+    encode: (value) => encodeMessage('GetRowsRequest', value),
+  });
+}

@@ -31,6 +31,11 @@ class ParameterServerStub(object):
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsResponse.FromString,
                 )
+        self.InitTable = channel.unary_unary(
+                '/pserver.v1.ParameterServer/InitTable',
+                request_serializer=pserver_dot_v1_dot_parameter__server__pb2.InitTableRequest.SerializeToString,
+                response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.InitTableResponse.FromString,
+                )
         self.SendGrads = channel.unary_unary(
                 '/pserver.v1.ParameterServer/SendGrads',
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.SendGradsRequest.SerializeToString,
@@ -50,6 +55,11 @@ class ParameterServerStub(object):
                 '/pserver.v1.ParameterServer/ListParams',
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.FromString,
+                )
+        self.GetRows = channel.unary_unary(
+                '/pserver.v1.ParameterServer/GetRows',
+                request_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetRowsRequest.SerializeToString,
+                response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetRowsResponse.FromString,
                 )
         self.SaveCheckpoint = channel.unary_unary(
                 '/pserver.v1.ParameterServer/SaveCheckpoint',
@@ -92,6 +102,14 @@ class ParameterServerServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InitTable(self, request, context):
+        """Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+        initialized; after it, as InitParam.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SendGrads(self, request, context):
         """One push per (trainer, shard, step): all of the step's gradients for this shard. Every
         gradient is checked first, then all are applied, so a rejected push changes no byte.
@@ -128,6 +146,14 @@ class ParameterServerServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRows(self, request, context):
+        """Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+        and never creates one. Before initialization it waits, as GetParams.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SaveCheckpoint(self, request, context):
         """Writes and commits a checkpoint now and returns its meta (an admin call).
         """
@@ -155,6 +181,11 @@ def add_ParameterServerServicer_to_server(servicer, server):
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsResponse.SerializeToString,
             ),
+            'InitTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.InitTable,
+                    request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.InitTableRequest.FromString,
+                    response_serializer=pserver_dot_v1_dot_parameter__server__pb2.InitTableResponse.SerializeToString,
+            ),
             'SendGrads': grpc.unary_unary_rpc_method_handler(
                     servicer.SendGrads,
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.SendGradsRequest.FromString,
@@ -174,6 +205,11 @@ def add_ParameterServerServicer_to_server(servicer, server):
                     servicer.ListParams,
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.SerializeToString,
+            ),
+            'GetRows': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRows,
+                    request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetRowsRequest.FromString,
+                    response_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetRowsResponse.SerializeToString,
             ),
             'SaveCheckpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.SaveCheckpoint,
@@ -233,6 +269,23 @@ class ParameterServer(object):
         return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/FinishInitParams',
             pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsRequest.SerializeToString,
             pserver_dot_v1_dot_parameter__server__pb2.FinishInitParamsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def InitTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/InitTable',
+            pserver_dot_v1_dot_parameter__server__pb2.InitTableRequest.SerializeToString,
+            pserver_dot_v1_dot_parameter__server__pb2.InitTableResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -301,6 +354,23 @@ class ParameterServer(object):
         return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/ListParams',
             pserver_dot_v1_dot_parameter__server__pb2.ListParamsRequest.SerializeToString,
             pserver_dot_v1_dot_parameter__server__pb2.ListParamsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetRows(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/GetRows',
+            pserver_dot_v1_dot_parameter__server__pb2.GetRowsRequest.SerializeToString,
+            pserver_dot_v1_dot_parameter__server__pb2.GetRowsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -3,6 +3,7 @@
 import type { ShardMode as _pserver_v1_ShardMode, ShardMode__Output as _pserver_v1_ShardMode__Output } from '../../pserver/v1/ShardMode';
 import type { TensorStatus as _pserver_v1_TensorStatus, TensorStatus__Output as _pserver_v1_TensorStatus__Output } from '../../pserver/v1/TensorStatus';
 import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Output as _pserver_v1_CheckpointMeta__Output } from '../../pserver/v1/CheckpointMeta';
+import type { TableStatus as _pserver_v1_TableStatus, TableStatus__Output as _pserver_v1_TableStatus__Output } from '../../pserver/v1/TableStatus';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -57,6 +58,10 @@ export interface GetShardStatusResponse {
    * Bytes of pushes being received or applied now (admission control counts these).
    */
   'pushBytesInFlight'?: (number | string | Long);
+  /**
+   * The tables held, by name.
+   */
+  'tables'?: (_pserver_v1_TableStatus)[];
 }
 
 /**
@@ -111,4 +116,8 @@ export interface GetShardStatusResponse__Output {
    * Bytes of pushes being received or applied now (admission control counts these).
    */
   'pushBytesInFlight': (number);
+  /**
+   * The tables held, by name.
+   */
+  'tables': (_pserver_v1_TableStatus__Output)[];
 }

@@ -1,6 +1,7 @@
 // Original file: proto/pserver/v1/parameter_server.proto
 
 import type { ParamSpec as _pserver_v1_ParamSpec, ParamSpec__Output as _pserver_v1_ParamSpec__Output } from '../../pserver/v1/ParamSpec';
+import type { TableSpec as _pserver_v1_TableSpec, TableSpec__Output as _pserver_v1_TableSpec__Output } from '../../pserver/v1/TableSpec';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -15,6 +16,10 @@ export interface ListParamsResponse {
    * Every tensor and block the shard holds, by name.
    */
   'params'?: (_pserver_v1_ParamSpec)[];
+  /**
+   * Every table the shard holds buckets of, as InitTable gave it with defaults filled in.
+   */
+  'tables'?: (_pserver_v1_TableSpec)[];
 }
 
 /**
@@ -29,4 +34,8 @@ export interface ListParamsResponse__Output {
    * Every tensor and block the shard holds, by name.
    */
   'params': (_pserver_v1_ParamSpec__Output)[];
+  /**
+   * Every table the shard holds buckets of, as InitTable gave it with defaults filled in.
+   */
+  'tables': (_pserver_v1_TableSpec__Output)[];
 }

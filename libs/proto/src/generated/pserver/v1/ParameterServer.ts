@@ -6,10 +6,14 @@ import type { FinishInitParamsRequest as _pserver_v1_FinishInitParamsRequest, Fi
 import type { FinishInitParamsResponse as _pserver_v1_FinishInitParamsResponse, FinishInitParamsResponse__Output as _pserver_v1_FinishInitParamsResponse__Output } from '../../pserver/v1/FinishInitParamsResponse';
 import type { GetParamsRequest as _pserver_v1_GetParamsRequest, GetParamsRequest__Output as _pserver_v1_GetParamsRequest__Output } from '../../pserver/v1/GetParamsRequest';
 import type { GetParamsResponse as _pserver_v1_GetParamsResponse, GetParamsResponse__Output as _pserver_v1_GetParamsResponse__Output } from '../../pserver/v1/GetParamsResponse';
+import type { GetRowsRequest as _pserver_v1_GetRowsRequest, GetRowsRequest__Output as _pserver_v1_GetRowsRequest__Output } from '../../pserver/v1/GetRowsRequest';
+import type { GetRowsResponse as _pserver_v1_GetRowsResponse, GetRowsResponse__Output as _pserver_v1_GetRowsResponse__Output } from '../../pserver/v1/GetRowsResponse';
 import type { GetShardStatusRequest as _pserver_v1_GetShardStatusRequest, GetShardStatusRequest__Output as _pserver_v1_GetShardStatusRequest__Output } from '../../pserver/v1/GetShardStatusRequest';
 import type { GetShardStatusResponse as _pserver_v1_GetShardStatusResponse, GetShardStatusResponse__Output as _pserver_v1_GetShardStatusResponse__Output } from '../../pserver/v1/GetShardStatusResponse';
 import type { InitParamRequest as _pserver_v1_InitParamRequest, InitParamRequest__Output as _pserver_v1_InitParamRequest__Output } from '../../pserver/v1/InitParamRequest';
 import type { InitParamResponse as _pserver_v1_InitParamResponse, InitParamResponse__Output as _pserver_v1_InitParamResponse__Output } from '../../pserver/v1/InitParamResponse';
+import type { InitTableRequest as _pserver_v1_InitTableRequest, InitTableRequest__Output as _pserver_v1_InitTableRequest__Output } from '../../pserver/v1/InitTableRequest';
+import type { InitTableResponse as _pserver_v1_InitTableResponse, InitTableResponse__Output as _pserver_v1_InitTableResponse__Output } from '../../pserver/v1/InitTableResponse';
 import type { ListParamsRequest as _pserver_v1_ListParamsRequest, ListParamsRequest__Output as _pserver_v1_ListParamsRequest__Output } from '../../pserver/v1/ListParamsRequest';
 import type { ListParamsResponse as _pserver_v1_ListParamsResponse, ListParamsResponse__Output as _pserver_v1_ListParamsResponse__Output } from '../../pserver/v1/ListParamsResponse';
 import type { SaveCheckpointRequest as _pserver_v1_SaveCheckpointRequest, SaveCheckpointRequest__Output as _pserver_v1_SaveCheckpointRequest__Output } from '../../pserver/v1/SaveCheckpointRequest';
@@ -69,6 +73,23 @@ export interface ParameterServerClient extends grpc.Client {
   getParams(argument: _pserver_v1_GetParamsRequest, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+   * and never creates one. Before initialization it waits, as GetParams.
+   */
+  GetRows(argument: _pserver_v1_GetRowsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  GetRows(argument: _pserver_v1_GetRowsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  GetRows(argument: _pserver_v1_GetRowsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  GetRows(argument: _pserver_v1_GetRowsRequest, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+   * and never creates one. Before initialization it waits, as GetParams.
+   */
+  getRows(argument: _pserver_v1_GetRowsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  getRows(argument: _pserver_v1_GetRowsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  getRows(argument: _pserver_v1_GetRowsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  getRows(argument: _pserver_v1_GetRowsRequest, callback: grpc.requestCallback<_pserver_v1_GetRowsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
    * What the shard holds and how it is doing.
    */
   GetShardStatus(argument: _pserver_v1_GetShardStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_GetShardStatusResponse__Output>): grpc.ClientUnaryCall;
@@ -103,6 +124,23 @@ export interface ParameterServerClient extends grpc.Client {
   initParam(argument: _pserver_v1_InitParamRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   initParam(argument: _pserver_v1_InitParamRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
   initParam(argument: _pserver_v1_InitParamRequest, callback: grpc.requestCallback<_pserver_v1_InitParamResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+   * initialized; after it, as InitParam.
+   */
+  InitTable(argument: _pserver_v1_InitTableRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  InitTable(argument: _pserver_v1_InitTableRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  InitTable(argument: _pserver_v1_InitTableRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  InitTable(argument: _pserver_v1_InitTableRequest, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+   * initialized; after it, as InitParam.
+   */
+  initTable(argument: _pserver_v1_InitTableRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  initTable(argument: _pserver_v1_InitTableRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  initTable(argument: _pserver_v1_InitTableRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
+  initTable(argument: _pserver_v1_InitTableRequest, callback: grpc.requestCallback<_pserver_v1_InitTableResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
@@ -202,6 +240,12 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
   GetParams: grpc.handleUnaryCall<_pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse>;
   
   /**
+   * Rows of a table by id, read-only: an id without a row reads as the table's PullMissing says
+   * and never creates one. Before initialization it waits, as GetParams.
+   */
+  GetRows: grpc.handleUnaryCall<_pserver_v1_GetRowsRequest__Output, _pserver_v1_GetRowsResponse>;
+  
+  /**
    * What the shard holds and how it is doing.
    */
   GetShardStatus: grpc.handleUnaryCall<_pserver_v1_GetShardStatusRequest__Output, _pserver_v1_GetShardStatusResponse>;
@@ -213,6 +257,12 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
    * optimizer config without a learning rate, say) is INVALID_ARGUMENT in every state.
    */
   InitParam: grpc.handleUnaryCall<_pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse>;
+  
+  /**
+   * Creates or replaces a sparse table's part on this shard (its buckets), before the shard is
+   * initialized; after it, as InitParam.
+   */
+  InitTable: grpc.handleUnaryCall<_pserver_v1_InitTableRequest__Output, _pserver_v1_InitTableResponse>;
   
   /**
    * The tensors and blocks the shard holds, with their element types, whole shapes and optimizer
@@ -244,8 +294,10 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
 export interface ParameterServerDefinition extends grpc.ServiceDefinition {
   FinishInitParams: MethodDefinition<_pserver_v1_FinishInitParamsRequest, _pserver_v1_FinishInitParamsResponse, _pserver_v1_FinishInitParamsRequest__Output, _pserver_v1_FinishInitParamsResponse__Output>
   GetParams: MethodDefinition<_pserver_v1_GetParamsRequest, _pserver_v1_GetParamsResponse, _pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse__Output>
+  GetRows: MethodDefinition<_pserver_v1_GetRowsRequest, _pserver_v1_GetRowsResponse, _pserver_v1_GetRowsRequest__Output, _pserver_v1_GetRowsResponse__Output>
   GetShardStatus: MethodDefinition<_pserver_v1_GetShardStatusRequest, _pserver_v1_GetShardStatusResponse, _pserver_v1_GetShardStatusRequest__Output, _pserver_v1_GetShardStatusResponse__Output>
   InitParam: MethodDefinition<_pserver_v1_InitParamRequest, _pserver_v1_InitParamResponse, _pserver_v1_InitParamRequest__Output, _pserver_v1_InitParamResponse__Output>
+  InitTable: MethodDefinition<_pserver_v1_InitTableRequest, _pserver_v1_InitTableResponse, _pserver_v1_InitTableRequest__Output, _pserver_v1_InitTableResponse__Output>
   ListParams: MethodDefinition<_pserver_v1_ListParamsRequest, _pserver_v1_ListParamsResponse, _pserver_v1_ListParamsRequest__Output, _pserver_v1_ListParamsResponse__Output>
   SaveCheckpoint: MethodDefinition<_pserver_v1_SaveCheckpointRequest, _pserver_v1_SaveCheckpointResponse, _pserver_v1_SaveCheckpointRequest__Output, _pserver_v1_SaveCheckpointResponse__Output>
   SendGrads: MethodDefinition<_pserver_v1_SendGradsRequest, _pserver_v1_SendGradsResponse, _pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse__Output>

@@ -2,6 +2,7 @@
 
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';
+import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
 
 /**
  * One message of a streamed push.
@@ -15,6 +16,11 @@ export interface SendGradsChunk {
    * Pieces of gradients.
    */
   'grads'?: (_pserver_v1_GradientChunk)[];
+  /**
+   * Slices of row gradients: a table's ids, grads and counts may be split over several slices
+   * (each whole rows) in any messages; the push holds their concatenation.
+   */
+  'sparse'?: (_pserver_v1_SparseGrad)[];
 }
 
 /**
@@ -29,4 +35,9 @@ export interface SendGradsChunk__Output {
    * Pieces of gradients.
    */
   'grads': (_pserver_v1_GradientChunk__Output)[];
+  /**
+   * Slices of row gradients: a table's ids, grads and counts may be split over several slices
+   * (each whole rows) in any messages; the push holds their concatenation.
+   */
+  'sparse': (_pserver_v1_SparseGrad__Output)[];
 }

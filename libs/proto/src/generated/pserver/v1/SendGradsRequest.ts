@@ -2,6 +2,7 @@
 
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { Tensor as _pserver_v1_Tensor, Tensor__Output as _pserver_v1_Tensor__Output } from '../../pserver/v1/Tensor';
+import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
 
 /**
  * All of one step's gradients for this shard.
@@ -17,6 +18,11 @@ export interface SendGradsRequest {
    * (INVALID_ARGUMENT, PSERVER_SHAPE_MISMATCH); clients send it. A name may appear once.
    */
   'grads'?: (_pserver_v1_Tensor)[];
+  /**
+   * The step's row gradients for tables on this shard, at most one per table; part of the same
+   * all-or-nothing push as `grads`.
+   */
+  'sparse'?: (_pserver_v1_SparseGrad)[];
 }
 
 /**
@@ -33,4 +39,9 @@ export interface SendGradsRequest__Output {
    * (INVALID_ARGUMENT, PSERVER_SHAPE_MISMATCH); clients send it. A name may appear once.
    */
   'grads': (_pserver_v1_Tensor__Output)[];
+  /**
+   * The step's row gradients for tables on this shard, at most one per table; part of the same
+   * all-or-nothing push as `grads`.
+   */
+  'sparse': (_pserver_v1_SparseGrad__Output)[];
 }

@@ -1,6 +1,7 @@
 // Original file: proto/pserver/v1/parameter_server.proto
 
 import type { PushOutcome as _pserver_v1_PushOutcome, PushOutcome__Output as _pserver_v1_PushOutcome__Output } from '../../pserver/v1/PushOutcome';
+import type { SparseOutcome as _pserver_v1_SparseOutcome, SparseOutcome__Output as _pserver_v1_SparseOutcome__Output } from '../../pserver/v1/SparseOutcome';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -24,6 +25,10 @@ export interface SendGradsResponse {
    * The trainer's last applied step on this shard after this push.
    */
   'lastAppliedStep'?: (number | string | Long);
+  /**
+   * What an applied push did to each table it carried, in request order.
+   */
+  'sparse'?: (_pserver_v1_SparseOutcome)[];
 }
 
 /**
@@ -47,4 +52,8 @@ export interface SendGradsResponse__Output {
    * The trainer's last applied step on this shard after this push.
    */
   'lastAppliedStep': (number);
+  /**
+   * What an applied push did to each table it carried, in request order.
+   */
+  'sparse': (_pserver_v1_SparseOutcome__Output)[];
 }
