@@ -1,6 +1,6 @@
 import { bucketsOfIds, fmix32, type SparseGrad } from '@pserver/proto';
 import { ClientError } from './errors';
-import type { TableLayout } from './tables';
+import type { TableDirectory, TableLayout } from './tables';
 
 /**
  * A batch of ids with duplicates removed: `words` holds the distinct ids as (lo, hi) 32-bit
@@ -197,4 +197,51 @@ export function sparseGradsByShard(
 
 export function bytesOf(array: Uint32Array | Float32Array): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/**
+ * The rows of a lookup in request order: `rows` holds one row per distinct id; the batch's row i
+ * is that of its distinct id (no copy when the batch had no duplicates).
+ */
+export function scatterRows(distinct: DistinctIds, rows: Float32Array, dim: number): Float32Array {
+  const n = distinct.inverse.length;
+  if (distinct.count === n) return rows; // distinct ids keep their first-appearance order
+  const out = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) {
+    const k = distinct.inverse[i]!;
+    out.set(rows.subarray(k * dim, (k + 1) * dim), i * dim);
+  }
+  return out;
+}
+
+/** A step's row gradients by table, until its push takes them. */
+export class RowStage {
+  private readonly byTable = new Map<string, StagedRows[]>();
+
+  get empty(): boolean {
+    return this.byTable.size === 0;
+  }
+
+  add(table: string, rows: StagedRows): void {
+    const list = this.byTable.get(table) ?? [];
+    list.push(rows);
+    this.byTable.set(table, list);
+  }
+
+  /** The staged rows merged per table and split by shard (each shard's SparseGrads); clears. */
+  take(tables: TableDirectory, shardCount: number): Map<number, SparseGrad[]> {
+    const byShard = new Map<number, SparseGrad[]>();
+    for (const [table, staged] of this.byTable) {
+      const layout = tables.get(table)!;
+      const merged = mergeRows(layout.dim, staged);
+      const groups = groupByShard(merged.ids.words, layout, tables.shardsOf(layout, shardCount));
+      for (const [shard, grad] of sparseGradsByShard(table, merged, layout.dim, groups)) {
+        const list = byShard.get(shard) ?? [];
+        list.push(grad);
+        byShard.set(shard, list);
+      }
+    }
+    this.byTable.clear();
+    return byShard;
+  }
 }

@@ -1,4 +1,4 @@
-import { placeTensor, type RequestContext, type SparseGrad, type Tensor } from '@pserver/proto';
+import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
 import {
   createDeadlineSignal,
   createLinkedAbortController,
@@ -16,10 +16,9 @@ import {
   distinctIds,
   groupByShard,
   idWords,
-  mergeRows,
   pickIds,
-  sparseGradsByShard,
-  type StagedRows,
+  RowStage,
+  scatterRows,
 } from './sparse-rows';
 import type { TableDirectory, TableLayout } from './tables';
 import {
@@ -87,7 +86,7 @@ export class StepContext {
   private readonly deadlineSignal: SignalAndCleanup;
   private readonly linked: LinkedAbortController;
   /** Row gradients given to `pushRows`, by table, until the step's push takes them. */
-  private readonly staged = new Map<string, StagedRows[]>();
+  private readonly staged = new RowStage();
   /** Whether the step's push went out (rows given later could not join it). */
   private pushed = false;
 
@@ -297,17 +296,7 @@ export class StepContext {
         }
       }),
     );
-    if (distinct.count === ids.length) {
-      let inOrder = true;
-      for (let i = 0; i < ids.length && inOrder; i++) inOrder = distinct.inverse[i] === i;
-      if (inOrder) return rows;
-    }
-    const out = new Float32Array(ids.length * dim);
-    for (let i = 0; i < ids.length; i++) {
-      const k = distinct.inverse[i]!;
-      out.set(rows.subarray(k * dim, (k + 1) * dim), i * dim);
-    }
-    return out;
+    return scatterRows(distinct, rows, dim);
   }
 
   /**
@@ -334,14 +323,12 @@ export class StepContext {
         `step ${this.step}: rows of table ${table} given after the step's push was sent ` +
           `(a second push of the step would be a duplicate): call pushRows before sendGrads`,
       );
-    const list = this.staged.get(table) ?? [];
-    list.push({ ids: ids.slice(), grads: grads.slice(), counts: counts?.slice() });
-    this.staged.set(table, list);
+    this.staged.add(table, { ids: ids.slice(), grads: grads.slice(), counts: counts?.slice() });
   }
 
   /** Sends the rows `pushRows` staged if `sendGrads` did not (the step function returned). */
   async flush(): Promise<void> {
-    if (this.staged.size > 0 && !this.pushed) await this.push(new Map());
+    if (!this.staged.empty && !this.pushed) await this.push(new Map());
   }
 
   /**
@@ -386,7 +373,7 @@ export class StepContext {
    * of its buckets (one SparseGrad per table), in parallel, each retried until known applied.
    */
   private async push(dense: ReadonlyMap<number, Tensor[]>): Promise<void> {
-    const sparse = this.takeStagedRows();
+    const sparse = this.staged.take(this.host.tables, this.view.shardCount);
     const shards = [...new Set([...dense.keys(), ...sparse.keys()])];
     if (shards.length > 0) this.pushed = true;
     await Promise.all(
@@ -406,27 +393,6 @@ export class StepContext {
         }),
       ),
     );
-  }
-
-  /** The staged rows, merged per table and split by shard: each shard's SparseGrads. */
-  private takeStagedRows(): Map<number, SparseGrad[]> {
-    const byShard = new Map<number, SparseGrad[]>();
-    for (const [table, staged] of this.staged) {
-      const layout = this.host.tables.get(table)!;
-      const merged = mergeRows(layout.dim, staged);
-      const groups = groupByShard(
-        merged.ids.words,
-        layout,
-        this.host.tables.shardsOf(layout, this.view.shardCount),
-      );
-      for (const [shard, grad] of sparseGradsByShard(table, merged, layout.dim, groups)) {
-        const list = byShard.get(shard) ?? [];
-        list.push(grad);
-        byShard.set(shard, list);
-      }
-    }
-    this.staged.clear();
-    return byShard;
   }
 
   /** Lists the model when a name is not known yet (a client that never initialized). */
