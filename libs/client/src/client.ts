@@ -361,6 +361,11 @@ export class PserverClient implements StepHost {
     return this.step((ctx) => ctx.getParams(names, as));
   }
 
+  /** Reads rows of a table outside a training step (a step of its own, with no push). */
+  lookup(table: string, ids: BigInt64Array): Promise<Float32Array> {
+    return this.step((ctx) => ctx.lookup(table, ids));
+  }
+
   /** Ends the session (the master frees this trainer's tasks at once) and closes every connection. */
   async close(): Promise<void> {
     const closed = new ClientError('CLIENT_CLOSED', 'the client was closed');
