@@ -9,8 +9,13 @@ import { messageType, type CheckpointFrame, type CheckpointFrame__Output } from 
  * flipped bits, truncation) and runs 2–3.5× faster here (@node-rs/crc32, hardware CRC
  * instructions: 1.5–2.4 GB/s against 0.67 GB/s for node:crypto's SHA-256), so it does not slow
  * a write down to below the disk's speed. Go's hash/crc32 and Python's crc32c package read it.
+ *
+ * `formatVersion` is the newest version this code reads; a file is written in the oldest version
+ * that holds its content (1 without tables, 2 with), so older readers keep reading what they can.
  */
-export const formatVersion = 1;
+export const formatVersion = 2;
+/** The version of files without tables, which format-1 readers still read. */
+export const formatVersionWithoutTables = 1;
 export const checksumAlgorithm = 'CHECKSUM_ALGORITHM_CRC32C' as const;
 
 export function frameType() {

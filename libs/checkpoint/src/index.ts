@@ -12,7 +12,7 @@ export {
 export type { CheckpointErrorCode } from './errors';
 export { CheckpointError } from './errors';
 export { checkpointPath, markBroken, removeLeftoverTemporaries, removeUnreferenced } from './files';
-export { checksumAlgorithm, formatVersion } from './format';
+export { checksumAlgorithm, formatVersion, formatVersionWithoutTables } from './format';
 export { fsyncDirectory, writeFileAtomic } from './fs-sync';
 export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
@@ -26,7 +26,7 @@ export type {
   ReadResult,
 } from './reader';
 export { readCheckpointFile } from './reader';
-export type { ShardSnapshot, StepMarkSnapshot, TensorSnapshot } from './snapshot';
+export type { ShardSnapshot, StepMarkSnapshot, TableSnapshot, TensorSnapshot } from './snapshot';
 export { SnapshotBuffers } from './snapshot-buffers';
 export { nowUnixNs } from './snapshot';
 export type { WritePoint, WritePointHook } from './write-points';

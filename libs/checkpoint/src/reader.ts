@@ -2,6 +2,8 @@ import fs from 'node:fs/promises';
 import type {
   CheckpointHeader__Output,
   StepMark__Output,
+  TableRecord__Output,
+  TableRows__Output,
   TensorRecord__Output,
 } from '@pserver/proto';
 import { CheckpointError, ioError } from './errors';
@@ -17,6 +19,9 @@ export interface CheckpointVisitor {
   /** Called once per record; the record's buffers are its own (they may be kept). */
   tensor?(record: TensorRecord__Output): void;
   stepMarks?(marks: StepMark__Output[]): void;
+  /** A table's record; its row sections follow, each checked to belong to it. */
+  table?(record: TableRecord__Output): void;
+  tableRows?(rows: TableRows__Output): void;
 }
 
 export interface ReadResult {
@@ -80,6 +85,13 @@ export async function readCheckpointFile(
     let position = 0;
     let header: CheckpointHeader | undefined;
     let records = 0;
+    // The table whose rows may follow, and how many of its rows are still to come.
+    let table: { name: string; rowsLeft: number } | undefined;
+    const endTable = (): void => {
+      if (table && table.rowsLeft !== 0)
+        throw corrupt(`table ${table.name}: ${table.rowsLeft} of its rows are missing`);
+      table = undefined;
+    };
     for (;;) {
       if (position >= size) throw corrupt(`ends after ${size} bytes without a footer (truncated)`);
       const lengthBytes = Buffer.alloc(Math.min(maxVarintBytes, size - position));
@@ -119,6 +131,7 @@ export async function readCheckpointFile(
         continue;
       }
       if (frame.frame === 'footer' && frame.footer) {
+        endTable();
         const digest = checksum.digest().toString('hex');
         const stored = frame.footer.checksum.toString('hex');
         if (frame.footer.checksumAlgorithm !== 'CHECKSUM_ALGORITHM_CRC32C') {
@@ -141,7 +154,30 @@ export async function readCheckpointFile(
       }
       checksum.update(frameBytes);
       records++;
-      if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
+      if ((frame.frame === 'table' || frame.frame === 'tableRows') && header.formatVersion < 2)
+        throw corrupt(`a ${frame.frame} frame in a format ${header.formatVersion} file`);
+      if (frame.frame === 'table' && frame.table) {
+        endTable();
+        table = { name: frame.table.spec?.name ?? '', rowsLeft: frame.table.rows };
+        visitor.table?.(frame.table);
+      } else if (frame.frame === 'tableRows' && frame.tableRows) {
+        const rows = frame.tableRows;
+        const n = rows.ids.byteLength / 8;
+        if (!table || rows.table !== table.name)
+          throw corrupt(`rows of table ${rows.table} without its table record before them`);
+        if (
+          !Number.isInteger(n) ||
+          rows.values.byteLength !== n * rows.stride * 4 ||
+          rows.lastSeen.byteLength !== n * 4 ||
+          rows.counts.byteLength !== n * 4 ||
+          n > table.rowsLeft
+        )
+          throw corrupt(
+            `rows of table ${rows.table} before byte ${position}: columns of unequal length`,
+          );
+        table.rowsLeft -= n;
+        visitor.tableRows?.(rows);
+      } else if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
       else if (frame.frame === 'stepMarks' && frame.stepMarks)
         visitor.stepMarks?.(frame.stepMarks.marks);
       else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);

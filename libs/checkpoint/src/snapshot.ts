@@ -1,4 +1,4 @@
-import type { OptimizerConfig, Tensor } from '@pserver/proto';
+import type { OptimizerConfig, TableSpec, Tensor } from '@pserver/proto';
 
 /** One tensor or block of a shard, copied: what a checkpoint record holds. */
 export interface TensorSnapshot {
@@ -9,6 +9,19 @@ export interface TensorSnapshot {
     slots: { name: string; content: Uint8Array }[];
     scalars: Record<string, number>;
   } | null;
+}
+
+/** One sparse table's part on a shard, copied: a table record and its row sections. */
+export interface TableSnapshot {
+  spec: TableSpec & { name: string };
+  step: number;
+  /** float32 values per row. */
+  stride: number;
+  /** Counting admission: ids not yet admitted (int64 LE) and their counts (uint32 LE). */
+  pendingIds: Uint8Array;
+  pendingCounts: Uint8Array;
+  /** Parallel columns: ids int64 LE, values `stride` float32 LE a row, lastSeen and counts uint32 LE. */
+  sections: { ids: Uint8Array; values: Uint8Array; lastSeen: Uint8Array; counts: Uint8Array }[];
 }
 
 export interface StepMarkSnapshot {
@@ -34,6 +47,8 @@ export interface ShardSnapshot {
   /** Gradients applied by the shard when the copy was taken. */
   updatesApplied: number;
   tensors: TensorSnapshot[];
+  /** Sparse tables; a snapshot with any is written in format 2. */
+  tables?: TableSnapshot[];
   marks: StepMarkSnapshot[];
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CheckpointError, ioError } from './errors';
-import { Checksum, encodeFrame, formatVersion } from './format';
+import { Checksum, encodeFrame, formatVersion, formatVersionWithoutTables } from './format';
 import { encodeTensorFrame } from './record-encoding';
 import { fsyncDirectory } from './fs-sync';
 import type { ShardSnapshot } from './snapshot';
@@ -13,6 +13,8 @@ export interface WrittenFile {
   size: number;
   /** CRC-32C of the whole file, 8 hex digits (what the meta records). */
   checksum: string;
+  /** The format version written (what the meta records). */
+  formatVersion: number;
 }
 
 export interface WriteOptions {
@@ -58,11 +60,13 @@ export async function writeCheckpointFile(
       size += bytes;
     });
   };
+  const tables = snapshot.tables ?? [];
+  const version = tables.length > 0 ? formatVersion : formatVersionWithoutTables;
   try {
     await write([
       encodeFrame({
         header: {
-          formatVersion,
+          formatVersion: version,
           shardIndex: snapshot.index,
           shardCount: snapshot.shardCount,
           shardEpoch: snapshot.shardEpoch,
@@ -81,6 +85,36 @@ export async function writeCheckpointFile(
       if (++records === half) await hook('mid-write');
     }
     if (half === 0) await hook('mid-write');
+    for (const table of tables) {
+      const rows = table.sections.reduce((total, s) => total + s.lastSeen.byteLength / 4, 0);
+      await write([
+        encodeFrame({
+          table: {
+            spec: table.spec,
+            step: table.step,
+            rows,
+            pendingIds: table.pendingIds,
+            pendingCounts: table.pendingCounts,
+          },
+        }),
+      ]);
+      records++;
+      for (const section of table.sections) {
+        await write([
+          encodeFrame({
+            tableRows: {
+              table: table.spec.name,
+              stride: table.stride,
+              ids: section.ids,
+              values: section.values,
+              lastSeen: section.lastSeen,
+              counts: section.counts,
+            },
+          }),
+        ]);
+        records++;
+      }
+    }
     await write([
       encodeFrame({
         stepMarks: {
@@ -110,7 +144,12 @@ export async function writeCheckpointFile(
     await fs.rename(tmp, final);
     await hook('after-rename-before-dir-fsync');
     await fsyncDirectory(path.dirname(final));
-    return { path: options.path, size, checksum: checksum.digest().toString('hex') };
+    return {
+      path: options.path,
+      size,
+      checksum: checksum.digest().toString('hex'),
+      formatVersion: version,
+    };
   } catch (err) {
     await inFlight.catch(() => undefined);
     await handle.close().catch(() => undefined);

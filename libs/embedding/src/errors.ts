@@ -1,9 +1,16 @@
 /**
- * Error codes of the embedding library. No RPC answers with them yet; when sparse tables join the
- * contract they become proto `ErrorCode` values (`EMBEDDING_CAPACITY_EXHAUSTED` under
- * RESOURCE_EXHAUSTED, `EMBEDDING_INVALID_ARGUMENT` under INVALID_ARGUMENT).
+ * Error codes of the embedding library. The pserver maps them to proto `ErrorCode` values
+ * (`EMBEDDING_CAPACITY_EXHAUSTED` to PSERVER_OVERLOADED, the others to their PSERVER_ namesakes).
  */
-export type EmbeddingErrorCode = 'EMBEDDING_INVALID_ARGUMENT' | 'EMBEDDING_CAPACITY_EXHAUSTED';
+export type EmbeddingErrorCode =
+  | 'EMBEDDING_INVALID_ARGUMENT'
+  | 'EMBEDDING_CAPACITY_EXHAUSTED'
+  /** A sparse push or pull whose bytes do not hold whole ids, rows or counts. */
+  | 'EMBEDDING_LENGTH_MISMATCH'
+  /** An id whose bucket another shard holds. */
+  | 'EMBEDDING_WRONG_SHARD'
+  /** A gradient row holding NaN or ±Infinity (tables reject the whole push). */
+  | 'EMBEDDING_NON_FINITE_GRADIENT';
 
 /** A typed error whose message names the thing at fault and its value. */
 export class EmbeddingError extends Error {

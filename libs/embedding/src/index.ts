@@ -11,3 +11,15 @@ export {
 } from './id-index';
 export type { RowArenaOptions, RowChunk } from './row-arena';
 export { defaultRowArenaOptions, RowArena, rowFlags } from './row-arena';
+export type { RowInit } from './row-init';
+export { initDraw, writeInitRow } from './row-init';
+export type {
+  AdmissionRule,
+  PendingAdmissions,
+  PreparedSparsePush,
+  SparseGradBytes,
+  SparseOutcomeCounts,
+  SparseTableOptions,
+  TableRowsSection,
+} from './sparse-table';
+export { admissionHash, SparseTable } from './sparse-table';

@@ -3,7 +3,6 @@ import {
   CheckpointError,
   checkpointPath,
   checksumAlgorithm,
-  formatVersion,
   markBroken,
   readCheckpointFile,
   SnapshotBuffers,
@@ -21,6 +20,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from './shard';
 import { StoredTensor } from './stored-tensor';
+import { TableRestorer } from './table-checkpoint';
 
 export interface CheckpointerOptions {
   /** The checkpoint directory (shared by the shards of a job; each writes `shard-<i>/`). */
@@ -90,6 +90,7 @@ export class Checkpointer {
     const started = performance.now();
     for (const meta of store.checkpoints) {
       const tensors: StoredTensor[] = [];
+      const tables = new TableRestorer(shard.index, shard.shardCount);
       let marks: StepMarkSnapshot[] = [];
       try {
         const read = await readCheckpointFile(
@@ -104,19 +105,22 @@ export class Checkpointer {
               }
             },
             tensor: (record) => tensors.push(StoredTensor.restore(record, shard.memory)),
+            table: (record) => tables.table(record),
+            tableRows: (rows) => tables.tableRows(rows),
             stepMarks: (entries) => (marks = entries),
           },
           meta,
           // Each record is copied into the shard's storage inside the visitor.
           { reuseBuffers: true },
         );
-        shard.load(tensors, marks, meta.updatesApplied);
+        shard.load(tensors, tables.tables, marks, meta.updatesApplied);
         await store.forget(broken);
         this.latest = meta;
         this.lastSavedUpdates = meta.updatesApplied;
         logger.info('recovered the shard from a checkpoint', {
           checkpoint: meta.path,
           tensors: tensors.length,
+          tables: tables.tables.length,
           bytes: read.size,
           updatesApplied: meta.updatesApplied,
           skippedBroken: broken,
@@ -200,7 +204,7 @@ export class Checkpointer {
         index: shard.index,
         seq,
         updatesApplied: snapshot.updatesApplied,
-        formatVersion,
+        formatVersion: written.formatVersion,
       };
       await hook?.('before-commit');
       await store.commit(meta, retain);

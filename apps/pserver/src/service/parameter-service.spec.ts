@@ -205,6 +205,7 @@ async function initialized(options?: Parameters<typeof setup>[0]) {
 const push = (step: number, grads: Tensor__Output[], trainerId = 1) => ({
   context: ctx(trainerId, step),
   grads,
+  sparse: [],
 });
 
 describe('ParameterService', () => {
@@ -568,8 +569,8 @@ describe('ParameterService', () => {
         content: f32([1, 1]),
       });
       async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
-        yield { context: ctx(1, 1), grads: [piece(0)] } as never;
-        yield { context: null, grads: [piece(8)] } as never;
+        yield { context: ctx(1, 1), grads: [piece(0)], sparse: [] } as never;
+        yield { context: null, grads: [piece(8)], sparse: [] } as never;
         // Ends between the last piece and the apply: the check right before applying catches it.
         tenure.lose('the lease deadline passed');
       }
@@ -733,7 +734,7 @@ describe('ParameterService', () => {
     ])('refuses a push with %s', async (_what, context_, message) => {
       const { service } = await initialized();
       await expect(
-        service.sendGrads({ context: context_, grads: [] }, context()),
+        service.sendGrads({ context: context_, grads: [], sparse: [] }, context()),
       ).rejects.toMatchObject({
         code: 'PSERVER_INVALID_CONTEXT',
         message: expect.stringContaining(message),
@@ -962,8 +963,8 @@ describe('ParameterService', () => {
       await expect(
         service.sendGradsStream(
           stream(
-            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])] },
-            { context: null, grads: [chunk(8, [1, 1], [])] },
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [4, 1])], sparse: [] },
+            { context: null, grads: [chunk(8, [1, 1], [])], sparse: [] },
           ),
           context(),
         ),
@@ -977,8 +978,8 @@ describe('ParameterService', () => {
       await expect(
         service.sendGradsStream(
           stream(
-            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])] },
-            { context: null, grads: [chunk(8, [1, 1], [9])] },
+            { context: ctx(1, 1), grads: [chunk(0, [1, 1], [2, 2])], sparse: [] },
+            { context: null, grads: [chunk(8, [1, 1], [9])], sparse: [] },
           ),
           context(),
         ),
@@ -1005,8 +1006,8 @@ describe('ParameterService', () => {
       const { service, shard } = await initialized();
       const reply = await service.sendGradsStream(
         chunks(
-          { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] },
-          { context: null, grads: [piece('w', 8, [2, 2])] },
+          { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] },
+          { context: null, grads: [piece('w', 8, [2, 2])], sparse: [] },
         ),
         context(),
       );
@@ -1022,7 +1023,7 @@ describe('ParameterService', () => {
       const before = snapshot(shard);
       await expect(
         service.sendGradsStream(
-          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] }),
+          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] }),
           context(),
         ),
       ).rejects.toMatchObject({
@@ -1031,7 +1032,11 @@ describe('ParameterService', () => {
       });
       await expect(
         service.sendGradsStream(
-          chunks({ context: ctx(1, 1), grads: [piece('w', 0, [2]), piece('w', 8, [2, 2])] }),
+          chunks({
+            context: ctx(1, 1),
+            grads: [piece('w', 0, [2]), piece('w', 8, [2, 2])],
+            sparse: [],
+          }),
           context(),
         ),
       ).rejects.toMatchObject({
@@ -1039,7 +1044,7 @@ describe('ParameterService', () => {
         message: 'gradient w: piece at offset 8, expected 4',
       });
       async function* broken(): AsyncIterable<SendGradsChunk__Output> {
-        yield { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])] };
+        yield { context: ctx(1, 1), grads: [piece('w', 0, [2, 2])], sparse: [] };
         throw new Error('connection reset');
       }
       await expect(service.sendGradsStream(broken(), context())).rejects.toThrow(

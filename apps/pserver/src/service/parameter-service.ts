@@ -3,6 +3,11 @@ import {
   invalidNameReason,
   shardOf,
   type FinishInitParamsRequest__Output,
+  type GetRowsRequest__Output,
+  type GetRowsResponse,
+  type InitTableRequest__Output,
+  type InitTableResponse,
+  type SparseGrad__Output,
   type FinishInitParamsResponse,
   type GetParamsRequest__Output,
   type GetParamsResponse,
@@ -27,6 +32,7 @@ import { PserverError } from './errors';
 import type { Shard } from './shard';
 import { StagedPush } from './staged-push';
 import { StoredTensor } from './stored-tensor';
+import { checkTableSpec, createShardTable, tableError } from './table-spec';
 import { elementCount, elementTypeOf } from './tensor-bytes';
 
 /** What the service needs of the checkpointer (a fake in unit tests). */
@@ -97,6 +103,9 @@ export class ParameterService {
     const param = request.param;
     if (!param) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'param: required');
     const name = this.checkName(param.name, 'param.name');
+    const base = name.split('@')[0]!;
+    if (this.shard.tables.has(base))
+      throw new PserverError('PSERVER_DUPLICATE_NAME', `param.name: ${name}: ${base} is a table`);
     const elementType = elementTypeOf(param.elementType, `param ${name}: elementType`);
     const elements = elementCount(param.content.byteLength, elementType, `param ${name}: content`);
     const shape = param.shape;
@@ -141,6 +150,70 @@ export class ParameterService {
   }
 
   /**
+   * Creates (or, before FinishInitParams, replaces) this shard's part of a sparse table: its
+   * buckets, empty. Like InitParam: bad specs are refused in every lifecycle state, and after
+   * initialization the call answers PSERVER_ALREADY_INITIALIZED.
+   */
+  async initTable(
+    request: InitTableRequest__Output,
+    _ctx: CallContext,
+  ): Promise<InitTableResponse> {
+    this.refuseIfShuttingDown();
+    await this.checkEpoch(request.context);
+    const checked = checkTableSpec(request.spec);
+    const name = checked.options.name;
+    for (const tensor of this.shard.tensors.keys()) {
+      if (tensor === name || tensor.startsWith(`${name}@`))
+        throw new PserverError(
+          'PSERVER_DUPLICATE_NAME',
+          `spec.name: ${name} is a tensor on this shard`,
+        );
+    }
+    while (this.finishing) await this.finishing.catch(() => undefined);
+    if (this.shard.initialized) throw alreadyInitialized();
+    let table;
+    try {
+      table = createShardTable(checked, this.shard.index, this.shard.shardCount);
+    } catch (err) {
+      throw tableError(err);
+    }
+    this.shard.putTable(table);
+    return { shardEpoch: this.tenure.epoch };
+  }
+
+  /** Reads rows of a table; never creates one (a missing id reads its init value or zeros). */
+  async getRows(request: GetRowsRequest__Output, ctx: CallContext): Promise<GetRowsResponse> {
+    await this.checkEpoch(request.context);
+    await this.whenInitialized('GetRows', ctx);
+    const table = this.shard.tables.get(request.table);
+    if (!table)
+      throw new PserverError(
+        'PSERVER_UNKNOWN_TENSOR',
+        `table: no table ${JSON.stringify(request.table.slice(0, 100))} on this shard`,
+      );
+    const limit = this.options.maxReplyBytes;
+    const n = request.ids.byteLength / 8;
+    if (limit !== undefined && n * table.table.dim * 4 + n / 8 + 32 > limit) {
+      throw new PserverError(
+        'PSERVER_REPLY_TOO_LARGE',
+        `GetRows: ${Math.floor(n)} rows of dim ${table.table.dim} are above the server's message limit of ${limit} bytes (--max-message-mb): ask for fewer ids per call`,
+      );
+    }
+    let rows;
+    try {
+      rows = table.table.getRows(request.ids);
+    } catch (err) {
+      throw tableError(err);
+    }
+    this.tenure.require();
+    return {
+      shardEpoch: this.tenure.epoch,
+      values: Buffer.from(rows.values.buffer, rows.values.byteOffset, rows.values.byteLength),
+      found: Buffer.from(rows.found.buffer, rows.found.byteOffset, rows.found.byteLength),
+    };
+  }
+
+  /**
    * Commits a checkpoint of the initial values, then marks the shard initialized and answers: an
    * initialized shard always has a committed checkpoint, so a pserver that dies right after this
    * answer (or the spare taking its index) restores the initial values instead of serving an
@@ -175,14 +248,18 @@ export class ParameterService {
     _ctx: CallContext,
   ): Promise<SendGradsResponse> {
     const { trainerId, step } = await this.checkPushContext(request.context);
-    if (request.grads.length === 0)
+    if (request.grads.length === 0 && request.sparse.length === 0)
       throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
     const duplicate = this.duplicateOf(trainerId, step);
     if (duplicate) return duplicate;
-    const bytes = request.grads.reduce((total, g) => total + g.content.byteLength, 0);
+    const bytes =
+      request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
+      sparseBytes(request.sparse);
     this.admission.acquire(bytes);
-    const push = new StagedPush((name) => this.shard.tensors.get(name));
+    const push = this.newPush();
     try {
+      for (const sparse of request.sparse)
+        push.addSparse(sparse.table, sparse.ids, sparse.grads, sparse.counts);
       for (const grad of request.grads) {
         const name = this.checkName(grad.name, 'grads.name');
         push.add(
@@ -208,7 +285,7 @@ export class ParameterService {
     let context: { trainerId: number; step: number } | undefined;
     let duplicate: SendGradsResponse | undefined;
     let admitted = 0;
-    const push = new StagedPush((name) => this.shard.tensors.get(name));
+    const push = this.newPush();
     try {
       for await (const chunk of chunks) {
         if (!context) {
@@ -218,9 +295,13 @@ export class ParameterService {
         // A duplicate's pieces are read and dropped: it will not be applied.
         if (duplicate) continue;
         this.refuseIfShuttingDown();
-        const bytes = chunk.grads.reduce((total, g) => total + g.content.byteLength, 0);
+        const bytes =
+          chunk.grads.reduce((total, g) => total + g.content.byteLength, 0) +
+          sparseBytes(chunk.sparse);
         this.admission.acquire(bytes);
         admitted += bytes;
+        for (const sparse of chunk.sparse)
+          push.addSparse(sparse.table, sparse.ids, sparse.grads, sparse.counts);
         for (const piece of chunk.grads) {
           const name = this.checkName(piece.name, 'grads.name');
           push.add(
@@ -241,6 +322,7 @@ export class ParameterService {
           'SendGradsStream: the stream ended without a message',
         );
       if (duplicate) return duplicate;
+      if (push.empty) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
       return this.reply(this.applyPush(context.trainerId, context.step, push));
     } finally {
       push.discard();
@@ -291,8 +373,9 @@ export class ParameterService {
       elements: t.elements,
       optimizer: t.config,
     }));
+    const tables = [...this.shard.tables.values()].map((t) => t.spec);
     this.tenure.require();
-    return { shardEpoch: this.tenure.epoch, params };
+    return { shardEpoch: this.tenure.epoch, params, tables };
   }
 
   /**
@@ -370,6 +453,15 @@ export class ParameterService {
       uptimeMs: Math.round(performance.now() - this.startedAtMs),
       trainers: this.shard.marks.size,
       pushBytesInFlight: this.admission.inFlight,
+      tables: [...this.shard.tables.values()].map(({ table }) => ({
+        name: table.name,
+        dim: table.dim,
+        rows: table.rows,
+        bytesPerRow: table.bytesPerRow,
+        step: table.step,
+        ...table.totals,
+        optimizer: rowAlgorithmName(table.optimizer.config.rule.kind),
+      })),
       lastCheckpoint: this.options.checkpointer.lastCommitted
         ? toProtoMeta(this.options.checkpointer.lastCommitted)
         : null,
@@ -382,6 +474,13 @@ export class ParameterService {
     return { shardEpoch: this.tenure.epoch, ...result };
   }
 
+  private newPush(): StagedPush {
+    return new StagedPush(
+      (name) => this.shard.tensors.get(name),
+      (name) => this.shard.tables.get(name),
+    );
+  }
+
   private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
     const last = this.shard.marks.lastStep(trainerId);
     if (step > last) return undefined;
@@ -391,6 +490,7 @@ export class ParameterService {
       outcome: 'PUSH_OUTCOME_DUPLICATE',
       skippedNonFinite: [],
       lastAppliedStep: last,
+      sparse: [],
     };
   }
 
@@ -478,6 +578,18 @@ function beyondSafeInteger(
     code,
     `${field}: must be at most 2^53 − 1 (larger values are not kept exactly), got ${value}`,
   );
+}
+
+function sparseBytes(sparse: readonly SparseGrad__Output[]): number {
+  return sparse.reduce(
+    (total, g) => total + g.ids.byteLength + g.grads.byteLength + g.counts.byteLength,
+    0,
+  );
+}
+
+/** A row rule's name in GetShardStatus. */
+function rowAlgorithmName(kind: string): string {
+  return kind === 'rowwiseAdagrad' ? 'rowwise_adagrad' : kind;
 }
 
 function alreadyInitialized(): PserverError {

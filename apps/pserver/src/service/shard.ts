@@ -5,11 +5,22 @@ import { PserverError } from './errors';
 import type { StagedPush } from './staged-push';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
+import { snapshotTable } from './table-checkpoint';
+import { tableError, type ShardTable } from './table-spec';
 
 export interface PushResult {
   outcome: 'PUSH_OUTCOME_APPLIED' | 'PUSH_OUTCOME_DUPLICATE';
   skippedNonFinite: string[];
   lastAppliedStep: number;
+  sparse: SparseOutcome[];
+}
+
+/** What a push did to one table. */
+export interface SparseOutcome {
+  table: string;
+  rowsUpdated: number;
+  rowsCreated: number;
+  rowsRejected: number;
 }
 
 /**
@@ -19,6 +30,8 @@ export interface PushResult {
  */
 export class Shard {
   readonly tensors = new Map<string, StoredTensor>();
+  /** The tables this shard holds buckets of. */
+  readonly tables = new Map<string, ShardTable>();
   readonly marks = new StepMarks();
   /** Gradients applied since start. */
   updatesApplied = 0;
@@ -42,6 +55,11 @@ export class Shard {
     return total;
   }
 
+  /** Adds or replaces a table (before initialization). */
+  putTable(table: ShardTable): void {
+    this.tables.set(table.spec.name ?? '', table);
+  }
+
   /** Adds or replaces a tensor (before initialization). */
   put(tensor: StoredTensor): void {
     this.tensors.get(tensor.name)?.release();
@@ -63,15 +81,23 @@ export class Shard {
       createdUnixNs: nowUnixNs(),
       updatesApplied: this.updatesApplied,
       tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
+      tables: [...this.tables.values()].map((table) => snapshotTable(table, buffers)),
       marks: this.marks.entries(),
     };
   }
 
   /** Replaces the shard's content with a recovered one and marks it initialized. */
-  load(tensors: StoredTensor[], marks: StepMarkSnapshot[], updatesApplied: number): void {
+  load(
+    tensors: StoredTensor[],
+    tables: ShardTable[],
+    marks: StepMarkSnapshot[],
+    updatesApplied: number,
+  ): void {
     for (const tensor of this.tensors.values()) tensor.release();
     this.tensors.clear();
     for (const tensor of tensors) this.tensors.set(tensor.name, tensor);
+    this.tables.clear();
+    for (const table of tables) this.putTable(table);
     for (const mark of marks) this.marks.set(mark.trainerId, mark.step, mark.updatedUnixMs);
     this.updatesApplied = updatesApplied;
     this.markInitialized();
@@ -121,7 +147,12 @@ export class Shard {
   applyPush(trainerId: number, step: number, push: StagedPush): PushResult {
     const last = this.marks.lastStep(trainerId);
     if (step <= last)
-      return { outcome: 'PUSH_OUTCOME_DUPLICATE', skippedNonFinite: [], lastAppliedStep: last };
+      return {
+        outcome: 'PUSH_OUTCOME_DUPLICATE',
+        skippedNonFinite: [],
+        lastAppliedStep: last,
+        sparse: [],
+      };
     const gradients = push.complete();
     const verdicts = gradients.map(({ tensor, buffer }) => {
       try {
@@ -136,6 +167,16 @@ export class Shard {
         throw err;
       }
     });
+    // Every table checks its part and reserves its new rows before anything changes.
+    const prepared = push.completeSparse().map(({ table, ids, grads, counts }) => {
+      try {
+        return table.table.checkPush({ ids, grads, ...(counts && { counts }) });
+      } catch (err) {
+        if (err instanceof Error && !err.message.startsWith('table '))
+          err.message = `sparse ${table.table.name}: ${err.message}`;
+        throw tableError(err);
+      }
+    });
     const skippedNonFinite: string[] = [];
     gradients.forEach(({ tensor, buffer }, i) => {
       if (verdicts[i] === 'skip') skippedNonFinite.push(tensor.name);
@@ -144,7 +185,12 @@ export class Shard {
         this.updatesApplied++;
       }
     });
+    const sparse = prepared.map((p) => {
+      const { rowsUpdated, rowsCreated, rowsRejected } = p.table.apply(p);
+      this.updatesApplied++;
+      return { table: p.table.name, rowsUpdated, rowsCreated, rowsRejected };
+    });
     this.marks.set(trainerId, step);
-    return { outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite, lastAppliedStep: step };
+    return { outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite, lastAppliedStep: step, sparse };
   }
 }

@@ -2,6 +2,16 @@ import type { GradientBuffer } from '@pserver/optimizer';
 import type { ElementTypeName } from '@pserver/proto';
 import { PserverError } from './errors';
 import type { StoredTensor } from './stored-tensor';
+import type { ShardTable } from './table-spec';
+
+/** One table's gradients in a push: the slices received, concatenated when the push completes. */
+interface StagedSparse {
+  table: ShardTable;
+  ids: Uint8Array[];
+  grads: Uint8Array[];
+  /** Per slice; an empty one means 1 per id. */
+  counts: Uint8Array[];
+}
 
 /** One gradient being received: its tensor, its buffer next to the tensor, bytes so far. */
 interface StagedGradient {
@@ -18,9 +28,86 @@ interface StagedGradient {
  */
 export class StagedPush {
   private readonly gradients = new Map<string, StagedGradient>();
+  private readonly sparse = new Map<string, StagedSparse>();
   private bytes = 0;
 
-  constructor(private readonly lookup: (name: string) => StoredTensor | undefined) {}
+  constructor(
+    private readonly lookup: (name: string) => StoredTensor | undefined,
+    private readonly lookupTable: (name: string) => ShardTable | undefined = () => undefined,
+  ) {}
+
+  /** Whether the push holds anything. */
+  get empty(): boolean {
+    return this.gradients.size === 0 && this.sparse.size === 0;
+  }
+
+  /**
+   * Adds a slice of one table's gradients (a unary push's whole `SparseGrad`, or a streamed
+   * chunk's part): slices of a table concatenate in arrival order. Each slice is checked on its
+   * own (whole ids, dim floats per id, a count per id or none) so that concatenation keeps ids
+   * and rows together; the table checks the whole when the push is applied.
+   */
+  addSparse(name: string, ids: Uint8Array, grads: Uint8Array, counts: Uint8Array): void {
+    let staged = this.sparse.get(name);
+    if (!staged) {
+      const table = this.lookupTable(name);
+      if (!table)
+        throw new PserverError(
+          'PSERVER_UNKNOWN_TENSOR',
+          `sparse ${name}: no such table on this shard`,
+        );
+      staged = { table, ids: [], grads: [], counts: [] };
+      this.sparse.set(name, staged);
+    }
+    const dim = staged.table.table.dim;
+    if (ids.byteLength % 8 !== 0)
+      throw new PserverError(
+        'PSERVER_LENGTH_MISMATCH',
+        `sparse ${name}: ids: ${ids.byteLength} bytes is not a whole number of int64 ids`,
+      );
+    const n = ids.byteLength / 8;
+    if (grads.byteLength !== n * dim * 4)
+      throw new PserverError(
+        'PSERVER_LENGTH_MISMATCH',
+        `sparse ${name}: grads: ${grads.byteLength} bytes, ${n} ids of dim ${dim} need ${n * dim * 4}`,
+      );
+    if (counts.byteLength !== 0 && counts.byteLength !== n * 4)
+      throw new PserverError(
+        'PSERVER_LENGTH_MISMATCH',
+        `sparse ${name}: counts: ${counts.byteLength} bytes, ${n} ids need ${n * 4} or none`,
+      );
+    // Copied: grpc-js may reuse nothing, but a streamed push outlives its chunks.
+    staged.ids.push(Uint8Array.from(ids));
+    staged.grads.push(Uint8Array.from(grads));
+    staged.counts.push(Uint8Array.from(counts));
+    this.bytes += ids.byteLength + grads.byteLength + counts.byteLength;
+  }
+
+  /** Every table's gradients, concatenated, in order of first arrival. */
+  completeSparse(): {
+    table: ShardTable;
+    ids: Uint8Array;
+    grads: Uint8Array;
+    counts?: Uint8Array;
+  }[] {
+    return [...this.sparse.values()].map(({ table, ids, grads, counts }) => {
+      const withCounts = counts.some((c) => c.byteLength > 0);
+      return {
+        table,
+        ids: concat(ids),
+        grads: concat(grads),
+        ...(withCounts && {
+          counts: concat(
+            counts.map((c, i) =>
+              c.byteLength > 0
+                ? c
+                : new Uint8Array(new Uint32Array(ids[i]!.byteLength / 8).fill(1).buffer),
+            ),
+          ),
+        }),
+      };
+    });
+  }
 
   /** Bytes received so far. */
   get size(): number {
@@ -111,7 +198,19 @@ export class StagedPush {
   discard(): void {
     for (const { buffer } of this.gradients.values()) buffer.release();
     this.gradients.clear();
+    this.sparse.clear();
   }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((total, p) => total + p.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
 }
 
 /**

@@ -18,6 +18,12 @@ export function parameterServerHandlers(
       (request, ctx) => service().initParam(request, ctx),
       logger,
     ),
+    InitTable: unaryHandler(
+      'InitTable',
+      (request, ctx) => service().initTable(request, ctx),
+      logger,
+    ),
+    GetRows: unaryHandler('GetRows', (request, ctx) => service().getRows(request, ctx), logger),
     FinishInitParams: unaryHandler(
       'FinishInitParams',
       (request, ctx) => service().finishInitParams(request, ctx),

@@ -91,6 +91,8 @@ export type * from './pserver/v1/StatusResponse';
 export type * from './pserver/v1/StepLr';
 export type * from './pserver/v1/StepMark';
 export type * from './pserver/v1/StepMarks';
+export type * from './pserver/v1/TableRecord';
+export type * from './pserver/v1/TableRows';
 export type * from './pserver/v1/TableSpec';
 export type * from './pserver/v1/TableStatus';
 export type * from './pserver/v1/Task';

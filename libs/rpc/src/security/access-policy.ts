@@ -26,10 +26,12 @@ const adminOnly: Access = [];
  */
 const parameterServer: Record<keyof ParameterServerDefinition, Access> = {
   InitParam: training,
+  InitTable: training,
   FinishInitParams: training,
   SendGrads: training,
   SendGradsStream: training,
   GetParams: training,
+  GetRows: training,
   ListParams: training,
   GetShardStatus: observing,
   SaveCheckpoint: adminOnly,

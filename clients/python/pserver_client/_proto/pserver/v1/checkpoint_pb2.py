@@ -12,30 +12,35 @@ _sym_db = _symbol_database.Default()
 
 
 from . import optimizer_pb2 as pserver_dot_v1_dot_optimizer__pb2
+from . import table_pb2 as pserver_dot_v1_dot_table__pb2
 from . import tensor_pb2 as pserver_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bpserver/v1/checkpoint.proto\x12\npserver.v1\x1a\x1apserver/v1/optimizer.proto\x1a\x17pserver/v1/tensor.proto\"\xd3\x01\n\x0f\x43heckpointFrame\x12.\n\x06header\x18\x01 \x01(\x0b\x32\x1c.pserver.v1.CheckpointHeaderH\x00\x12*\n\x06tensor\x18\x02 \x01(\x0b\x32\x18.pserver.v1.TensorRecordH\x00\x12+\n\nstep_marks\x18\x03 \x01(\x0b\x32\x15.pserver.v1.StepMarksH\x00\x12.\n\x06\x66ooter\x18\x04 \x01(\x0b\x32\x1c.pserver.v1.CheckpointFooterH\x00\x42\x07\n\x05\x66rame\"\xb0\x01\n\x10\x43heckpointHeader\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x13\n\x0bshard_index\x18\x02 \x01(\r\x12\x13\n\x0bshard_count\x18\x03 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x04 \x01(\x04\x12\x17\n\x0f\x63reated_unix_ns\x18\x05 \x01(\x03\x12\x12\n\nblock_size\x18\x06 \x01(\x04\x12\x0b\n\x03job\x18\x07 \x01(\t\x12\x0b\n\x03seq\x18\x08 \x01(\x04\"\x8d\x01\n\x0cTensorRecord\x12\"\n\x06tensor\x18\x01 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x02 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\x12)\n\x05state\x18\x03 \x01(\x0b\x32\x1a.pserver.v1.OptimizerState\"0\n\tStepMarks\x12#\n\x05marks\x18\x01 \x03(\x0b\x32\x14.pserver.v1.StepMark\"E\n\x08StepMark\x12\x12\n\ntrainer_id\x18\x01 \x01(\x04\x12\x0c\n\x04step\x18\x02 \x01(\x04\x12\x17\n\x0fupdated_unix_ms\x18\x03 \x01(\x03\"u\n\x10\x43heckpointFooter\x12\x14\n\x0crecord_count\x18\x01 \x01(\x04\x12\x39\n\x12\x63hecksum_algorithm\x18\x02 \x01(\x0e\x32\x1d.pserver.v1.ChecksumAlgorithm\x12\x10\n\x08\x63hecksum\x18\x03 \x01(\x0c\"\xff\x01\n\x0e\x43heckpointMeta\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x39\n\x12\x63hecksum_algorithm\x18\x04 \x01(\x0e\x32\x1d.pserver.v1.ChecksumAlgorithm\x12\x10\n\x08\x63hecksum\x18\x05 \x01(\x0c\x12\x14\n\x0ctimestamp_ns\x18\x06 \x01(\x03\x12\x13\n\x0bshard_epoch\x18\x07 \x01(\x04\x12\r\n\x05index\x18\x08 \x01(\r\x12\x0b\n\x03seq\x18\t \x01(\x04\x12\x17\n\x0fupdates_applied\x18\n \x01(\x04\x12\x16\n\x0e\x66ormat_version\x18\x0b \x01(\r*u\n\x11\x43hecksumAlgorithm\x12\"\n\x1e\x43HECKSUM_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43HECKSUM_ALGORITHM_CRC32C\x10\x01\x12\x1d\n\x19\x43HECKSUM_ALGORITHM_SHA256\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bpserver/v1/checkpoint.proto\x12\npserver.v1\x1a\x1apserver/v1/optimizer.proto\x1a\x16pserver/v1/table.proto\x1a\x17pserver/v1/tensor.proto\"\xaa\x02\n\x0f\x43heckpointFrame\x12.\n\x06header\x18\x01 \x01(\x0b\x32\x1c.pserver.v1.CheckpointHeaderH\x00\x12*\n\x06tensor\x18\x02 \x01(\x0b\x32\x18.pserver.v1.TensorRecordH\x00\x12+\n\nstep_marks\x18\x03 \x01(\x0b\x32\x15.pserver.v1.StepMarksH\x00\x12.\n\x06\x66ooter\x18\x04 \x01(\x0b\x32\x1c.pserver.v1.CheckpointFooterH\x00\x12(\n\x05table\x18\x05 \x01(\x0b\x32\x17.pserver.v1.TableRecordH\x00\x12+\n\ntable_rows\x18\x06 \x01(\x0b\x32\x15.pserver.v1.TableRowsH\x00\x42\x07\n\x05\x66rame\"\xb0\x01\n\x10\x43heckpointHeader\x12\x16\n\x0e\x66ormat_version\x18\x01 \x01(\r\x12\x13\n\x0bshard_index\x18\x02 \x01(\r\x12\x13\n\x0bshard_count\x18\x03 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x04 \x01(\x04\x12\x17\n\x0f\x63reated_unix_ns\x18\x05 \x01(\x03\x12\x12\n\nblock_size\x18\x06 \x01(\x04\x12\x0b\n\x03job\x18\x07 \x01(\t\x12\x0b\n\x03seq\x18\x08 \x01(\x04\"\x8d\x01\n\x0cTensorRecord\x12\"\n\x06tensor\x18\x01 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x02 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\x12)\n\x05state\x18\x03 \x01(\x0b\x32\x1a.pserver.v1.OptimizerState\"{\n\x0bTableRecord\x12#\n\x04spec\x18\x01 \x01(\x0b\x32\x15.pserver.v1.TableSpec\x12\x0c\n\x04step\x18\x02 \x01(\x04\x12\x0c\n\x04rows\x18\x03 \x01(\x04\x12\x13\n\x0bpending_ids\x18\x04 \x01(\x0c\x12\x16\n\x0epending_counts\x18\x05 \x01(\x0c\"j\n\tTableRows\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0e\n\x06stride\x18\x02 \x01(\r\x12\x0b\n\x03ids\x18\x03 \x01(\x0c\x12\x0e\n\x06values\x18\x04 \x01(\x0c\x12\x11\n\tlast_seen\x18\x05 \x01(\x0c\x12\x0e\n\x06\x63ounts\x18\x06 \x01(\x0c\"0\n\tStepMarks\x12#\n\x05marks\x18\x01 \x03(\x0b\x32\x14.pserver.v1.StepMark\"E\n\x08StepMark\x12\x12\n\ntrainer_id\x18\x01 \x01(\x04\x12\x0c\n\x04step\x18\x02 \x01(\x04\x12\x17\n\x0fupdated_unix_ms\x18\x03 \x01(\x03\"u\n\x10\x43heckpointFooter\x12\x14\n\x0crecord_count\x18\x01 \x01(\x04\x12\x39\n\x12\x63hecksum_algorithm\x18\x02 \x01(\x0e\x32\x1d.pserver.v1.ChecksumAlgorithm\x12\x10\n\x08\x63hecksum\x18\x03 \x01(\x0c\"\xff\x01\n\x0e\x43heckpointMeta\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x39\n\x12\x63hecksum_algorithm\x18\x04 \x01(\x0e\x32\x1d.pserver.v1.ChecksumAlgorithm\x12\x10\n\x08\x63hecksum\x18\x05 \x01(\x0c\x12\x14\n\x0ctimestamp_ns\x18\x06 \x01(\x03\x12\x13\n\x0bshard_epoch\x18\x07 \x01(\x04\x12\r\n\x05index\x18\x08 \x01(\r\x12\x0b\n\x03seq\x18\t \x01(\x04\x12\x17\n\x0fupdates_applied\x18\n \x01(\x04\x12\x16\n\x0e\x66ormat_version\x18\x0b \x01(\r*u\n\x11\x43hecksumAlgorithm\x12\"\n\x1e\x43HECKSUM_ALGORITHM_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43HECKSUM_ALGORITHM_CRC32C\x10\x01\x12\x1d\n\x19\x43HECKSUM_ALGORITHM_SHA256\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pserver.v1.checkpoint_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _CHECKSUMALGORITHM._serialized_start=1131
-  _CHECKSUMALGORITHM._serialized_end=1248
-  _CHECKPOINTFRAME._serialized_start=97
-  _CHECKPOINTFRAME._serialized_end=308
-  _CHECKPOINTHEADER._serialized_start=311
-  _CHECKPOINTHEADER._serialized_end=487
-  _TENSORRECORD._serialized_start=490
-  _TENSORRECORD._serialized_end=631
-  _STEPMARKS._serialized_start=633
-  _STEPMARKS._serialized_end=681
-  _STEPMARK._serialized_start=683
-  _STEPMARK._serialized_end=752
-  _CHECKPOINTFOOTER._serialized_start=754
-  _CHECKPOINTFOOTER._serialized_end=871
-  _CHECKPOINTMETA._serialized_start=874
-  _CHECKPOINTMETA._serialized_end=1129
+  _CHECKSUMALGORITHM._serialized_start=1475
+  _CHECKSUMALGORITHM._serialized_end=1592
+  _CHECKPOINTFRAME._serialized_start=121
+  _CHECKPOINTFRAME._serialized_end=419
+  _CHECKPOINTHEADER._serialized_start=422
+  _CHECKPOINTHEADER._serialized_end=598
+  _TENSORRECORD._serialized_start=601
+  _TENSORRECORD._serialized_end=742
+  _TABLERECORD._serialized_start=744
+  _TABLERECORD._serialized_end=867
+  _TABLEROWS._serialized_start=869
+  _TABLEROWS._serialized_end=975
+  _STEPMARKS._serialized_start=977
+  _STEPMARKS._serialized_end=1025
+  _STEPMARK._serialized_start=1027
+  _STEPMARK._serialized_end=1096
+  _CHECKPOINTFOOTER._serialized_start=1098
+  _CHECKPOINTFOOTER._serialized_end=1215
+  _CHECKPOINTMETA._serialized_start=1218
+  _CHECKPOINTMETA._serialized_end=1473
 # @@protoc_insertion_point(module_scope)

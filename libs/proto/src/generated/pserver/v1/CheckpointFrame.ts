@@ -4,6 +4,8 @@ import type { CheckpointHeader as _pserver_v1_CheckpointHeader, CheckpointHeader
 import type { TensorRecord as _pserver_v1_TensorRecord, TensorRecord__Output as _pserver_v1_TensorRecord__Output } from '../../pserver/v1/TensorRecord';
 import type { StepMarks as _pserver_v1_StepMarks, StepMarks__Output as _pserver_v1_StepMarks__Output } from '../../pserver/v1/StepMarks';
 import type { CheckpointFooter as _pserver_v1_CheckpointFooter, CheckpointFooter__Output as _pserver_v1_CheckpointFooter__Output } from '../../pserver/v1/CheckpointFooter';
+import type { TableRecord as _pserver_v1_TableRecord, TableRecord__Output as _pserver_v1_TableRecord__Output } from '../../pserver/v1/TableRecord';
+import type { TableRows as _pserver_v1_TableRows, TableRows__Output as _pserver_v1_TableRows__Output } from '../../pserver/v1/TableRows';
 
 /**
  * A checkpoint file holds one shard. It is a sequence of frames, each a varint byte length
@@ -30,9 +32,17 @@ export interface CheckpointFrame {
    */
   'footer'?: (_pserver_v1_CheckpointFooter | null);
   /**
+   * A sparse table's part on the shard: spec and state; its rows follow (format 2).
+   */
+  'table'?: (_pserver_v1_TableRecord | null);
+  /**
+   * Rows of the table of the last TableRecord (format 2).
+   */
+  'tableRows'?: (_pserver_v1_TableRows | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows";
 }
 
 /**
@@ -60,7 +70,15 @@ export interface CheckpointFrame__Output {
    */
   'footer'?: (_pserver_v1_CheckpointFooter__Output | null);
   /**
+   * A sparse table's part on the shard: spec and state; its rows follow (format 2).
+   */
+  'table'?: (_pserver_v1_TableRecord__Output | null);
+  /**
+   * Rows of the table of the last TableRecord (format 2).
+   */
+  'tableRows'?: (_pserver_v1_TableRows__Output | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows";
 }

@@ -7,7 +7,9 @@ import type { Long } from '@grpc/proto-loader';
  */
 export interface CheckpointHeader {
   /**
-   * The file format's version. Readers read every older version. This format is 1.
+   * The file format's version. Readers read every older version. 1: tensors and step marks;
+   * 2: also tables (written only by shards holding a table, so older readers still read the
+   * files of shards without one).
    */
   'formatVersion'?: (number);
   /**
@@ -45,7 +47,9 @@ export interface CheckpointHeader {
  */
 export interface CheckpointHeader__Output {
   /**
-   * The file format's version. Readers read every older version. This format is 1.
+   * The file format's version. Readers read every older version. 1: tensors and step marks;
+   * 2: also tables (written only by shards holding a table, so older readers still read the
+   * files of shards without one).
    */
   'formatVersion': (number);
   /**

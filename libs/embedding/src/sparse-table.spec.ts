@@ -1,0 +1,268 @@
+import {
+  Optimizer,
+  type OptimizerConfigInput,
+  type RowOptimizerConfigInput,
+} from '@pserver/optimizer';
+import { bucketOfBigInt, tableShardOf } from '@pserver/proto';
+import { EmbeddingError } from './errors';
+import { initDraw, writeInitRow } from './row-init';
+import { SparseTable, type SparseTableOptions } from './sparse-table';
+
+const ids = (...values: (number | bigint)[]): Uint8Array =>
+  new Uint8Array(BigInt64Array.from(values.map((v) => BigInt(v))).buffer);
+const f32 = (...values: number[]): Uint8Array => new Uint8Array(Float32Array.from(values).buffer);
+const u32 = (...values: number[]): Uint8Array => new Uint8Array(Uint32Array.from(values).buffer);
+const hex = (a: ArrayBufferView): string =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('hex');
+
+function table(options: Partial<SparseTableOptions> = {}): SparseTable {
+  return new SparseTable({
+    name: 'emb',
+    dim: 2,
+    buckets: 16,
+    shardIndex: 0,
+    shardCount: 1,
+    init: { kind: 'uniform', low: -0.5, high: 0.5 },
+    seedLo: 42,
+    seedHi: 0,
+    optimizer: { sgd: {}, learningRate: { base: 0.5 } },
+    rowsPerChunk: 4,
+    ...options,
+  });
+}
+
+function push(t: SparseTable, grad: Parameters<SparseTable['checkPush']>[0]) {
+  return t.apply(t.checkPush(grad));
+}
+
+/** Everything a client can observe of a table: values and found bits of the given ids. */
+function observe(t: SparseTable, idBytes: Uint8Array): string {
+  const { values, found } = t.getRows(idBytes);
+  return `${hex(values)}/${hex(found)}/${t.rows}/${t.step}`;
+}
+
+describe('row init values', () => {
+  it('follows the documented counter-based formula (values computed by hand in Python)', () => {
+    expect([0, 1, 2].map((e) => initDraw(42, 0, 0, 7, 0, e))).toEqual([
+      0.36376774311065674, 0.5618768930435181, 0.9906958341598511,
+    ]);
+    const uniform = new Float32Array(3);
+    writeInitRow({ kind: 'uniform', low: -0.5, high: 0.5 }, 42, 0, 7, 0, uniform, 0, 3);
+    expect([...uniform]).toEqual([-0.13623225688934326, 0.061876893043518066, 0.4906958341598511]);
+    // id −1, seed 2^32 + 3: the halves of both.
+    const normal = new Float32Array(2);
+    writeInitRow({ kind: 'normal', mean: 1, stddev: 2 }, 3, 1, -1, -1, normal, 0, 2);
+    expect([...normal]).toEqual([1.7077237367630005, -0.6463339328765869]);
+  });
+});
+
+describe('SparseTable', () => {
+  it('sums duplicate ids before one update', () => {
+    const t = table({ optimizer: { adagrad: {}, learningRate: { base: 0.1 } } });
+    const merged = table({ optimizer: { adagrad: {}, learningRate: { base: 0.1 } } });
+    const outcome = push(t, { ids: ids(3, 9, 3), grads: f32(1, 2, 5, 6, 0.25, 0.5) });
+    push(merged, { ids: ids(3, 9), grads: f32(1.25, 2.5, 5, 6) });
+    expect(outcome).toMatchObject({ rowsUpdated: 2, rowsCreated: 2, rowsRejected: 0 });
+    expect(observe(t, ids(3, 9))).toBe(observe(merged, ids(3, 9)));
+  });
+
+  it('pull never creates a row: missing ids read their init value (or zeros) and are not found', () => {
+    const t = table();
+    const first = t.getRows(ids(7, 8));
+    const expected = new Float32Array(4);
+    writeInitRow({ kind: 'uniform', low: -0.5, high: 0.5 }, 42, 0, 7, 0, expected, 0, 2);
+    writeInitRow({ kind: 'uniform', low: -0.5, high: 0.5 }, 42, 0, 8, 0, expected, 2, 2);
+    expect(hex(first.values)).toBe(hex(expected));
+    expect([...first.found]).toEqual([0]);
+    expect(t.rows).toBe(0);
+    const zero = table({ pullMissing: 'zero' }).getRows(ids(7));
+    expect([...zero.values]).toEqual([0, 0]);
+    // A push starts a row from the same bytes: SGD with lr 0.5 and gradient 0 keeps them.
+    push(t, { ids: ids(7), grads: f32(0, 0) });
+    const after = t.getRows(ids(7));
+    expect(hex(after.values)).toBe(hex(expected.subarray(0, 2)));
+    expect([...after.found]).toEqual([1]);
+  });
+
+  it('a missing id reads its init bytes before creation and again after eviction', () => {
+    const t = table({ ttlSteps: 1 });
+    const before = hex(t.getRows(ids(5)).values);
+    push(t, { ids: ids(5), grads: f32(1, 1) });
+    expect(hex(t.getRows(ids(5)).values)).not.toBe(before);
+    push(t, { ids: ids(6), grads: f32(1, 1) }); // step 2: 5 unseen for 1 step, kept
+    expect([...t.getRows(ids(5)).found]).toEqual([1]);
+    push(t, { ids: ids(6), grads: f32(1, 1) }); // step 3: unseen for 2 > 1, evicted
+    const read = t.getRows(ids(5));
+    expect([...read.found]).toEqual([0]);
+    expect(hex(read.values)).toBe(before);
+    expect(t.totals.rowsEvicted).toBe(1);
+  });
+
+  it('admits by count exactly at the threshold, counts summed over pushes and counts fields', () => {
+    const t = table({ admission: { kind: 'counting', minCount: 3 } });
+    expect(push(t, { ids: ids(1), grads: f32(1, 1) })).toMatchObject({ rowsRejected: 1 });
+    expect(push(t, { ids: ids(1), grads: f32(1, 1) })).toMatchObject({ rowsRejected: 1 });
+    expect(t.rows).toBe(0);
+    expect(push(t, { ids: ids(1), grads: f32(1, 1) })).toMatchObject({
+      rowsCreated: 1,
+      rowsRejected: 0,
+    });
+    // counts: 2 occurrences then 1 more reaches 3.
+    expect(push(t, { ids: ids(2), grads: f32(1, 1), counts: u32(2) }).rowsRejected).toBe(1);
+    expect(push(t, { ids: ids(2), grads: f32(1, 1), counts: u32(1) }).rowsCreated).toBe(1);
+    // Duplicates in one push count once each.
+    expect(push(t, { ids: ids(4, 4, 4), grads: f32(1, 1, 1, 1, 1, 1) }).rowsCreated).toBe(1);
+    expect(t.rows).toBe(3);
+  });
+
+  it('admits deterministically by probability: the same ids in two tables with the same seed', () => {
+    const many = Array.from({ length: 400 }, (_, i) => i * 7919);
+    const grads = new Uint8Array(new Float32Array(800).fill(1).buffer);
+    const a = table({ admission: { kind: 'probabilistic', probability: 0.25 } });
+    const b = table({ admission: { kind: 'probabilistic', probability: 0.25 } });
+    const oa = push(a, { ids: ids(...many), grads });
+    push(b, { ids: ids(...many), grads });
+    expect(oa.rowsCreated + oa.rowsRejected).toBe(400);
+    expect(oa.rowsCreated).toBeGreaterThan(50);
+    expect(oa.rowsCreated).toBeLessThan(150);
+    expect(hex(a.getRows(ids(...many)).found)).toBe(hex(b.getRows(ids(...many)).found));
+  });
+
+  it('TTL evicts exactly the rows unseen for more than ttl steps', () => {
+    const t = table({ ttlSteps: 2 });
+    push(t, { ids: ids(1, 2, 3), grads: new Uint8Array(24) }); // step 1
+    push(t, { ids: ids(2), grads: new Uint8Array(8) }); // step 2
+    push(t, { ids: ids(3), grads: new Uint8Array(8) }); // step 3: 1 unseen for 2, kept
+    expect([...t.getRows(ids(1, 2, 3)).found]).toEqual([0b111]);
+    push(t, { ids: ids(3), grads: new Uint8Array(8) }); // step 4: 1 unseen for 3 > 2
+    expect([...t.getRows(ids(1, 2, 3)).found]).toEqual([0b110]);
+    push(t, { ids: ids(3), grads: new Uint8Array(8) }); // step 5: 2 unseen for 3 > 2
+    expect([...t.getRows(ids(1, 2, 3)).found]).toEqual([0b100]);
+    expect(t.totals.rowsEvicted).toBe(2);
+    expect(t.rows).toBe(1);
+  });
+
+  it('never holds more than max_rows, evicts the least recently pushed, reuses freed rows', () => {
+    const t = table({ maxRows: 4, rowsPerChunk: 4 });
+    push(t, { ids: ids(1, 2, 3, 4), grads: new Uint8Array(32) }); // step 1
+    push(t, { ids: ids(2, 3, 4), grads: new Uint8Array(24) }); // step 2: 1 is the oldest
+    const outcome = push(t, { ids: ids(5), grads: new Uint8Array(8) });
+    expect(outcome).toMatchObject({ rowsCreated: 1, rowsEvicted: 1 });
+    expect(t.rows).toBe(4);
+    expect([...t.getRows(ids(1, 2, 3, 4, 5)).found]).toEqual([0b11110]);
+    for (let i = 6; i < 40; i++) {
+      push(t, { ids: ids(i, i + 100), grads: new Uint8Array(16) });
+      expect(t.rows).toBeLessThanOrEqual(4);
+    }
+    // Every row came from the one chunk: freed rows were reused.
+    expect(t.snapshotRows(100)[0]!.lastSeen.length).toBe(4);
+    expect((t as unknown as { arena: { capacity: number } }).arena.capacity).toBe(4);
+  });
+
+  const denseCases: [string, RowOptimizerConfigInput, OptimizerConfigInput][] = [
+    ['sgd', { sgd: {}, learningRate: { base: 0.05 } }, { sgd: {}, learningRate: { base: 0.05 } }],
+    [
+      'adagrad',
+      { adagrad: { initialAccumulator: 0.1 }, learningRate: { base: 0.1 } },
+      { adagrad: { initialAccumulator: 0.1 }, learningRate: { base: 0.1 } },
+    ],
+  ];
+  it.each(denseCases)(
+    '%s: a push of every id equals the dense update of the same matrix, bit for bit',
+    (_name, rowConfig, denseConfig) => {
+      const n = 6;
+      const dim = 5;
+      const t = table({ dim, optimizer: rowConfig, init: { kind: 'normal', mean: 0, stddev: 1 } });
+      const all = ids(...Array.from({ length: n }, (_, i) => i * 1000 - 2));
+      const dense = new Optimizer({
+        elementType: 'ELEMENT_TYPE_FLOAT32',
+        values: t.getRows(all).values,
+        config: denseConfig,
+        storage: 'js',
+      });
+      for (let step = 1; step <= 5; step++) {
+        const g = Float32Array.from({ length: n * dim }, (_, i) => Math.sin(i * 7 + step) * step);
+        push(t, { ids: all, grads: new Uint8Array(g.buffer) });
+        dense.update(g);
+      }
+      expect(hex(t.getRows(all).values)).toBe(hex(dense.values));
+    },
+  );
+
+  describe('bad input changes nothing', () => {
+    const setup = (options: Partial<SparseTableOptions> = {}) => {
+      const t = table(options);
+      push(t, { ids: ids(1, 2), grads: f32(1, 2, 3, 4) });
+      return { t, before: observe(t, ids(1, 2, 3)) };
+    };
+    const refused = (t: SparseTable, grad: Parameters<SparseTable['checkPush']>[0]) => {
+      try {
+        t.checkPush(grad);
+      } catch (err) {
+        expect(err).toBeInstanceOf(EmbeddingError);
+        return (err as EmbeddingError).code;
+      }
+      throw new Error('accepted');
+    };
+
+    it.each([
+      [
+        'ids not whole int64s',
+        { ids: new Uint8Array(12), grads: f32(1, 2) },
+        'EMBEDDING_LENGTH_MISMATCH',
+      ],
+      ['wrong dim', { ids: ids(1), grads: f32(1, 2, 3) }, 'EMBEDDING_LENGTH_MISMATCH'],
+      [
+        'counts of another length',
+        { ids: ids(3), grads: f32(1, 2), counts: u32(1, 1) },
+        'EMBEDDING_LENGTH_MISMATCH',
+      ],
+      ['NaN', { ids: ids(3, 1), grads: f32(1, 2, NaN, 0) }, 'EMBEDDING_NON_FINITE_GRADIENT'],
+      [
+        'a duplicate sum that overflows',
+        { ids: ids(3, 3), grads: f32(3e38, 0, 3e38, 0) },
+        'EMBEDDING_NON_FINITE_GRADIENT',
+      ],
+    ])('%s', (_name, grad, code) => {
+      const { t, before } = setup();
+      expect(refused(t, grad)).toBe(code);
+      expect(observe(t, ids(1, 2, 3))).toBe(before);
+    });
+
+    it('an id of another shard', () => {
+      const t = table({ shardCount: 2 });
+      let other = 0n;
+      while (tableShardOf('emb', bucketOfBigInt(other, 16), 2) === 0) other++;
+      expect(refused(t, { ids: ids(other), grads: f32(1, 1) })).toBe('EMBEDDING_WRONG_SHARD');
+      expect(t.rows).toBe(0);
+    });
+
+    it('a table that cannot grow', () => {
+      // One chunk of 4 rows fits in 200 bytes; a second does not.
+      const { t, before } = setup({ maxBytes: 200 });
+      expect(refused(t, { ids: ids(3, 4, 5), grads: new Uint8Array(24) })).toBe(
+        'EMBEDDING_CAPACITY_EXHAUSTED',
+      );
+      expect(observe(t, ids(1, 2, 3))).toBe(before);
+      expect(t.step).toBe(1);
+    });
+  });
+
+  it('restores rows, step and pending admissions byte for byte', () => {
+    const options = { admission: { kind: 'counting', minCount: 2 } as const, ttlSteps: 10 };
+    const t = table({ ...options, optimizer: { adam: { biasCorrection: 'row' } } });
+    push(t, { ids: ids(1, 2, 2, -5), grads: f32(1, 2, 3, 4, 5, 6, 7, 8) });
+    push(t, { ids: ids(1, 9), grads: f32(1, 1, 1, 1) });
+    const copy = table({ ...options, optimizer: { adam: { biasCorrection: 'row' } } });
+    copy.restore(t.step, t.snapshotPending(), t.snapshotRows(1));
+    const probe = ids(1, 2, -5, 9);
+    expect(observe(copy, probe)).toBe(observe(t, probe));
+    expect(hex(copy.snapshotRows(100)[0]!.values)).toBe(hex(t.snapshotRows(100)[0]!.values));
+    // Both admit 9 on its next push, and update the same way.
+    const next = { ids: ids(9, 2), grads: f32(1, 2, 3, 4) };
+    push(t, next);
+    push(copy, next);
+    expect(observe(copy, probe)).toBe(observe(t, probe));
+    expect(t.rows).toBe(3);
+  });
+});

@@ -1,0 +1,691 @@
+import { RowOptimizer, type RowOptimizerConfigInput } from '@pserver/optimizer';
+import { bucketsOfIds, tableShards } from '@pserver/proto';
+import { EmbeddingError, invalidArgument } from './errors';
+import { fmix32 } from './hash';
+import { IdIndex } from './id-index';
+import { RowArena, type RowChunk } from './row-arena';
+import { writeInitRow, type RowInit } from './row-init';
+
+/** Which new ids get a row. */
+export type AdmissionRule =
+  | { kind: 'all' }
+  | { kind: 'counting'; minCount: number }
+  | { kind: 'probabilistic'; probability: number };
+
+/** Options of a `SparseTable`: one table's buckets on one shard. */
+export interface SparseTableOptions {
+  name: string;
+  dim: number;
+  /** Buckets of the whole table, a power of two. */
+  buckets: number;
+  shardIndex: number;
+  shardCount: number;
+  init: RowInit;
+  /** The initializer's 64-bit seed as two uint32 halves; also keys probabilistic admission. */
+  seedLo: number;
+  seedHi: number;
+  optimizer: RowOptimizerConfigInput;
+  admission?: AdmissionRule;
+  /** Evict rows not pushed for more than this many table steps. */
+  ttlSteps?: number;
+  /** Most rows on this shard; creating one more evicts the least recently pushed of a sample. */
+  maxRows?: number;
+  /** Rows to size the index and arena for up front (this shard's share). */
+  expectedRows?: number;
+  /** What a pull of an id without a row reads. Default 'init'. */
+  pullMissing?: 'init' | 'zero';
+  /** Most bytes of the arena (values, state, metadata). Default unlimited. */
+  maxBytes?: number;
+  /** Arena rows per chunk. Default 4096. */
+  rowsPerChunk?: number;
+  /** Rows a TTL sweep looks at after each push (a larger table is swept over several pushes). */
+  sweepRowsPerPush?: number;
+}
+
+/** One table's gradients in a push, as they travel: int64 LE ids, float32 LE rows, uint32 counts. */
+export interface SparseGradBytes {
+  ids: Uint8Array;
+  grads: Uint8Array;
+  counts?: Uint8Array;
+}
+
+/** What a push did to the table. */
+export interface SparseOutcomeCounts {
+  rowsUpdated: number;
+  rowsCreated: number;
+  rowsRejected: number;
+  rowsEvicted: number;
+}
+
+/** The table's rows as a checkpoint takes them: parallel arrays, row k of each. */
+export interface TableRowsSection {
+  /** int64 little-endian, 8 bytes a row. */
+  ids: Uint8Array;
+  /** `stride` float32 values a row: the values, then the optimizer state. */
+  values: Float32Array;
+  lastSeen: Uint32Array;
+  count: Uint32Array;
+}
+
+/** Ids waiting for admission by count, with their counts so far. */
+export interface PendingAdmissions {
+  ids: Uint8Array;
+  counts: Uint32Array;
+}
+
+/** A checked push, ready to apply: valid only until the table next changes. */
+export interface PreparedSparsePush {
+  readonly table: SparseTable;
+  readonly version: number;
+  readonly lo: Uint32Array;
+  readonly hi: Uint32Array;
+  readonly occurrences: Uint32Array;
+  /** Merged gradient rows, unique × dim. */
+  readonly grads: Float32Array;
+  /** The row of each unique id; −1 for an id without a (live, unexpired) row. */
+  readonly rows: Int32Array;
+  /** For ids without a row: 1 when admitted. */
+  readonly admitted: Uint8Array;
+  /** For ids without a row: an expired row to evict first, else −1. */
+  readonly expired: Int32Array;
+  /** For counting admission: the id's count after this push. */
+  readonly pendingCounts: Uint32Array;
+}
+
+const sampleSize = 16;
+const maxCount = 0xffffffff;
+const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * The rows of one sparse table held by one shard (its buckets): an `IdIndex` from ids to rows, a
+ * `RowArena` of `dim` values plus the row optimizer's state per row, the table's step, and the
+ * admission and eviction rules.
+ *
+ * A push is two calls with nothing else in between: `checkPush` validates everything and reserves
+ * room for every row it would create, changing no row (a refusal, or a later refusal of another
+ * part of the same push, leaves the table as it was); `apply` then cannot fail. Pulls never
+ * create rows: a missing id reads its init value (or zeros), the same bytes a push would start it
+ * from, also after an eviction.
+ */
+export class SparseTable {
+  readonly name: string;
+  readonly dim: number;
+  readonly buckets: number;
+  readonly optimizer: RowOptimizer;
+  readonly stride: number;
+  private readonly options: SparseTableOptions;
+  private readonly index: IdIndex;
+  private readonly arena: RowArena;
+  private readonly owned: Uint8Array;
+  private readonly admission: AdmissionRule;
+  private readonly probabilityThreshold: number;
+  private readonly pullZero: boolean;
+  private readonly sweepRowsPerPush: number;
+  // Counting admission: ids not yet admitted → slot in `pendingCounts`.
+  private readonly pending = new IdIndex({ initialCapacity: 8 });
+  private pendingCounts = new Uint32Array(8);
+  private pendingFree: number[] = [];
+  private pendingHigh = 0;
+  private sweepCursor = 0;
+  private random: number;
+  private stepValue = 0;
+  private versionValue = 0;
+  private createdTotal = 0;
+  private rejectedTotal = 0;
+  private evictedTotal = 0;
+
+  constructor(options: SparseTableOptions) {
+    const { dim, buckets, shardIndex, shardCount } = options;
+    if (!Number.isInteger(dim) || dim < 1 || dim > 4096)
+      throw invalidArgument('dim', dim, 'must be an integer in [1, 4096]');
+    this.options = options;
+    this.name = options.name;
+    this.dim = dim;
+    this.buckets = buckets;
+    this.optimizer = new RowOptimizer(options.optimizer, dim);
+    this.stride = this.optimizer.layout.stride;
+    const maxRows = options.maxRows;
+    if (maxRows !== undefined && (!Number.isSafeInteger(maxRows) || maxRows < 1))
+      throw invalidArgument('maxRows', maxRows, 'must be an integer ≥ 1');
+    this.arena = new RowArena({
+      stride: this.stride,
+      ...(options.rowsPerChunk !== undefined && { rowsPerChunk: options.rowsPerChunk }),
+      ...(maxRows !== undefined && { maxRows: Math.min(maxRows, 2 ** 31 - 2) }),
+      ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+    });
+    const expected = Math.min(options.expectedRows ?? 0, maxRows ?? Infinity, 2 ** 26);
+    this.index = new IdIndex();
+    if (expected > 0) this.index.reserve(expected);
+    const shards = tableShards(options.name, buckets, shardCount);
+    this.owned = new Uint8Array(buckets);
+    for (let b = 0; b < buckets; b++) this.owned[b] = shards[b] === shardIndex ? 1 : 0;
+    this.admission = options.admission ?? { kind: 'all' };
+    this.probabilityThreshold =
+      this.admission.kind === 'probabilistic' ? this.admission.probability * 2 ** 32 : 0;
+    this.pullZero = options.pullMissing === 'zero';
+    this.sweepRowsPerPush = options.sweepRowsPerPush ?? 65536;
+    this.random = fmix32((options.seedLo ^ fmix32(options.seedHi ^ 0x2545f491)) >>> 0) || 1;
+  }
+
+  /** Pushes that updated the table on this shard. */
+  get step(): number {
+    return this.stepValue;
+  }
+
+  /** Live rows. */
+  get rows(): number {
+    return this.arena.rows;
+  }
+
+  /** Totals since the table was created in this process. */
+  get totals(): { rowsCreated: number; rowsRejected: number; rowsEvicted: number } {
+    return {
+      rowsCreated: this.createdTotal,
+      rowsRejected: this.rejectedTotal,
+      rowsEvicted: this.evictedTotal,
+    };
+  }
+
+  /** Bytes a row takes: values and state, arena metadata, free list, about 1.4 index slots. */
+  get bytesPerRow(): number {
+    return 4 * this.stride + 17 + 4 + 18;
+  }
+
+  /**
+   * The rows of `ids` (int64 LE, duplicates allowed), in request order, `dim` float32 each, and a
+   * bitmap of the ids that have a row. Never creates a row.
+   */
+  getRows(ids: Uint8Array): { values: Float32Array; found: Uint8Array } {
+    const { lo, hi } = this.readIds(ids);
+    const n = lo.length;
+    const dim = this.dim;
+    const values = new Float32Array(n * dim);
+    const found = new Uint8Array(Math.ceil(n / 8));
+    const { shift, mask, stride } = this.arena;
+    for (let k = 0; k < n; k++) {
+      const row = this.index.get(lo[k]!, hi[k]!);
+      if (row >= 0 && !this.isExpired(row)) {
+        const offset = (row & mask) * stride;
+        values.set(this.arena.chunk(row >>> shift).values.subarray(offset, offset + dim), k * dim);
+        found[k >>> 3]! |= 1 << (k & 7);
+      } else if (!this.pullZero) {
+        this.writeInit(lo[k]!, hi[k]!, values, k * dim);
+      }
+    }
+    return { values, found };
+  }
+
+  /**
+   * Checks one push of this table and reserves what applying it needs; changes no row. Throws
+   * `EmbeddingError`: EMBEDDING_LENGTH_MISMATCH (ids not whole int64s, grads not ids × dim
+   * float32, counts not one uint32 per id), EMBEDDING_WRONG_SHARD (an id of another shard's
+   * bucket), EMBEDDING_NON_FINITE_GRADIENT (NaN or ±Infinity, also a sum of duplicates that
+   * overflows), EMBEDDING_CAPACITY_EXHAUSTED (the new rows do not fit).
+   */
+  checkPush(grad: SparseGradBytes): PreparedSparsePush {
+    const { lo: allLo, hi: allHi } = this.readIds(grad.ids);
+    const n = allLo.length;
+    const dim = this.dim;
+    if (grad.grads.byteLength !== n * dim * 4) {
+      throw lengthMismatch(
+        'grads',
+        `${grad.grads.byteLength} bytes, ${n} ids of dim ${dim} need ${n * dim * 4}`,
+        grad.grads.byteLength,
+      );
+    }
+    const counts = grad.counts;
+    if (counts && counts.byteLength !== 0 && counts.byteLength !== n * 4) {
+      throw lengthMismatch(
+        'counts',
+        `${counts.byteLength} bytes, ${n} ids need ${n * 4} (one uint32 each) or none`,
+        counts.byteLength,
+      );
+    }
+    const raw = new Float32Array(n * dim);
+    new Uint8Array(raw.buffer).set(grad.grads);
+    checkFinite(raw, dim);
+    const rawCounts = counts && counts.byteLength > 0 ? new Uint32Array(n) : undefined;
+    if (rawCounts && counts) new Uint8Array(rawCounts.buffer).set(counts);
+
+    // Duplicates summed in order of first appearance.
+    const merge = new IdIndex({ initialCapacity: Math.ceil(n / 0.7) + 1 });
+    const lo = new Uint32Array(n);
+    const hi = new Uint32Array(n);
+    const occurrences = new Uint32Array(n);
+    const sums = new Float32Array(n * dim);
+    let unique = 0;
+    for (let k = 0; k < n; k++) {
+      const l = allLo[k]!;
+      const h = allHi[k]!;
+      let u = merge.get(l, h);
+      const src = raw.subarray(k * dim, (k + 1) * dim);
+      if (u < 0) {
+        u = unique++;
+        merge.insert(l, h, u);
+        lo[u] = l;
+        hi[u] = h;
+        sums.set(src, u * dim);
+      } else {
+        const o = u * dim;
+        for (let i = 0; i < dim; i++) sums[o + i] = sums[o + i]! + src[i]!;
+      }
+      occurrences[u] = Math.min(occurrences[u]! + (rawCounts ? rawCounts[k]! : 1), maxCount);
+    }
+    const grads = sums.subarray(0, unique * dim);
+    checkFinite(grads, dim);
+
+    const rows = new Int32Array(unique);
+    const admitted = new Uint8Array(unique);
+    const expired = new Int32Array(unique).fill(-1);
+    const pendingCounts = new Uint32Array(unique);
+    let creating = 0;
+    let newPending = 0;
+    for (let u = 0; u < unique; u++) {
+      const row = this.index.get(lo[u]!, hi[u]!);
+      if (row >= 0 && !this.isExpired(row)) {
+        rows[u] = row;
+        continue;
+      }
+      rows[u] = -1;
+      expired[u] = row;
+      if (this.admit(lo[u]!, hi[u]!, occurrences[u]!, pendingCounts, u)) {
+        admitted[u] = 1;
+        creating++;
+      } else if (this.pending.get(lo[u]!, hi[u]!) < 0) newPending++;
+    }
+    const room =
+      this.options.maxRows === undefined
+        ? creating
+        : Math.min(creating, Math.max(0, this.options.maxRows - this.arena.rows));
+    if (!this.arena.reserve(room) || !this.index.reserve(this.index.size + creating)) {
+      throw new EmbeddingError(
+        'EMBEDDING_CAPACITY_EXHAUSTED',
+        `table ${this.name}: cannot hold ${creating} more rows (${this.arena.rows} held, ${this.arena.bytes} bytes); nothing of the push was applied`,
+        'rows',
+        creating,
+      );
+    }
+    if (newPending > 0) this.reservePending(newPending);
+    return {
+      table: this,
+      version: this.versionValue,
+      lo: lo.subarray(0, unique),
+      hi: hi.subarray(0, unique),
+      occurrences: occurrences.subarray(0, unique),
+      grads,
+      rows,
+      admitted,
+      expired,
+      pendingCounts,
+    };
+  }
+
+  /** Applies a push `checkPush` prepared (at table step + 1); cannot fail. */
+  apply(push: PreparedSparsePush): SparseOutcomeCounts {
+    if (push.table !== this || push.version !== this.versionValue) {
+      throw invalidArgument('push', push.version, 'was prepared for another state of the table');
+    }
+    this.versionValue++;
+    const step = ++this.stepValue;
+    const { lo, hi, occurrences, grads, rows, admitted, expired, pendingCounts } = push;
+    const dim = this.dim;
+    const { shift, mask } = this.arena;
+    const one = new Int32Array(1);
+    const update = (row: number, u: number): void => {
+      one[0] = row & mask;
+      this.optimizer.update(
+        this.arena.chunk(row >>> shift).values,
+        one,
+        grads.subarray(u * dim, (u + 1) * dim),
+        step,
+      );
+      this.arena.touch(row, step, occurrences[u]);
+    };
+    const evictedBefore = this.evictedTotal;
+    let updated = 0;
+    let created = 0;
+    let rejected = 0;
+    // Existing rows first: a row evicted to make room below is then never one still to update.
+    for (let u = 0; u < rows.length; u++) {
+      if (rows[u]! < 0) continue;
+      update(rows[u]!, u);
+      updated++;
+    }
+    for (let u = 0; u < rows.length; u++) if (expired[u]! >= 0) this.evict(expired[u]!);
+    for (let u = 0; u < rows.length; u++) {
+      if (rows[u]! >= 0) continue;
+      const l = lo[u]!;
+      const h = hi[u]!;
+      if (!admitted[u]) {
+        if (this.admission.kind === 'counting') this.setPending(l, h, pendingCounts[u]!);
+        rejected++;
+        continue;
+      }
+      if (this.admission.kind === 'counting') this.dropPending(l, h);
+      if (this.options.maxRows !== undefined && this.arena.rows >= this.options.maxRows) {
+        this.evictSampled();
+      }
+      const row = this.arena.allocate();
+      this.arena.setId(row, l, h);
+      this.index.insert(l, h, row);
+      const chunk = this.arena.chunk(row >>> shift);
+      this.writeInit(l, h, chunk.values, this.arena.offset(row));
+      this.optimizer.initializeRow(chunk.values, row & mask);
+      update(row, u);
+      created++;
+      updated++;
+    }
+    this.sweep();
+    this.createdTotal += created;
+    this.rejectedTotal += rejected;
+    return {
+      rowsUpdated: updated,
+      rowsCreated: created,
+      rowsRejected: rejected,
+      rowsEvicted: this.evictedTotal - evictedBefore,
+    };
+  }
+
+  /**
+   * The rows as a checkpoint takes them, copied synchronously into buffers from `take` (bytes),
+   * in sections of at most `rowsPerSection` rows.
+   */
+  snapshotRows(
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
+  ): TableRowsSection[] {
+    const sections: TableRowsSection[] = [];
+    const { rowsPerChunk, stride } = this.arena;
+    let rows: number[] = [];
+    const flush = (): void => {
+      if (rows.length === 0) return;
+      const n = rows.length;
+      const section: TableRowsSection = {
+        ids: take(8 * n),
+        values: floatView(take(4 * stride * n)),
+        lastSeen: uint32View(take(4 * n)),
+        count: uint32View(take(4 * n)),
+      };
+      const ids = new DataView(section.ids.buffer, section.ids.byteOffset, 8 * n);
+      rows.forEach((row, k) => {
+        const chunk = this.arena.chunk(row >>> this.arena.shift);
+        const i = row & this.arena.mask;
+        ids.setUint32(8 * k, chunk.idLo[i]!, true);
+        ids.setUint32(8 * k + 4, chunk.idHi[i]!, true);
+        section.values.set(chunk.values.subarray(i * stride, (i + 1) * stride), k * stride);
+        section.lastSeen[k] = chunk.lastSeen[i]!;
+        section.count[k] = chunk.count[i]!;
+      });
+      sections.push(section);
+      rows = [];
+    };
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const chunk: RowChunk = this.arena.chunk(c);
+      for (let i = 0; i < rowsPerChunk; i++) {
+        if ((chunk.flags[i]! & 1) === 0) continue;
+        rows.push(c * rowsPerChunk + i);
+        if (rows.length >= rowsPerSection) flush();
+      }
+    }
+    flush();
+    return sections;
+  }
+
+  /** Ids waiting for admission by count, copied. */
+  snapshotPending(): PendingAdmissions {
+    const ids: number[] = [];
+    const counts: number[] = [];
+    this.pending.forEach((lo, hi, slot) => {
+      ids.push(lo, hi);
+      counts.push(this.pendingCounts[slot]!);
+    });
+    return { ids: new Uint8Array(Uint32Array.from(ids).buffer), counts: Uint32Array.from(counts) };
+  }
+
+  /**
+   * Restores a checkpoint's state into this (new, empty) table: its step, its pending admissions
+   * and its rows, each row's bytes, lastSeen and count as they were.
+   */
+  restore(step: number, pending: PendingAdmissions, sections: readonly TableRowsSection[]): void {
+    this.restoreState(step, pending);
+    for (const section of sections) this.restoreRows(section);
+  }
+
+  /** The first part of `restore`: the step and the pending admissions, into an empty table. */
+  restoreState(step: number, pending: PendingAdmissions): void {
+    if (this.arena.rows > 0 || this.stepValue > 0 || this.pending.size > 0)
+      throw invalidArgument('restore', this.name, 'needs an empty table');
+    if (!Number.isSafeInteger(step) || step < 0) throw invalidArgument('step', step, 'must be ≥ 0');
+    this.stepValue = step;
+    const { lo, hi } = this.readIds(pending.ids, false);
+    if (pending.counts.length !== lo.length)
+      throw lengthMismatch('pending.counts', 'one count per pending id', pending.counts.length);
+    this.reservePending(lo.length);
+    for (let k = 0; k < lo.length; k++) this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
+  }
+
+  /** The second part of `restore`, once per section: rows as `snapshotRows` gave them. */
+  restoreRows(section: TableRowsSection): void {
+    const stride = this.stride;
+    const { lo, hi } = this.readIds(section.ids, false);
+    const n = lo.length;
+    if (section.values.length !== n * stride)
+      throw lengthMismatch('values', `${n} rows of stride ${stride}`, section.values.length);
+    if (section.lastSeen.length !== n || section.count.length !== n)
+      throw lengthMismatch('lastSeen', `one per row (${n})`, section.lastSeen.length);
+    if (!this.arena.reserve(n) || !this.index.reserve(this.index.size + n)) {
+      throw new EmbeddingError(
+        'EMBEDDING_CAPACITY_EXHAUSTED',
+        `table ${this.name}: cannot restore ${n} more rows`,
+        'rows',
+        n,
+      );
+    }
+    for (let k = 0; k < n; k++) {
+      if (this.index.get(lo[k]!, hi[k]!) >= 0) throw invalidArgument('ids', k, 'hold an id twice');
+      const row = this.arena.allocate();
+      this.arena.setId(row, lo[k]!, hi[k]!);
+      this.index.insert(lo[k]!, hi[k]!, row);
+      const chunk = this.arena.chunk(row >>> this.arena.shift);
+      const i = row & this.arena.mask;
+      chunk.values.set(section.values.subarray(k * stride, (k + 1) * stride), i * stride);
+      chunk.lastSeen[i] = section.lastSeen[k]!;
+      chunk.count[i] = section.count[k]!;
+    }
+  }
+
+  private writeInit(lo: number, hi: number, out: Float32Array, offset: number): void {
+    writeInitRow(
+      this.options.init,
+      this.options.seedLo,
+      this.options.seedHi,
+      lo,
+      hi,
+      out,
+      offset,
+      this.dim,
+    );
+  }
+
+  private isExpired(row: number): boolean {
+    const ttl = this.options.ttlSteps;
+    if (ttl === undefined) return false;
+    const lastSeen = this.arena.chunk(row >>> this.arena.shift).lastSeen[row & this.arena.mask]!;
+    return this.stepValue - lastSeen > ttl;
+  }
+
+  /** Whether a new id is admitted now; for counting, records its count after this push. */
+  private admit(lo: number, hi: number, occ: number, out: Uint32Array, u: number): boolean {
+    const rule = this.admission;
+    switch (rule.kind) {
+      case 'all':
+        return true;
+      case 'probabilistic':
+        return (
+          admissionHash(this.options.seedLo, this.options.seedHi, lo, hi) <
+          this.probabilityThreshold
+        );
+      case 'counting': {
+        const slot = this.pending.get(lo, hi);
+        const prior = slot < 0 ? 0 : this.pendingCounts[slot]!;
+        const count = Math.min(prior + occ, maxCount);
+        out[u] = count;
+        return count >= rule.minCount;
+      }
+    }
+  }
+
+  private reservePending(more: number): void {
+    const needed = this.pendingHigh + Math.max(0, more - this.pendingFree.length);
+    if (needed > this.pendingCounts.length) {
+      let length = this.pendingCounts.length;
+      while (length < needed) length *= 2;
+      const grown = new Uint32Array(length);
+      grown.set(this.pendingCounts);
+      this.pendingCounts = grown;
+    }
+    if (!this.pending.reserve(this.pending.size + more)) {
+      throw new EmbeddingError(
+        'EMBEDDING_CAPACITY_EXHAUSTED',
+        `table ${this.name}: cannot count ${more} more ids for admission`,
+        'pending',
+        more,
+      );
+    }
+  }
+
+  private setPending(lo: number, hi: number, count: number): void {
+    let slot = this.pending.get(lo, hi);
+    if (slot < 0) {
+      slot = this.pendingFree.pop() ?? this.pendingHigh++;
+      this.pending.insert(lo, hi, slot);
+    }
+    this.pendingCounts[slot] = count;
+  }
+
+  private dropPending(lo: number, hi: number): void {
+    const slot = this.pending.delete(lo, hi);
+    if (slot >= 0) this.pendingFree.push(slot);
+  }
+
+  private evict(row: number): void {
+    const chunk = this.arena.chunk(row >>> this.arena.shift);
+    const i = row & this.arena.mask;
+    this.index.delete(chunk.idLo[i]!, chunk.idHi[i]!);
+    this.arena.free(row);
+    this.evictedTotal++;
+  }
+
+  /** Sampled LRU: of up to 16 random live rows, evicts the one pushed longest ago. */
+  private evictSampled(): void {
+    const capacity = this.arena.capacity;
+    let best = -1;
+    let bestSeen = Infinity;
+    let sampled = 0;
+    for (let attempt = 0; sampled < sampleSize && attempt < 64 * sampleSize; attempt++) {
+      this.random ^= this.random << 13;
+      this.random ^= this.random >>> 17;
+      this.random ^= this.random << 5;
+      const row = (this.random >>> 0) % capacity;
+      if (!this.arena.isLive(row)) continue;
+      sampled++;
+      const seen = this.arena.chunk(row >>> this.arena.shift).lastSeen[row & this.arena.mask]!;
+      if (seen < bestSeen) {
+        best = row;
+        bestSeen = seen;
+      }
+    }
+    if (best < 0)
+      for (let row = 0; row < capacity && best < 0; row++) if (this.arena.isLive(row)) best = row;
+    if (best >= 0) this.evict(best);
+  }
+
+  /**
+   * Evicts rows unseen for more than `ttlSteps`: the whole table when it is within
+   * `sweepRowsPerPush` rows, else the next slice of that many (rows expired but not yet swept
+   * read as missing and are replaced when pushed, so the slicing is not observable).
+   */
+  private sweep(): void {
+    if (this.options.ttlSteps === undefined) return;
+    const capacity = this.arena.capacity;
+    const budget = Math.min(capacity, this.sweepRowsPerPush);
+    for (let k = 0; k < budget; k++) {
+      const row = this.sweepCursor;
+      this.sweepCursor = (this.sweepCursor + 1) % capacity;
+      if (this.arena.isLive(row) && this.isExpired(row)) this.evict(row);
+    }
+  }
+
+  private readIds(ids: Uint8Array, checkShard = true): { lo: Uint32Array; hi: Uint32Array } {
+    if (ids.byteLength % 8 !== 0) {
+      throw lengthMismatch(
+        'ids',
+        `${ids.byteLength} bytes is not a whole number of int64 ids`,
+        ids.byteLength,
+      );
+    }
+    const n = ids.byteLength / 8;
+    const lo = new Uint32Array(n);
+    const hi = new Uint32Array(n);
+    if (littleEndian && ids.byteOffset % 4 === 0) {
+      const words = new Uint32Array(ids.buffer, ids.byteOffset, 2 * n);
+      for (let k = 0; k < n; k++) {
+        lo[k] = words[2 * k]!;
+        hi[k] = words[2 * k + 1]!;
+      }
+    } else {
+      const view = new DataView(ids.buffer, ids.byteOffset, ids.byteLength);
+      for (let k = 0; k < n; k++) {
+        lo[k] = view.getUint32(8 * k, true);
+        hi[k] = view.getUint32(8 * k + 4, true);
+      }
+    }
+    if (checkShard) {
+      const buckets = bucketsOfIds(ids, this.buckets);
+      for (let k = 0; k < n; k++) {
+        if (this.owned[buckets[k]!] === 1) continue;
+        const id = (BigInt(hi[k]!) << 32n) | BigInt(lo[k]!);
+        throw new EmbeddingError(
+          'EMBEDDING_WRONG_SHARD',
+          `table ${this.name}: id ${BigInt.asIntN(64, id)} (entry ${k}) is in bucket ${buckets[k]}, which shard ${this.options.shardIndex} of ${this.options.shardCount} does not hold`,
+          'ids',
+          k,
+        );
+      }
+    }
+    return { lo, hi };
+  }
+}
+
+/**
+ * The hash probabilistic admission compares with p · 2^32:
+ * `fmix32(fmix32(fmix32(fmix32(seed_lo ^ 0x5eed) ^ seed_hi) ^ lo) ^ hi)`.
+ */
+export function admissionHash(seedLo: number, seedHi: number, lo: number, hi: number): number {
+  const keyed = fmix32(fmix32((seedLo ^ 0x5eed) >>> 0) ^ seedHi);
+  return fmix32((fmix32((keyed ^ lo) >>> 0) ^ hi) >>> 0);
+}
+
+function checkFinite(values: Float32Array, dim: number): void {
+  for (let i = 0; i < values.length; i++) {
+    if (Number.isFinite(values[i]!)) continue;
+    throw new EmbeddingError(
+      'EMBEDDING_NON_FINITE_GRADIENT',
+      `grads: element ${i % dim} of row entry ${Math.floor(i / dim)} is ${String(values[i])} (or a sum of duplicates overflowed)`,
+      'grads',
+      i,
+    );
+  }
+}
+
+function lengthMismatch(field: string, reason: string, value: unknown): EmbeddingError {
+  return new EmbeddingError('EMBEDDING_LENGTH_MISMATCH', `${field}: ${reason}`, field, value);
+}
+
+function floatView(bytes: Uint8Array): Float32Array {
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+}
+
+function uint32View(bytes: Uint8Array): Uint32Array {
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+}
