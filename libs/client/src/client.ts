@@ -116,7 +116,9 @@ export class PserverClient implements StepHost {
       maxMessageBytes,
       flowControlWindowBytes: 32 * mib,
       timeoutMs: options.callTimeoutMs ?? 30_000,
-      streamChunkBytes: 4 * mib,
+      // A piece must fit in a message whatever the limit (a piece of 4 MiB under a 1 MiB limit
+      // was refused by gRPC).
+      streamChunkBytes: Math.min(4 * mib, Math.floor(maxMessageBytes / 4)),
       security: { tls: options.tls, token: options.token },
     });
     if (options.master) {
