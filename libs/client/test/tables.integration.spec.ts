@@ -1,5 +1,6 @@
 import {
   freePort,
+  LocalCluster,
   startPserverProcess,
   stopAllProcesses,
   type PserverProcess,
@@ -141,5 +142,42 @@ describe('sparse tables', () => {
     await small.step((ctx) => ctx.pushRows('emb', ids, grads));
     const rows = await small.step((ctx) => ctx.lookup('emb', ids));
     expect(rows.every((x) => x === 0.375)).toBe(true);
+  });
+});
+
+describe('sparse tables through a master', () => {
+  it('are created by the one elected initializer, and a reader attached to the master looks them up', async () => {
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      masters: 1,
+      leaseTtlSeconds: 2,
+      blockSize: 4,
+    });
+    const clients: PserverClient[] = [];
+    try {
+      const trainers = await Promise.all(
+        [0, 1].map(() => connect({ master: cluster.masterAddresses })),
+      );
+      clients.push(...trainers);
+      // Both call initParams with the same model; the master elects one, the other waits.
+      await Promise.all(
+        trainers.map((t) => t.initParams({ w: new Float32Array(6) }, sgd, { tables: [table] })),
+      );
+      const ids = BigInt64Array.from([11n, -5n, 11n, 2n ** 62n]);
+      for (const trainer of trainers)
+        await trainer.step(async (ctx) => {
+          await ctx.pushRows('emb', ids, gradsFor(ids));
+          await ctx.sendGrads({ w: new Float32Array(6).fill(1) });
+        });
+      const expected = expectedRows([ids, ids]);
+
+      const reader = await connect({ master: cluster.masterAddresses });
+      clients.push(reader);
+      expect([...(await reader.lookup('emb', ids))]).toEqual(rowsOf(expected, ids));
+      expect([...(await reader.getParams(['w'], Float32Array)).w]).toEqual(Array(6).fill(-2));
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await cluster.stop();
+    }
   });
 });
