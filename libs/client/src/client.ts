@@ -23,6 +23,7 @@ import { ShardCalls } from './shard-calls';
 import type { ListedParam } from './model-listing';
 import type { StepContext, TestHooks } from './step-context';
 import { runStep, type StepHost } from './step-runner';
+import { completeTableSpec, TableDirectory, type TableInit, type TableLayout } from './tables';
 import {
   elementTypeOf,
   sliceBytes,
@@ -65,6 +66,16 @@ export interface ConnectOptions extends ClientSecurity {
 /** Tensors given to `initParams`: values, or values with a shape. */
 export type InitialTensor = TensorArray | { values: TensorArray; shape: number[] };
 
+/** What `initParams` initializes besides the dense tensors. */
+export interface InitOptions {
+  /**
+   * Sparse tables (rows looked up by id), each created on every shard (a table is spread over
+   * all of them by bucket) by the same elected initializer as the tensors, before the init is
+   * finished. Unset buckets: 4096.
+   */
+  tables?: readonly TableInit[];
+}
+
 const mib = 1024 * 1024;
 /** InitParam calls a trainer has in flight at once while it initializes the model. */
 const initCallsInFlight = 32;
@@ -76,6 +87,7 @@ const initCallsInFlight = 32;
  */
 export class PserverClient implements StepHost {
   private readonly specs = new Map<string, TensorSpec>();
+  readonly tables = new TableDirectory();
   private readonly contexts = new Set<StepContext>();
   private readonly closing = new AbortController();
   private currentView: View;
@@ -104,7 +116,9 @@ export class PserverClient implements StepHost {
       maxMessageBytes,
       flowControlWindowBytes: 32 * mib,
       timeoutMs: options.callTimeoutMs ?? 30_000,
-      streamChunkBytes: 4 * mib,
+      // A piece must fit in a message whatever the limit (a piece of 4 MiB under a 1 MiB limit
+      // was refused by gRPC).
+      streamChunkBytes: Math.min(4 * mib, Math.floor(maxMessageBytes / 4)),
       security: { tls: options.tls, token: options.token },
     });
     if (options.master) {
@@ -214,15 +228,34 @@ export class PserverClient implements StepHost {
   }
 
   /**
-   * Declares the model's tensors and, if this trainer is the one chosen to (the master's init
-   * election, or `initializer` standalone), initializes them on the pservers with their optimizer
-   * configs; other trainers wait until the parameters are initialized. "Already initialized" is
-   * success. Every trainer calls it with the same tensors.
+   * The sparse tables of the job (name, dim, buckets), as declared at `initParams` or listed from
+   * the shards; lists the model when the client knows none.
+   */
+  async listTables(): Promise<TableLayout[]> {
+    if (this.tables.all().length === 0) await this.step((ctx) => ctx.listParams());
+    return this.tables.all();
+  }
+
+  /**
+   * Declares the model's tensors and tables and, if this trainer is the one chosen to (the
+   * master's init election, or `initializer` standalone), initializes them on the pservers with
+   * their optimizer configs; other trainers wait until the parameters are initialized. "Already
+   * initialized" is success. Every trainer calls it with the same tensors and tables.
    */
   async initParams(
     tensors: Record<string, InitialTensor>,
     configs: OptimizerConfig | Record<string, OptimizerConfig> = {},
+    options: InitOptions = {},
   ): Promise<void> {
+    const tables = (options.tables ?? []).map(completeTableSpec);
+    for (const table of tables) {
+      if (table.name in tensors)
+        throw new ClientError(
+          'CLIENT_UNKNOWN_TENSOR',
+          `table ${table.name}: a tensor has the same name (they share one namespace)`,
+        );
+      this.tables.declare({ name: table.name, dim: table.dim, buckets: table.buckets });
+    }
     const entries = Object.entries(tensors).map(([name, t]) => {
       const values = ArrayBuffer.isView(t) ? t : t.values;
       const shape = ArrayBuffer.isView(t) ? [] : t.shape;
@@ -242,14 +275,14 @@ export class PserverClient implements StepHost {
         ? (configs as Record<string, OptimizerConfig>)[name]
         : (configs as OptimizerConfig);
     if (!this.master) {
-      if (this.options.initializer ?? true) await this.writeInit(entries, configOf);
+      if (this.options.initializer ?? true) await this.writeInit(entries, configOf, tables);
       return;
     }
     for (;;) {
       const { decision } = await this.master.beginInit(this.trainerId, this.closing.signal);
       if (decision === 'INIT_DECISION_DONE') return;
       if (decision === 'INIT_DECISION_INITIALIZE') {
-        await this.writeInit(entries, configOf);
+        await this.writeInit(entries, configOf, tables);
         await this.master.finishInit(this.trainerId, this.closing.signal);
         this.logger.info('initialized the parameters');
         return;
@@ -328,6 +361,11 @@ export class PserverClient implements StepHost {
     as?: TensorArrayType<T>,
   ): Promise<Record<N, T>> {
     return this.step((ctx) => ctx.getParams(names, as));
+  }
+
+  /** Reads rows of a table outside a training step (a step of its own, with no push). */
+  lookup(table: string, ids: BigInt64Array): Promise<Float32Array> {
+    return this.step((ctx) => ctx.lookup(table, ids));
   }
 
   /** Ends the session (the master frees this trainer's tasks at once) and closes every connection. */
@@ -435,6 +473,7 @@ export class PserverClient implements StepHost {
   private async writeInit(
     entries: { name: string; values: TensorArray; shape: number[] }[],
     configOf: (name: string) => OptimizerConfig | undefined,
+    tables: readonly TableInit[],
   ): Promise<void> {
     await this.step(async (ctx) => {
       const view = ctx.view;
@@ -459,6 +498,20 @@ export class PserverClient implements StepHost {
                     configOf(name),
                     ctx.limits,
                   )
+                  .catch(ignoreAlreadyInitialized),
+              ),
+            ),
+          ),
+        ),
+      );
+      // Every shard holds some of a table's buckets: each gets the table.
+      await Promise.all(
+        tables.flatMap((spec) =>
+          view.shards.map((s) =>
+            limit(() =>
+              ctx.withRetries(s.index, (address, context) =>
+                this.calls
+                  .initTable(address, context, spec, ctx.limits)
                   .catch(ignoreAlreadyInitialized),
               ),
             ),

@@ -1,4 +1,4 @@
-export type { ConnectOptions, InitialTensor } from './client';
+export type { ConnectOptions, InitialTensor, InitOptions } from './client';
 export type { DatasetTask } from './dataset-tasks';
 export { readRecords } from './dataset-tasks';
 export { connect, PserverClient } from './client';
@@ -14,6 +14,8 @@ export {
 export type { ListedParam } from './model-listing';
 export type { Gradient, StepIdentity, TestHooks } from './step-context';
 export { StepContext } from './step-context';
+export type { TableInit, TableLayout } from './tables';
+export { defaultTableBuckets } from './tables';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
 export { BFloat16Bits, Float16Bits } from './tensors';
 export type { ShardRoute, View } from './view';

@@ -46,3 +46,12 @@ export function planPulls(
   if (current.length > 0) calls.push(current);
   return calls;
 }
+
+/**
+ * Ids per GetRows call of a table with `dim` values per row, so that a reply (dim float32 values
+ * and a found bit per id) and a request (8 bytes per id) stay under `budgetBytes`.
+ */
+export function rowsPerCall(dim: number, budgetBytes: number): number {
+  const perRow = Math.max(dim * 4 + 1, 8);
+  return Math.max(1, Math.floor((budgetBytes - replyOverheadBytes) / perRow));
+}

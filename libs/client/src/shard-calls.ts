@@ -1,5 +1,6 @@
 import type {
   GetParamsResponse__Output,
+  GetRowsResponse__Output,
   GetShardStatusResponse__Output,
   ListParamsResponse__Output,
   OptimizerConfig,
@@ -7,6 +8,8 @@ import type {
   RequestContext,
   SendGradsChunk,
   SendGradsResponse__Output,
+  SparseGrad,
+  TableSpec,
   Tensor,
 } from '@pserver/proto';
 import {
@@ -77,6 +80,29 @@ export class ShardCalls {
     return callUnary(client.finishInitParams.bind(client), { context }, this.settings(limits));
   }
 
+  /** Creates a table's part (its buckets) on the shard; before FinishInitParams, as InitParam. */
+  initTable(
+    address: string,
+    context: RequestContext,
+    spec: TableSpec,
+    limits: CallLimits = {},
+  ): Promise<unknown> {
+    const client = this.client(address);
+    return callUnary(client.initTable.bind(client), { context, spec }, this.settings(limits));
+  }
+
+  /** Rows of a table by id (int64 little-endian bytes), read-only, in request order. */
+  getRows(
+    address: string,
+    context: RequestContext,
+    table: string,
+    ids: Uint8Array,
+    limits: CallLimits = {},
+  ): Promise<GetRowsResponse__Output> {
+    const client = this.client(address);
+    return callUnary(client.getRows.bind(client), { context, table, ids }, this.settings(limits));
+  }
+
   getParams(
     address: string,
     context: RequestContext,
@@ -96,21 +122,28 @@ export class ShardCalls {
     return callUnary(client.listParams.bind(client), { context }, this.settings(limits));
   }
 
-  /** One push: unary when it fits in a message, else streamed in pieces (applied all or nothing). */
+  /**
+   * One push, dense and row gradients together: unary when it fits in a message, else streamed
+   * in pieces (applied all or nothing), the row gradients in slices of whole rows.
+   */
   sendGrads(
     address: string,
     context: RequestContext,
     grads: Tensor[],
     limits: CallLimits = {},
+    sparse: readonly SparseGrad[] = [],
   ): Promise<SendGradsResponse__Output> {
     const client = this.client(address);
-    const bytes = grads.reduce((total, g) => total + (g.content as Uint8Array).byteLength, 0);
-    if (bytes + 64 * grads.length + 1024 < this.options.maxMessageBytes) {
-      return callUnary(client.sendGrads.bind(client), { context, grads }, this.settings(limits));
+    if (fitsOneMessage(grads, sparse, this.options.maxMessageBytes)) {
+      return callUnary(
+        client.sendGrads.bind(client),
+        { context, grads, sparse: [...sparse] },
+        this.settings(limits),
+      );
     }
     return callClientStream(
       client.sendGradsStream.bind(client),
-      this.pieces(context, grads),
+      pushPieces(context, grads, sparse, this.options.streamChunkBytes),
       this.settings(limits),
     );
   }
@@ -118,31 +151,6 @@ export class ShardCalls {
   close(): void {
     for (const client of this.clients.values()) client.close();
     this.clients.clear();
-  }
-
-  private *pieces(context: RequestContext, grads: Tensor[]): Iterable<SendGradsChunk> {
-    const chunk = this.options.streamChunkBytes;
-    let first = true;
-    for (const grad of grads) {
-      const content = grad.content as Uint8Array;
-      for (let offset = 0; offset < content.byteLength || offset === 0; offset += chunk) {
-        yield {
-          context: first ? context : undefined,
-          grads: [
-            {
-              name: grad.name,
-              elementType: grad.elementType,
-              // The pserver reads the shape from a gradient's first piece only.
-              shape: offset === 0 ? grad.shape : [],
-              offset,
-              content: content.subarray(offset, offset + chunk),
-            },
-          ],
-        };
-        first = false;
-        if (content.byteLength === 0) break;
-      }
-    }
   }
 
   private settings(limits: CallLimits): { timeoutMs: number; signal?: AbortSignal } {
@@ -163,5 +171,88 @@ export class ShardCalls {
       this.clients.set(address, client);
     }
     return client;
+  }
+}
+
+/** Whether a push of these gradients fits in one message of `maxMessageBytes` (else it streams). */
+export function fitsOneMessage(
+  grads: readonly Tensor[],
+  sparse: readonly SparseGrad[],
+  maxMessageBytes: number,
+): boolean {
+  const bytes =
+    grads.reduce((total, g) => total + (g.content as Uint8Array).byteLength, 0) +
+    sparse.reduce((total, s) => total + sparseBytes(s), 0);
+  return bytes + 64 * (grads.length + sparse.length) + 1024 < maxMessageBytes;
+}
+
+function sparseBytes(rows: SparseGrad): number {
+  const size = (b: SparseGrad['ids']): number => (b ? (b as Uint8Array).byteLength : 0);
+  return size(rows.ids) + size(rows.grads) + size(rows.counts);
+}
+
+/**
+ * A table's row gradients in slices of whole rows (ids, their gradient rows and counts together)
+ * of about `chunkBytes` each: the pserver concatenates a table's slices (SendGradsChunk.sparse).
+ */
+export function* rowSlices(rows: SparseGrad, chunkBytes: number): Iterable<SparseGrad> {
+  const ids = rows.ids as Uint8Array;
+  const grads = rows.grads as Uint8Array;
+  const counts = rows.counts as Uint8Array | undefined;
+  const n = ids.byteLength / 8;
+  if (n === 0) {
+    yield rows;
+    return;
+  }
+  const rowBytes = grads.byteLength / n;
+  const perRow = 8 + rowBytes + (counts && counts.byteLength > 0 ? 4 : 0);
+  const step = Math.max(1, Math.floor(chunkBytes / perRow));
+  for (let start = 0; start < n; start += step) {
+    const end = Math.min(n, start + step);
+    yield {
+      table: rows.table,
+      ids: ids.subarray(start * 8, end * 8),
+      grads: grads.subarray(start * rowBytes, end * rowBytes),
+      ...(counts && counts.byteLength > 0 ? { counts: counts.subarray(start * 4, end * 4) } : {}),
+    };
+  }
+}
+
+/**
+ * The messages of a streamed push: each dense gradient in pieces of `chunk` bytes (the shape on
+ * its first), then each table's rows in slices of whole rows; the context on the first message.
+ */
+export function* pushPieces(
+  context: RequestContext,
+  grads: Tensor[],
+  sparse: readonly SparseGrad[],
+  chunk: number,
+): Iterable<SendGradsChunk> {
+  let first = true;
+  for (const grad of grads) {
+    const content = grad.content as Uint8Array;
+    for (let offset = 0; offset < content.byteLength || offset === 0; offset += chunk) {
+      yield {
+        context: first ? context : undefined,
+        grads: [
+          {
+            name: grad.name,
+            elementType: grad.elementType,
+            // The pserver reads the shape from a gradient's first piece only.
+            shape: offset === 0 ? grad.shape : [],
+            offset,
+            content: content.subarray(offset, offset + chunk),
+          },
+        ],
+      };
+      first = false;
+      if (content.byteLength === 0) break;
+    }
+  }
+  for (const rows of sparse) {
+    for (const slice of rowSlices(rows, chunk)) {
+      yield { context: first ? context : undefined, grads: [], sparse: [slice] };
+      first = false;
+    }
   }
 }

@@ -1,14 +1,19 @@
 import { status } from '@grpc/grpc-js';
 import {
+  bucketOfBigInt,
   placeTensor,
+  tableShards,
   type ParamSpec__Output,
   type RequestContext,
+  type SparseGrad,
+  type TableSpec__Output,
   type Tensor,
 } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
-import type { ShardCalls } from './shard-calls';
+import { fitsOneMessage, pushPieces, type ShardCalls } from './shard-calls';
 import { StepContext } from './step-context';
+import { TableDirectory } from './tables';
 import type { TensorSpec } from './tensors';
 import type { View } from './view';
 
@@ -17,6 +22,21 @@ class FakeShards {
   readonly blocks = new Map<string, Buffer>();
   /** What ListParams answers, by address. */
   readonly listing = new Map<string, ParamSpec__Output[]>();
+  /** The tables ListParams answers, by address. */
+  readonly tableListing = new Map<string, TableSpec__Output[]>();
+  /** Rows by `table/id`; GetRows of another id reads `missingRow(id)`. */
+  readonly rows = new Map<string, Float32Array>();
+  /** Row width by table, for GetRows of missing ids. */
+  readonly dims = new Map<string, number>();
+  /** Every GetRows: its address and ids. */
+  readonly rowReads: { address: string; ids: BigInt64Array }[] = [];
+  /** Every push: its address, dense block names and row gradients. */
+  readonly pushes: {
+    address: string;
+    context: RequestContext;
+    names: string[];
+    sparse: SparseGrad[];
+  }[] = [];
   /** The last push's tensors, by block name. */
   readonly pushed = new Map<string, Tensor>();
   readonly calls: { method: string; address: string; context: RequestContext; names: string[] }[] =
@@ -30,13 +50,31 @@ class FakeShards {
         this.record('getParams', address, context, names);
         return { params: names.map((name) => ({ name, content: this.blocks.get(name)! })) };
       },
-      sendGrads: async (address: string, context: RequestContext, grads: Tensor[]) => {
+      getRows: async (address: string, context: RequestContext, table: string, ids: Uint8Array) => {
+        this.record('getRows', address, context, [table]);
+        const list = new BigInt64Array(new Uint8Array(ids).buffer);
+        this.rowReads.push({ address, ids: list });
+        const dim = this.dims.get(table)!;
+        const values = new Float32Array(list.length * dim);
+        list.forEach((id, i) =>
+          values.set(this.rows.get(`${table}/${id}`) ?? missingRow(id, dim), i * dim),
+        );
+        return { values: Buffer.from(values.buffer), found: Buffer.alloc(0) };
+      },
+      sendGrads: async (
+        address: string,
+        context: RequestContext,
+        grads: Tensor[],
+        _limits: unknown,
+        sparse: SparseGrad[] = [],
+      ) => {
         this.record(
           'sendGrads',
           address,
           context,
           grads.map((g) => g.name!),
         );
+        this.pushes.push({ address, context, names: grads.map((g) => g.name!), sparse });
         for (const g of grads) {
           this.blocks.set(g.name!, Buffer.from(g.content as Uint8Array));
           this.pushed.set(g.name!, g);
@@ -45,7 +83,11 @@ class FakeShards {
       },
       listParams: async (address: string, context: RequestContext) => {
         this.record('listParams', address, context, []);
-        return { shardEpoch: context.shardEpoch, params: this.listing.get(address) ?? [] };
+        return {
+          shardEpoch: context.shardEpoch,
+          params: this.listing.get(address) ?? [],
+          tables: this.tableListing.get(address) ?? [],
+        };
       },
     } as unknown as ShardCalls;
   }
@@ -56,6 +98,10 @@ class FakeShards {
     if (failure) throw failure;
   }
 }
+
+/** What the fake reads for an id without a row: [id, −id, …] (small ids only). */
+const missingRow = (id: bigint, dim: number): Float32Array =>
+  Float32Array.from({ length: dim }, (_, e) => (e % 2 === 0 ? Number(id) : -Number(id)));
 
 const view = (epochs: number[], blockSize = 4): View => ({
   shardCount: epochs.length,
@@ -81,6 +127,7 @@ function setup(
     globalClipNorm: undefined as number | undefined,
     testHooks: {},
     maxMessageBytes: 64 << 20,
+    tables: new TableDirectory(),
     spec: (name: string): TensorSpec | undefined => specs[name],
     learnModel(model: ReadonlyMap<string, TensorSpec>) {
       for (const [name, spec] of model) specs[name] = spec;
@@ -358,5 +405,207 @@ describe('StepContext', () => {
       new Float64Array(new Uint8Array(shards.blocks.get(name)!).buffer)[0]!;
     expect(read('a')).toBeCloseTo(0.6, 12);
     expect(read('b')).toBeCloseTo(0.8, 12);
+  });
+});
+
+describe('StepContext tables', () => {
+  const emb = { name: 'emb', dim: 2, buckets: 64 };
+
+  function withTable(epochs = [3, 5, 8], maxMessageBytes = 64 << 20) {
+    const env = setup(epochs);
+    env.host.tables.declare(emb);
+    env.host.maxMessageBytes = maxMessageBytes;
+    env.shards.dims.set('emb', emb.dim);
+    return env;
+  }
+
+  const shardOfAddress = (address: string): number =>
+    Number(address.slice(3, address.indexOf(':')));
+  const idsOf = (bytes: SparseGrad['ids']): BigInt64Array =>
+    new BigInt64Array(new Uint8Array(bytes as Uint8Array).buffer);
+  const floatsOf = (bytes: SparseGrad['grads']): Float32Array =>
+    new Float32Array(new Uint8Array(bytes as Uint8Array).buffer);
+  const countsOf = (bytes: SparseGrad['counts']): Uint32Array =>
+    new Uint32Array(new Uint8Array(bytes as Uint8Array).buffer);
+
+  it('reads each distinct id once, from the shard tableShards places its bucket on, and scatters rows in request order', async () => {
+    const { shards, ctx } = withTable();
+    const ids = BigInt64Array.from([5n, -1n, 5n, 2n ** 53n + 1n, -1n, 0n, 9n, 5n]);
+    shards.rows.set('emb/5', Float32Array.from([0.5, 1.5]));
+    shards.rows.set(`emb/${2n ** 53n + 1n}`, Float32Array.from([7, 8]));
+
+    const rows = await ctx.lookup('emb', ids);
+
+    const route = tableShards('emb', 64, 3);
+    const read = shards.rowReads.flatMap((r) => [...r.ids]);
+    expect([...read].sort()).toEqual([5n, -1n, 2n ** 53n + 1n, 0n, 9n].sort());
+    for (const { address, ids: sent } of shards.rowReads)
+      for (const id of sent) expect(route[bucketOfBigInt(id, 64)]).toBe(shardOfAddress(address));
+    // One GetRows per shard, stamped with that shard's epoch.
+    const addresses = shards.rowReads.map((r) => r.address);
+    expect(new Set(addresses).size).toBe(addresses.length);
+    for (const call of shards.calls.filter((c) => c.method === 'getRows'))
+      expect(call.context.shardEpoch).toBe([3, 5, 8][shardOfAddress(call.address)]);
+    const expected = [
+      [0.5, 1.5],
+      [-1, 1],
+      [0.5, 1.5],
+      [7, 8],
+      [-1, 1],
+      [0, -0],
+      [9, -9],
+      [0.5, 1.5],
+    ].flat();
+    expect([...rows]).toEqual(expected);
+  });
+
+  it("splits one shard's rows into GetRows calls under half the message limit, order kept", async () => {
+    // dim 2: 9 bytes a row; (4096 / 2 − 1024) / 9 = 113 rows a call.
+    const { shards, ctx } = withTable([3], 4096);
+    const ids = BigInt64Array.from({ length: 1000 }, (_, i) => BigInt(999 - i));
+    const rows = await ctx.lookup('emb', ids);
+    expect(shards.rowReads.map((r) => r.ids.length)).toEqual([...Array(8).fill(113), 96]);
+    for (let i = 0; i < ids.length; i++)
+      expect([rows[2 * i], rows[2 * i + 1]]).toEqual([999 - i, -(999 - i)]);
+  });
+
+  it('merges duplicate ids in order of first appearance, in float32 sums, with their counts', async () => {
+    const { shards, ctx } = withTable([3]);
+    await ctx.pushRows(
+      'emb',
+      BigInt64Array.from([7n, 3n, 7n]),
+      Float32Array.from([0.1, 0.2, 1, 1, 0.3, 0.4]),
+      Uint32Array.from([1, 2, 3]),
+    );
+    await ctx.pushRows(
+      'emb',
+      BigInt64Array.from([7n]),
+      Float32Array.from([1e8, 1]),
+      Uint32Array.of(4),
+    );
+    await ctx.flush();
+
+    expect(shards.pushes).toHaveLength(1);
+    const [grad] = shards.pushes[0]!.sparse;
+    expect(grad!.table).toBe('emb');
+    expect([...idsOf(grad!.ids)]).toEqual([7n, 3n]);
+    const f = Math.fround;
+    expect([...floatsOf(grad!.grads)]).toEqual([
+      f(f(f(0.1) + f(0.3)) + f(1e8)),
+      f(f(f(0.2) + f(0.4)) + 1),
+      1,
+      1,
+    ]);
+    expect([...countsOf(grad!.counts)]).toEqual([8, 2]);
+  });
+
+  it("sends each shard one push carrying both its dense blocks and its tables' rows", async () => {
+    const { shards, ctx } = withTable();
+    const ids = BigInt64Array.from({ length: 64 }, (_, i) => BigInt(i * 1_000_003));
+    const grads = Float32Array.from({ length: 128 }, (_, i) => i);
+    await ctx.pushRows('emb', ids, grads);
+    await ctx.sendGrads({ w: new Float32Array(10).fill(1) });
+    await ctx.flush(); // what runStep does after the step function: nothing more to send
+
+    const route = tableShards('emb', 64, 3);
+    const denseShards = new Set(placeTensor('w', 10, 4, 3).map((b) => b.shard));
+    const rowShards = new Set([...ids].map((id) => route[bucketOfBigInt(id, 64)]!));
+    const expectedShards = new Set([...denseShards, ...rowShards]);
+    expect(shards.pushes.map((p) => shardOfAddress(p.address)).sort()).toEqual(
+      [...expectedShards].sort(),
+    );
+    const sent = new Map<bigint, number[]>();
+    for (const push of shards.pushes) {
+      const shard = shardOfAddress(push.address);
+      expect(push.names.length > 0).toBe(denseShards.has(shard));
+      expect(push.sparse.length).toBe(rowShards.has(shard) ? 1 : 0);
+      for (const grad of push.sparse) {
+        const shardIds = idsOf(grad.ids);
+        const values = floatsOf(grad.grads);
+        shardIds.forEach((id, j) => {
+          expect(route[bucketOfBigInt(id, 64)]).toBe(shard);
+          sent.set(id, [values[2 * j]!, values[2 * j + 1]!]);
+        });
+      }
+    }
+    ids.forEach((id, i) => expect(sent.get(id)).toEqual([2 * i, 2 * i + 1]));
+  });
+
+  it('refuses rows whose lengths do not fit the table, sending nothing', async () => {
+    const { shards, ctx } = withTable();
+    const ids = BigInt64Array.from([1n, 2n]);
+    await expect(ctx.pushRows('emb', ids, new Float32Array(3))).rejects.toMatchObject({
+      code: 'CLIENT_SHAPE_MISMATCH',
+      message: 'rows of table emb: expected 2 ids × dim 2 = 4 values, got 3',
+    });
+    await expect(
+      ctx.pushRows('emb', ids, new Float32Array(4), new Uint32Array(3)),
+    ).rejects.toMatchObject({ code: 'CLIENT_SHAPE_MISMATCH' });
+    await ctx.flush();
+    expect(shards.calls).toHaveLength(0);
+  });
+
+  it("refuses rows after the step's push went out (they would be a duplicate push)", async () => {
+    const { shards, ctx } = withTable();
+    await ctx.sendGrads({ w: new Float32Array(10) });
+    const pushed = shards.pushes.length;
+    await expect(
+      ctx.pushRows('emb', BigInt64Array.of(1n), new Float32Array(2)),
+    ).rejects.toBeInstanceOf(ClientError);
+    await ctx.flush();
+    expect(shards.pushes).toHaveLength(pushed);
+  });
+
+  it('learns a table it does not know from the listing, then reads it', async () => {
+    const { shards, host, ctx } = setup([3, 5]);
+    shards.dims.set('emb', 3);
+    shards.tableListing.set('ps-1:1', [{ name: 'emb', dim: 3, buckets: 16 } as TableSpec__Output]);
+    const rows = await ctx.lookup('emb', BigInt64Array.of(4n));
+    expect(host.tables.get('emb')).toEqual({ name: 'emb', dim: 3, buckets: 16 });
+    expect([...rows]).toEqual([4, -4, 4]);
+    await expect(ctx.lookup('other', BigInt64Array.of(4n))).rejects.toMatchObject({
+      code: 'CLIENT_UNKNOWN_TENSOR',
+    });
+  });
+});
+
+describe('a push above the message limit', () => {
+  const context = { trainerId: 7, step: 1, pass: 0, shardEpoch: 3 };
+  const n = 1000;
+  const rows: SparseGrad = {
+    table: 'emb',
+    ids: Buffer.from(BigInt64Array.from({ length: n }, (_, i) => BigInt(i)).buffer),
+    grads: Buffer.from(Float32Array.from({ length: n * 4 }, (_, i) => i).buffer),
+    counts: Buffer.from(Uint32Array.from({ length: n }, (_, i) => i + 1).buffer),
+  };
+  const dense: Tensor = {
+    name: 'w@0',
+    elementType: 'ELEMENT_TYPE_FLOAT32',
+    shape: [100],
+    content: Buffer.alloc(400),
+  };
+
+  it('is streamed, its rows in slices of whole rows that add up to the rows', () => {
+    // 8 + 16 + 4 = 28 bytes a row: a 1 KiB piece holds 36 rows.
+    expect(fitsOneMessage([dense], [rows], 64 << 10)).toBe(true);
+    expect(fitsOneMessage([dense], [rows], 16 << 10)).toBe(false);
+    const pieces = [...pushPieces(context, [dense], [rows], 1024)];
+    expect(pieces[0]!.context).toEqual(context);
+    expect(pieces.slice(1).every((p) => p.context === undefined)).toBe(true);
+    const slices = pieces.flatMap((p) => p.sparse ?? []);
+    expect(slices.map((s) => (s.ids as Uint8Array).byteLength / 8)).toEqual([
+      ...Array(27).fill(36),
+      28,
+    ]);
+    for (const s of slices) {
+      const count = (s.ids as Uint8Array).byteLength / 8;
+      expect((s.grads as Uint8Array).byteLength).toBe(count * 16);
+      expect((s.counts as Uint8Array).byteLength).toBe(count * 4);
+    }
+    const join = (part: 'ids' | 'grads' | 'counts'): Buffer =>
+      Buffer.concat(slices.map((s) => s[part] as Uint8Array));
+    expect(join('ids').equals(rows.ids as Buffer)).toBe(true);
+    expect(join('grads').equals(rows.grads as Buffer)).toBe(true);
+    expect(join('counts').equals(rows.counts as Buffer)).toBe(true);
   });
 });

@@ -8,9 +8,19 @@ import {
 } from '@pserver/rpc';
 import { asMessageTooLarge, ClientError, isRetryable, isShardUnavailable, isStale } from './errors';
 import { assembleModel, type ListedParam } from './model-listing';
-import { planPulls } from './pull-plan';
+import { planPulls, rowsPerCall } from './pull-plan';
 import { backoffMs, sleepFor } from './retry';
 import type { CallLimits, ShardCalls } from './shard-calls';
+import {
+  checkRows,
+  distinctIds,
+  groupByShard,
+  idWords,
+  pickIds,
+  RowStage,
+  scatterRows,
+} from './sparse-rows';
+import type { TableDirectory, TableLayout } from './tables';
 import {
   allocate,
   elementTypeOf,
@@ -32,6 +42,8 @@ export interface ContextHost {
   spec(name: string): TensorSpec | undefined;
   /** Records the model as the shards listed it. */
   learnModel(model: ReadonlyMap<string, ListedParam>): void;
+  /** The tables the client knows, and their bucket → shard arrays. */
+  readonly tables: TableDirectory;
   /** The client's gRPC message limit: pulls are split to stay well below it. */
   readonly maxMessageBytes: number;
   /** The live view (newer than the context's own when the cluster changed). */
@@ -73,6 +85,10 @@ export interface StepIdentity {
 export class StepContext {
   private readonly deadlineSignal: SignalAndCleanup;
   private readonly linked: LinkedAbortController;
+  /** Row gradients given to `pushRows`, by table, until the step's push takes them. */
+  private readonly staged = new RowStage();
+  /** Whether the step's push went out (rows given later could not join it). */
+  private pushed = false;
 
   constructor(
     private readonly host: ContextHost,
@@ -222,7 +238,97 @@ export class StepContext {
       this.view.blockSize,
     );
     this.host.learnModel(model);
+    this.host.tables.learn(replies.flatMap((r) => r.tables ?? []));
     return model;
+  }
+
+  /**
+   * The rows of `ids` in table `table`, `ids.length × dim` values in the order of `ids`
+   * (duplicates included). Each distinct id is read once: the ids are grouped by shard (bucket,
+   * then the view's bucket → shard array), one GetRows per shard in parallel (split into calls
+   * whose replies stay under half the message limit, one after another per shard), and the rows
+   * scattered back. An id without a row reads as the table's `pullMissing` says (its init value
+   * by default). A table the client does not know is learned by listing the model first.
+   */
+  async lookup(table: string, ids: BigInt64Array): Promise<Float32Array> {
+    const layout = await this.knowTable(table);
+    if (!(ids instanceof BigInt64Array))
+      throw new ClientError(
+        'CLIENT_SHAPE_MISMATCH',
+        `lookup of table ${table}: ids must be a BigInt64Array`,
+      );
+    const { dim } = layout;
+    const distinct = distinctIds(idWords(ids));
+    const groups = groupByShard(
+      distinct.words,
+      layout,
+      this.host.tables.shardsOf(layout, this.view.shardCount),
+    );
+    const rows = new Float32Array(distinct.count * dim);
+    const rowBytes = dim * 4;
+    const target = new Uint8Array(rows.buffer);
+    const perCall = rowsPerCall(dim, Math.floor(this.host.maxMessageBytes / 2));
+    await Promise.all(
+      [...groups].map(async ([shard, indices]) => {
+        const shardIds = new Uint8Array(pickIds(distinct.words, indices).buffer);
+        for (let start = 0; start < indices.length; start += perCall) {
+          const end = Math.min(indices.length, start + perCall);
+          const reply = await this.withRetries(shard, (address, context) =>
+            this.host.calls.getRows(
+              address,
+              context,
+              table,
+              shardIds.subarray(start * 8, end * 8),
+              this.limits,
+            ),
+          );
+          const values = reply.values;
+          if (values.byteLength !== (end - start) * rowBytes)
+            throw new ClientError(
+              'CLIENT_SHAPE_MISMATCH',
+              `table ${table}: shard ${shard} answered ${values.byteLength} bytes for ` +
+                `${end - start} rows of dim ${dim}`,
+            );
+          for (let j = start; j < end; j++) {
+            const from = (j - start) * rowBytes;
+            target.set(values.subarray(from, from + rowBytes), indices[j]! * rowBytes);
+          }
+        }
+      }),
+    );
+    return scatterRows(distinct, rows, dim);
+  }
+
+  /**
+   * Adds row gradients of table `table` to the step's push: `grads` holds `ids.length × dim`
+   * values, row i for `ids[i]`; `counts`, if given, the occurrences of each id in the batch (the
+   * table's admission counts them; 1 each otherwise). Lengths are checked at once
+   * (CLIENT_SHAPE_MISMATCH); the arrays are copied. Duplicate ids, within a call and across
+   * calls, are summed in order of first appearance (float32 arithmetic). The rows go out with the
+   * step's push — in the same SendGrads as `sendGrads`'s dense gradients for each shard, or by
+   * themselves when the step function returns — so a shard applies a step's dense and sparse
+   * gradients together, once. Call it before `sendGrads`.
+   */
+  async pushRows(
+    table: string,
+    ids: BigInt64Array,
+    grads: Float32Array,
+    counts?: Uint32Array,
+  ): Promise<void> {
+    const layout = await this.knowTable(table);
+    checkRows(layout, { ids, grads, counts });
+    if (this.pushed)
+      throw new ClientError(
+        'CLIENT_STEP_FAILED',
+        `step ${this.step}: rows of table ${table} given after the step's push was sent ` +
+          `(a second push of the step would be a duplicate): call pushRows before sendGrads`,
+      );
+    this.staged.add(table, { ids: ids.slice(), grads: grads.slice(), counts: counts?.slice() });
+  }
+
+  /** Sends the rows `pushRows` staged if `sendGrads` did not (the step function returned). */
+  async flush(): Promise<void> {
+    if (!this.staged.empty && !this.pushed) await this.push(new Map());
   }
 
   /**
@@ -259,10 +365,27 @@ export class StepContext {
         byShard.set(block.shard, list);
       }
     }
+    await this.push(byShard);
+  }
+
+  /**
+   * The step's push: per shard one SendGrads with its dense blocks and the staged row gradients
+   * of its buckets (one SparseGrad per table), in parallel, each retried until known applied.
+   */
+  private async push(dense: ReadonlyMap<number, Tensor[]>): Promise<void> {
+    const sparse = this.staged.take(this.host.tables, this.view.shardCount);
+    const shards = [...new Set([...dense.keys(), ...sparse.keys()])];
+    if (shards.length > 0) this.pushed = true;
     await Promise.all(
-      [...byShard].map(([shard, tensors]) =>
+      shards.map((shard) =>
         this.withRetries(shard, async (address, context) => {
-          const reply = await this.host.calls.sendGrads(address, context, tensors, this.limits);
+          const reply = await this.host.calls.sendGrads(
+            address,
+            context,
+            dense.get(shard) ?? [],
+            this.limits,
+            sparse.get(shard) ?? [],
+          );
           if (this.host.testHooks.dropReply?.(shard, this.step)) {
             throw new RpcError(14, undefined, 'test fault: the reply was lost', {});
           }
@@ -276,6 +399,18 @@ export class StepContext {
   private async knowAll(names: readonly string[]): Promise<void> {
     if (names.every((name) => this.host.spec(name) !== undefined)) return;
     await this.listParams();
+  }
+
+  /** The table's layout, listing the model first when the client does not know the table. */
+  private async knowTable(name: string): Promise<TableLayout> {
+    if (!this.host.tables.get(name)) await this.listParams();
+    const layout = this.host.tables.get(name);
+    if (!layout)
+      throw new ClientError(
+        'CLIENT_UNKNOWN_TENSOR',
+        `table ${name}: no shard holds it (not initialized by this client nor listed)`,
+      );
+    return layout;
   }
 
   private requireSpec(name: string): TensorSpec {

@@ -6,6 +6,7 @@ import { ClientError } from './errors';
 import type { ShardCalls } from './shard-calls';
 import type { StepContext } from './step-context';
 import { runStep, type StepHost } from './step-runner';
+import { TableDirectory } from './tables';
 import type { View } from './view';
 
 const view: View = {
@@ -27,6 +28,7 @@ function fakeHost(stepTimeoutMs = 60_000) {
     closingSignal: closing.signal,
     logger: silentLogger,
     calls: {} as ShardCalls,
+    pushes: [] as RequestContext[],
     globalClipNorm: undefined,
     testHooks: {},
     maxMessageBytes: 64 << 20,
@@ -48,6 +50,7 @@ function fakeHost(stepTimeoutMs = 60_000) {
       if (host.refreshError) throw host.refreshError;
     },
     track: () => () => undefined,
+    tables: new TableDirectory(),
   } satisfies StepHost & Record<string, unknown>;
   return host;
 }
@@ -55,6 +58,30 @@ function fakeHost(stepTimeoutMs = 60_000) {
 const stale = (): ClientError => new ClientError('CLIENT_STALE_VIEW', 'shard 0 changed');
 
 describe('runStep', () => {
+  it("sends rows pushed without sendGrads when the step function returns; a re-run keeps the step's identity", async () => {
+    const host = fakeHost();
+    host.tables.declare({ name: 'emb', dim: 1, buckets: 1 });
+    (host as { calls: ShardCalls }).calls = {
+      sendGrads: async (_address: string, context: RequestContext) => {
+        host.pushes.push(context);
+        if (host.pushes.length === 1) {
+          host.trainerId = 99; // the session was registered again meanwhile
+          throw new RpcError(status.ABORTED, 'PSERVER_STALE_EPOCH', 'stale epoch', {});
+        }
+        return {};
+      },
+    } as unknown as ShardCalls;
+    let runs = 0;
+    await runStep(host, async (ctx) => {
+      runs++;
+      await ctx.pushRows('emb', BigInt64Array.of(1n), Float32Array.of(0.5));
+    });
+    expect(runs).toBe(2);
+    expect(host.pushes).toHaveLength(2);
+    expect(host.pushes[1]).toEqual(host.pushes[0]);
+    expect(host.pushes[0]).toMatchObject({ trainerId: 7, step: 1 });
+  });
+
   it('keeps the id and step it began with on every run, across a re-registration', async () => {
     const host = fakeHost();
     const seen: RequestContext[] = [];

@@ -41,7 +41,10 @@ export async function runStep<T>(host: StepHost, fn: (ctx: StepContext) => Promi
     const ctx = new StepContext(host, host.view, identity, deadline);
     const untrack = host.track(ctx);
     try {
-      return await fn(ctx);
+      const result = await fn(ctx);
+      // Rows pushed without a sendGrads go out now, still within this run's context.
+      await ctx.flush();
+      return result;
     } catch (err) {
       if (host.closingSignal.aborted) throw err;
       if (!isStale(err) && !isPastDeadline(err)) throw err;
