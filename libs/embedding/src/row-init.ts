@@ -1,4 +1,4 @@
-import { fmix32 } from './hash';
+import { fmix32 } from '@pserver/proto';
 
 /** A row's starting value (proto `RowInitializer` without its seed); `zeros` is the unset one. */
 export type RowInit =

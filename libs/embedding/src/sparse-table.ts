@@ -1,7 +1,6 @@
 import { RowOptimizer, type RowOptimizerConfigInput } from '@pserver/optimizer';
-import { bucketsOfIds, tableShards } from '@pserver/proto';
+import { bucketsOfIds, fmix32, tableShards } from '@pserver/proto';
 import { EmbeddingError, invalidArgument } from './errors';
-import { fmix32 } from './hash';
 import { IdIndex } from './id-index';
 import { RowArena, type RowChunk } from './row-arena';
 import { writeInitRow, type RowInit } from './row-init';
