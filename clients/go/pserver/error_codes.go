@@ -144,6 +144,11 @@ var (
 	// ErrCheckpointNoSpace is CHECKPOINT_NO_SPACE.
 	// The checkpoint volume is full.
 	ErrCheckpointNoSpace error = sentinel(pb.ErrorCode_CHECKPOINT_NO_SPACE)
+	// ErrTableFull is PSERVER_TABLE_FULL.
+	// A table's part on the shard cannot hold the push's new rows (its index or memory cannot
+	// grow). Nothing was applied. Not transient: clients do not retry it; bound the table
+	// (`eviction.max_rows`, `eviction.ttl_steps`) or give the job more shards.
+	ErrTableFull error = sentinel(pb.ErrorCode_PSERVER_TABLE_FULL)
 	// ErrCheckpointCorrupt is CHECKPOINT_CORRUPT.
 	// A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
 	// meta, or a format version this reader does not know.

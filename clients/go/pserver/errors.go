@@ -172,7 +172,7 @@ func IsRefused(err error) bool {
 // DEADLINE_EXCEEDED, CANCELLED or INTERNAL without a domain code (a domain code is the server's
 // considered answer; DEADLINE_EXCEEDED and CANCELLED are the codes of those statuses), and
 // RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE: wait for
-// `pserver-retry-after-ms`). gRPC's own RESOURCE_EXHAUSTED, without a code, is a message over
+// `pserver-retry-after-ms`; not PSERVER_TABLE_FULL, which waiting does not change). gRPC's own RESOURCE_EXHAUSTED, without a code, is a message over
 // the size limit: CLIENT_MESSAGE_TOO_LARGE, not retryable.
 func IsRetryable(err error) bool {
 	var e *Error
@@ -180,7 +180,7 @@ func IsRetryable(err error) bool {
 		return false
 	}
 	if e.Code == codes.ResourceExhausted {
-		return e.hasDomainCode()
+		return e.hasDomainCode() && e.ErrorCode != pb.ErrorCode_PSERVER_TABLE_FULL
 	}
 	if e.hasDomainCode() && e.ErrorCode != pb.ErrorCode_DEADLINE_EXCEEDED && e.ErrorCode != pb.ErrorCode_CANCELLED {
 		return false

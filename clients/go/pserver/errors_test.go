@@ -165,6 +165,7 @@ func TestThePredicates(t *testing.T) {
 		{"internal", server(codes.Internal, ""), true, false, false, false},
 		{"overloaded", server(codes.ResourceExhausted, "PSERVER_OVERLOADED"), true, false, false, false},
 		{"no space", server(codes.ResourceExhausted, "CHECKPOINT_NO_SPACE"), true, false, false, false},
+		{"table full", server(codes.ResourceExhausted, "PSERVER_TABLE_FULL"), false, false, false, false},
 		{"too large", server(codes.ResourceExhausted, ""), false, false, false, false},
 		{"checkpoint io", server(codes.Unavailable, "CHECKPOINT_IO"), false, false, false, false},
 		{"fenced", server(codes.Unavailable, "PSERVER_FENCED"), false, false, false, true},

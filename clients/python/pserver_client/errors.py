@@ -176,12 +176,13 @@ def is_retryable(err: BaseException) -> bool:
 
     UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code (a domain code is
     the server's considered answer); RESOURCE_EXHAUSTED only with one (PSERVER_OVERLOADED,
-    CHECKPOINT_NO_SPACE: after `retry_after_ms`). Without one, RESOURCE_EXHAUSTED is gRPC's own
+    CHECKPOINT_NO_SPACE: after `retry_after_ms`; not PSERVER_TABLE_FULL, which waiting does not
+    change). Without one, RESOURCE_EXHAUSTED is gRPC's own
     message size limit, which the client raises as CLIENT_MESSAGE_TOO_LARGE instead."""
     if not isinstance(err, PserverError):
         return False
     if err.status == _RESOURCE_EXHAUSTED:
-        return err.code is not None
+        return err.code is not None and err.code != codes.PSERVER_TABLE_FULL
     if err.code is not None and err.code not in _UNKNOWN_OUTCOME_CODES:
         return False
     return err.status in _UNKNOWN_OUTCOME_STATUSES

@@ -65,6 +65,7 @@ def rpc(status, code=None, details="x", **facts):
         (PserverError("INTERNAL", "boom", code="CHECKPOINT_CORRUPT"), False, False, False, False),
         (PserverError("RESOURCE_EXHAUSTED", "busy", code="PSERVER_OVERLOADED"), False, True, False, False),
         (PserverError("RESOURCE_EXHAUSTED", "full", code="CHECKPOINT_NO_SPACE"), False, True, False, False),
+        (PserverError("RESOURCE_EXHAUSTED", "full", code="PSERVER_TABLE_FULL"), False, False, False, False),
         (PserverError("RESOURCE_EXHAUSTED", "Received message larger than max"), False, False, False, False),
         (PserverError("UNAVAILABLE", "fenced", code="PSERVER_FENCED"), False, False, False, True),
         (PserverError("UNAVAILABLE", "recovering", code="PSERVER_NOT_SERVING"), False, False, False, True),

@@ -57,6 +57,11 @@ describe('the predicates', () => {
     ['INTERNAL without a code', true, rpc(status.INTERNAL)],
     ['PSERVER_OVERLOADED', true, rpc(status.RESOURCE_EXHAUSTED, 'PSERVER_OVERLOADED')],
     ['CHECKPOINT_NO_SPACE', true, rpc(status.RESOURCE_EXHAUSTED, 'CHECKPOINT_NO_SPACE')],
+    [
+      'PSERVER_TABLE_FULL (waiting does not help)',
+      false,
+      rpc(status.RESOURCE_EXHAUSTED, 'PSERVER_TABLE_FULL'),
+    ],
     ["gRPC's own RESOURCE_EXHAUSTED (message too large)", false, rpc(status.RESOURCE_EXHAUSTED)],
     ['UNAVAILABLE with a domain code', false, rpc(status.UNAVAILABLE, 'PSERVER_NOT_SERVING')],
     ['INVALID_ARGUMENT', false, rpc(status.INVALID_ARGUMENT)],

@@ -70,12 +70,14 @@ export function isRefused(err: unknown): boolean {
  * retry it as is. UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code
  * (a domain code is the server's considered answer; DEADLINE_EXCEEDED and CANCELLED are also
  * codes); RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE:
- * wait for `pserver-retry-after-ms`). gRPC's own RESOURCE_EXHAUSTED, without a code, is a
+ * wait for `pserver-retry-after-ms`; not PSERVER_TABLE_FULL, which waiting does not change).
+ * gRPC's own RESOURCE_EXHAUSTED, without a code, is a
  * message over the size limit: sending it again fails the same way.
  */
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof RpcError)) return false;
-  if (err.status === status.RESOURCE_EXHAUSTED) return err.code !== undefined;
+  if (err.status === status.RESOURCE_EXHAUSTED)
+    return err.code !== undefined && err.code !== 'PSERVER_TABLE_FULL';
   if (err.code !== undefined && err.code !== 'DEADLINE_EXCEEDED' && err.code !== 'CANCELLED')
     return false;
   return (

@@ -1,6 +1,6 @@
 /**
  * Error codes of the embedding library. The pserver maps them to proto `ErrorCode` values
- * (`EMBEDDING_CAPACITY_EXHAUSTED` to PSERVER_OVERLOADED, the others to their PSERVER_ namesakes).
+ * (`EMBEDDING_CAPACITY_EXHAUSTED` to PSERVER_TABLE_FULL, the others to their PSERVER_ namesakes).
  */
 export type EmbeddingErrorCode =
   | 'EMBEDDING_INVALID_ARGUMENT'

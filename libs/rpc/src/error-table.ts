@@ -63,6 +63,7 @@ export const errorTable = {
   // Out of a resource: back off and retry (trailer: pserver-retry-after-ms).
   PSERVER_OVERLOADED: status.RESOURCE_EXHAUSTED,
   CHECKPOINT_NO_SPACE: status.RESOURCE_EXHAUSTED,
+  PSERVER_TABLE_FULL: status.RESOURCE_EXHAUSTED,
 
   // Stored data that cannot be read back.
   CHECKPOINT_CORRUPT: status.DATA_LOSS,

@@ -205,6 +205,12 @@ export const ErrorCode = {
    */
   CHECKPOINT_NO_SPACE: 'CHECKPOINT_NO_SPACE',
   /**
+   * A table's part on the shard cannot hold the push's new rows (its index or memory cannot
+   * grow). Nothing was applied. Not transient: clients do not retry it; bound the table
+   * (`eviction.max_rows`, `eviction.ttl_steps`) or give the job more shards.
+   */
+  PSERVER_TABLE_FULL: 'PSERVER_TABLE_FULL',
+  /**
    * DATA_LOSS: stored data that cannot be read back.
    * 
    * A checkpoint file or manifest that cannot be read back: a wrong size, checksum, frame or
@@ -522,6 +528,13 @@ export type ErrorCode =
    */
   | 'CHECKPOINT_NO_SPACE'
   | 601
+  /**
+   * A table's part on the shard cannot hold the push's new rows (its index or memory cannot
+   * grow). Nothing was applied. Not transient: clients do not retry it; bound the table
+   * (`eviction.max_rows`, `eviction.ttl_steps`) or give the job more shards.
+   */
+  | 'PSERVER_TABLE_FULL'
+  | 602
   /**
    * DATA_LOSS: stored data that cannot be read back.
    * 
