@@ -9,6 +9,8 @@ export {
 export { describeLedgerReport } from './ledger-report';
 export type { FaultReport, LedgerReport, LedgerRunOptions, TrainerReport } from './ledger-run';
 export { runLedger } from './ledger-run';
+export type { RowReader } from './ledger-rows';
+export { ledgerRowId, ledgerRowIds, ledgerTable } from './ledger-rows';
 export type { LedgerAck, LedgerShape, LedgerStepError, TrainerProgram } from './ledger-trainer';
 export { LedgerTrainer, waitForSteps } from './ledger-trainer';
 export type { LedgerEntry, LedgerInput, LedgerVerdict, ShardRestore } from './ledger-verdict';

@@ -22,6 +22,13 @@ export function describeLedgerReport(report: LedgerReport): string {
     `  unexplained zeros: ${describeEntries(verdict.unexplainedZeros)}`,
     `  phantoms (set, never acknowledged): ${describeEntries(verdict.phantoms)}`,
   ];
+  const rows = report.rowVerdict;
+  if (rows)
+    lines.push(
+      `  row ledger: doubles ${describeEntries(rows.doubles)}, lost ${rows.lost.length}, ` +
+        `unexplained zeros ${describeEntries(rows.unexplainedZeros)}, ` +
+        `phantoms ${describeEntries(rows.phantoms)}`,
+    );
   if (report.unreadCheckpoints.length > 0)
     lines.push(`  unreadable restored checkpoints: ${report.unreadCheckpoints.join('; ')}`);
   for (const t of report.trainers)

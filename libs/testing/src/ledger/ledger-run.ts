@@ -9,6 +9,7 @@ import {
   type LedgerStepError,
   type TrainerProgram,
 } from './ledger-trainer';
+import { ledgerRowIds, ledgerRowShardOf, ledgerTable, type RowReader } from './ledger-rows';
 import { judgeLedger, type LedgerVerdict, type ShardRestore } from './ledger-verdict';
 import { everyTrainerSteppingAfter } from './recovery-time';
 import { SupervisedCluster, type SupervisedClusterOptions } from './supervised-cluster';
@@ -25,6 +26,8 @@ export interface LedgerRunOptions extends LedgerShape {
   recoveryBoundMs: number;
   /** Training time before each fault (and after the last), so that checkpoints are taken between. */
   settleMs: number;
+  /** How the rows of the row ledger are read at the end; required with `tableBuckets`. */
+  readRows?: RowReader;
   logDir?: string;
 }
 
@@ -50,6 +53,8 @@ export interface TrainerReport {
 export interface LedgerReport {
   language: string;
   verdict: LedgerVerdict;
+  /** The row ledger's verdict, judged as the dense one (when the run had `tableBuckets`). */
+  rowVerdict?: LedgerVerdict;
   stepErrors: LedgerStepError[];
   trainers: TrainerReport[];
   faults: FaultReport[];
@@ -68,6 +73,8 @@ const elementName = 'ledger';
  * happens; a fault that throws fails the run.
  */
 export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport> {
+  const { readRows, tableBuckets } = options;
+  if (tableBuckets && !readRows) throw new Error('runLedger: tableBuckets needs readRows');
   const began = Date.now();
   const cluster = await SupervisedCluster.start({ ...options.cluster, logDir: options.logDir });
   const trainers: LedgerTrainer[] = [];
@@ -125,17 +132,29 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
     );
     const shardOf = (coordinate: number): number =>
       placement[Math.floor(coordinate / cluster.options.blockSize)]!.shard;
-    const verdict = judgeLedger({
+    const judged = {
       ...options,
-      values,
-      shardOf,
       acks: trainers.flatMap((t) => t.acks),
       errors: trainers.flatMap((t) => t.errors),
       restores,
-    });
+    };
+    const verdict = judgeLedger({ ...judged, values, shardOf });
+    let rowVerdict: LedgerVerdict | undefined;
+    if (tableBuckets && readRows) {
+      const ids = ledgerRowIds(options.trainers, options.capacity);
+      const rows = await readRows(cluster.masterAddresses, ledgerTable, ids);
+      if (rows.length !== ids.length)
+        throw new Error(`readRows gave ${rows.length} values for ${ids.length} rows of dim 1`);
+      rowVerdict = judgeLedger({
+        ...judged,
+        values: rows,
+        shardOf: ledgerRowShardOf(ids, tableBuckets, cluster.options.shards),
+      });
+    }
     return {
       language: options.program.language,
       verdict,
+      ...(rowVerdict ? { rowVerdict } : {}),
       stepErrors: trainers.flatMap((t) => t.errors),
       trainers: trainers.map((t, i) => ({
         ordinal: t.ordinal,

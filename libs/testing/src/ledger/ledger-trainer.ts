@@ -21,6 +21,11 @@ export interface LedgerShape {
   capacity: number;
   /** Elements of a tensor no step touches, to give the shards a real model's restore time. */
   ballast: number;
+  /**
+   * Buckets of the row ledger's table (ledger-rows.ts): when set, every step also pushes −1 to its
+   * own row, in the same push as its dense gradient. TypeScript trainers only.
+   */
+  tableBuckets?: number;
 }
 
 /** An acknowledged step: step `k` of trainer `ordinal`, with what it began with and when. */
@@ -74,6 +79,7 @@ export class LedgerTrainer {
         String(shape.capacity),
         String(paceMs),
         String(shape.ballast),
+        ...(shape.tableBuckets ? [String(shape.tableBuckets)] : []),
       ],
       {
         name: `ledger-${program.language}-${ordinal}`,
