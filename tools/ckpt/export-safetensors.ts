@@ -8,6 +8,7 @@ import {
   type ElementTypeName,
 } from '@pserver/proto';
 import { findManifests } from './checkpoint-files';
+import { TableExport, type OutputTensor } from './export-tables';
 
 /** safetensors' names of the element types. */
 const dtypes: Record<ElementTypeName, string> = {
@@ -27,20 +28,19 @@ interface Piece {
   bytes: number;
 }
 
-interface WholeTensor {
-  name: string;
+interface WholeTensor extends OutputTensor {
   elementType: ElementTypeName;
-  shape: number[];
+  /** The shape the records give (empty for a 1-D tensor whose blocks carry none). */
+  recordShape: number[];
   pieces: Piece[];
-  bytes: number;
-  offset: number;
 }
 
 /**
  * Writes the latest checkpoint of every shard of a job as one safetensors file of whole tensors:
- * blocks `<name>@<k>` reassembled in order, shapes restored. Two passes over the checkpoints, so
- * memory stays near one record: the first lays the output out, the second writes each block at
- * its offset.
+ * blocks `<name>@<k>` reassembled in order, shapes restored, and each sparse table as
+ * `<table>.ids` and `<table>.values` (`TableExport`). Two passes over the checkpoints, so memory
+ * stays near one record (plus 8 bytes per table row): the first lays the output out, the second
+ * writes each block and row at its offset.
  */
 export async function exportSafetensors(
   targets: string[],
@@ -64,10 +64,13 @@ export async function exportSafetensors(
 
   // Pass 1: which tensors, which blocks, where each goes.
   const tensors = new Map<string, WholeTensor>();
+  const tables = new TableExport();
   for (const { file, meta } of files) {
     await readCheckpointFile(
       file,
       {
+        table: (record) => tables.table(file, record),
+        tableRows: (rows) => tables.rows(rows),
         tensor: (record) => {
           const t = record.tensor!;
           if (!isElementTypeName(t.elementType))
@@ -76,7 +79,9 @@ export async function exportSafetensors(
           const whole = tensors.get(name) ?? {
             name,
             elementType: t.elementType,
-            shape: t.shape,
+            dtype: dtypes[t.elementType],
+            recordShape: t.shape,
+            shape: [],
             pieces: [],
             bytes: 0,
             offset: 0,
@@ -97,7 +102,7 @@ export async function exportSafetensors(
   const header: Record<string, unknown> = {
     __metadata__: { format: 'pt', source: 'pserver checkpoint export' },
   };
-  let offset = 0;
+  const output: OutputTensor[] = [];
   for (const tensor of ordered) {
     tensor.pieces.sort((a, b) => a.block - b.block);
     tensor.pieces.forEach((piece, k) => {
@@ -107,16 +112,28 @@ export async function exportSafetensors(
         );
     });
     const elements = tensor.bytes / elementSizes[tensor.elementType];
-    const shape = tensor.shape.length > 0 ? tensor.shape : [elements];
+    const shape = tensor.recordShape.length > 0 ? tensor.recordShape : [elements];
     if (shape.reduce((a, b) => a * b, 1) !== elements) {
       throw new Error(
         `${tensor.name}: shape [${shape.join(', ')}] does not hold its ${elements} elements`,
       );
     }
+    tensor.shape = shape;
+    output.push(tensor);
+  }
+  const dense = new Set(output.map((t) => t.name));
+  const tableTensors = tables.tensors();
+  for (const t of tableTensors) {
+    if (dense.has(t.name)) throw new Error(`${t.name}: both a tensor and a table's column`);
+    output.push(t);
+  }
+  output.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let offset = 0;
+  for (const tensor of output) {
     tensor.offset = offset;
     header[tensor.name] = {
-      dtype: dtypes[tensor.elementType],
-      shape,
+      dtype: tensor.dtype,
+      shape: tensor.shape,
       data_offsets: [offset, offset + tensor.bytes],
     };
     offset += tensor.bytes;
@@ -142,11 +159,13 @@ export async function exportSafetensors(
         at += piece.bytes;
       }
     }
+    tables.writeIds(handle.fd, dataStart);
     for (const { file, meta } of files) {
       const writes: Promise<unknown>[] = [];
       await readCheckpointFile(
         file,
         {
+          tableRows: (rows) => tables.writeRows(handle.fd, dataStart, rows),
           tensor: (record) => {
             const t = record.tensor!;
             const { tensor: name, block } = parseBlockName(t.name);
@@ -163,6 +182,6 @@ export async function exportSafetensors(
     await handle.close();
   }
   print(
-    `wrote ${out}: ${ordered.length} tensors, ${offset} bytes of data, from ${files.length} shards`,
+    `wrote ${out}: ${ordered.length} tensors, ${tableTensors.length / 2} tables, ${offset} bytes of data, from ${files.length} shards`,
   );
 }

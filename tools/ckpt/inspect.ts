@@ -1,10 +1,17 @@
 import { readCheckpointFile } from '@pserver/checkpoint';
 import { elementSizes, isElementTypeName } from '@pserver/proto';
+import { addRows, describeTable, summarize, type TableSummary } from './tables';
 
-/** Prints a checkpoint file's header, records and checksum status. */
+/** Prints a checkpoint file's header, tensors, tables and checksum status. */
 export async function inspect(file: string, print: (line: string) => void): Promise<boolean> {
   const rows: string[] = [];
+  const tables = new Map<string, TableSummary>();
   let marks = 0;
+  const printTables = (): void => {
+    if (tables.size === 0) return;
+    print(`tables: ${tables.size}`);
+    tables.forEach((t) => print(describeTable(t)));
+  };
   try {
     const result = await readCheckpointFile(file, {
       header: (h) =>
@@ -24,15 +31,19 @@ export async function inspect(file: string, print: (line: string) => void): Prom
               : ''),
         );
       },
+      table: (record) => tables.set(record.spec!.name, summarize(record)),
+      tableRows: (section) => addRows(tables.get(section.table)!, section),
       stepMarks: (entries) => (marks = entries.length),
     });
     print(`tensors: ${rows.length}`);
     rows.forEach((row) => print(row));
+    printTables();
     print(`step marks: ${marks} trainers`);
     print(`size: ${result.size} bytes; records: ${result.records}; crc32c ${result.checksum}: OK`);
     return true;
   } catch (err) {
     rows.forEach((row) => print(row));
+    printTables();
     print(`BROKEN: ${err instanceof Error ? err.message : String(err)}`);
     return false;
   }
