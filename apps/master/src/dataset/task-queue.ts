@@ -34,7 +34,8 @@ export interface PassCounts {
 }
 
 const statuses: TaskStatus[] = ['todo', 'pending', 'done', 'failed'];
-const TODO = 0;
+/** Waiting to be handed out: the 'todo' queue. */
+const QUEUED = 0;
 const PENDING = 1;
 const DONE = 2;
 const FAILED = 3;
@@ -178,7 +179,7 @@ export class TaskQueue {
   /** Starts the next pass with every task to do (dispatch numbers carry over). */
   nextPass(): void {
     this.currentPass++;
-    this.status.fill(TODO);
+    this.status.fill(QUEUED);
     this.failures.fill(0);
     this.records.fill(0);
     this.todo.clear();
@@ -229,7 +230,7 @@ export class TaskQueue {
       this.status[id] = FAILED;
       this.failed++;
     } else {
-      this.status[id] = TODO;
+      this.status[id] = QUEUED;
       this.todo.push(id);
     }
   }
