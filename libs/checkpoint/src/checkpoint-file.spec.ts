@@ -22,6 +22,7 @@ function snapshot(): ShardSnapshot {
     shardCount: 3,
     shardEpoch: 9,
     seq: 2,
+    uuid: 'x',
     blockSize: 1024,
     job: 'job-a',
     createdUnixNs: '1764460800123456789',

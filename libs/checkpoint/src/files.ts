@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { CheckpointMeta } from './meta';
+import { chainOf, type CheckpointMeta } from './meta';
 import { shardDirectory } from './manifest-store';
 
 /** The relative path of a new checkpoint file: `shard-<i>/e<epoch>-s<seq>-<uuid>.ckpt`. */
@@ -9,15 +9,16 @@ export function checkpointPath(index: number, epoch: number, seq: number, uuid: 
 }
 
 /**
- * Deletes the shard's checkpoint files that no retained meta names. Run only after a commit:
- * deleting first is how PaddlePaddle lost checkpoints. Returns the deleted paths.
+ * Deletes the shard's checkpoint files that no retained meta names, itself or in its chain. Run
+ * only after a commit: deleting first is how PaddlePaddle lost checkpoints. Returns the deleted
+ * paths.
  */
 export async function removeUnreferenced(
   root: string,
   index: number,
   retained: readonly CheckpointMeta[],
 ): Promise<string[]> {
-  const keep = new Set(retained.map((m) => path.basename(m.path)));
+  const keep = new Set(retained.flatMap(chainOf).map((file) => path.basename(file.path)));
   const dir = path.join(root, shardDirectory(index));
   const removed: string[] = [];
   for (const name of await fs.readdir(dir)) {

@@ -11,11 +11,14 @@ import { messageType, type CheckpointFrame, type CheckpointFrame__Output } from 
  * a write down to below the disk's speed. Go's hash/crc32 and Python's crc32c package read it.
  *
  * `formatVersion` is the newest version this code reads; a file is written in the oldest version
- * that holds its content (1 without tables, 2 with), so older readers keep reading what they can.
+ * that holds its content (1 without tables, 2 with, 3 for a delta), so older readers keep reading
+ * what they can and refuse what they would misread.
  */
-export const formatVersion = 2;
+export const formatVersion = 3;
 /** The version of files without tables, which format-1 readers still read. */
 export const formatVersionWithoutTables = 1;
+/** The version of full files with tables. */
+export const formatVersionWithTables = 2;
 export const checksumAlgorithm = 'CHECKSUM_ALGORITHM_CRC32C' as const;
 
 export function frameType() {

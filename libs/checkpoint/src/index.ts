@@ -9,15 +9,22 @@ export {
   currentIdentity,
   judgeCheckpointDirectory,
 } from './directory-check';
+export type { ChainPosition, ChainVisitor } from './chain';
+export { ChainFileError, readCheckpointChain } from './chain';
 export type { CheckpointErrorCode } from './errors';
 export { CheckpointError } from './errors';
 export { checkpointPath, markBroken, removeLeftoverTemporaries, removeUnreferenced } from './files';
-export { checksumAlgorithm, formatVersion, formatVersionWithoutTables } from './format';
+export {
+  checksumAlgorithm,
+  formatVersion,
+  formatVersionWithoutTables,
+  formatVersionWithTables,
+} from './format';
 export { fsyncDirectory, writeFileAtomic } from './fs-sync';
 export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
-export type { CheckpointMeta } from './meta';
-export { metaFromJson, metaToJson } from './meta';
+export type { ChainFile, CheckpointMeta } from './meta';
+export { chainOf, metaFromJson, metaToJson } from './meta';
 export type {
   CheckpointHeader,
   CheckpointVisitor,

@@ -25,6 +25,7 @@ function meta(seq: number, epoch = 1): CheckpointMeta {
     seq,
     updatesApplied: seq * 10,
     formatVersion: 1,
+    chain: [],
   };
 }
 

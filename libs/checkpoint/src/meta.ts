@@ -21,12 +21,38 @@ export interface CheckpointMeta {
   seq: number;
   updatesApplied: number;
   formatVersion: number;
+  /**
+   * A delta's chain: the files it applies on, the full checkpoint first, its parent last.
+   * Empty for a full checkpoint.
+   */
+  chain: ChainFile[];
+}
+
+/** A file of a delta's chain: enough to find and verify it. */
+export interface ChainFile {
+  uuid: string;
+  path: string;
+  size: number;
+  /** CRC-32C of the whole file, 8 hex digits. */
+  checksum: string;
+}
+
+/** The files restoring `meta` reads, in order: its chain, then its own. */
+export function chainOf(meta: CheckpointMeta): ChainFile[] {
+  const { uuid, path, size, checksum } = meta;
+  return [...meta.chain, { uuid, path, size, checksum }];
 }
 
 /** The proto3 JSON of a meta (64-bit integers as strings, bytes as base64). */
 export function metaToJson(meta: CheckpointMeta): Record<string, unknown> {
   const type = messageType('CheckpointMeta');
-  return type.toObject(type.fromObject({ ...meta, checksum: Buffer.from(meta.checksum, 'hex') }), {
+  const hex = (checksum: string): Buffer => Buffer.from(checksum, 'hex');
+  const message = type.fromObject({
+    ...meta,
+    checksum: hex(meta.checksum),
+    chain: meta.chain.map((file) => ({ ...file, checksum: hex(file.checksum) })),
+  });
+  return type.toObject(message, {
     longs: String,
     enums: String,
     bytes: String,
@@ -61,5 +87,11 @@ export function metaFromJson(json: unknown): CheckpointMeta {
     seq: number('seq'),
     updatesApplied: number('updatesApplied'),
     formatVersion: number('formatVersion'),
+    chain: (raw['chain'] as Record<string, unknown>[]).map((file) => ({
+      uuid: String(file['uuid']),
+      path: String(file['path']),
+      size: Number(file['size']),
+      checksum: (file['checksum'] as Buffer).toString('hex'),
+    })),
   };
 }

@@ -2,12 +2,13 @@ import fs from 'node:fs/promises';
 import type {
   CheckpointHeader__Output,
   StepMark__Output,
+  TableEvictions__Output,
   TableRecord__Output,
   TableRows__Output,
   TensorRecord__Output,
 } from '@pserver/proto';
 import { CheckpointError, ioError } from './errors';
-import { Checksum, decodeFrame, formatVersion } from './format';
+import { Checksum, decodeFrame, formatVersion, formatVersionWithTables } from './format';
 
 /** The header, with its nanosecond timestamp exact (a decimal string). */
 export type CheckpointHeader = Omit<CheckpointHeader__Output, 'createdUnixNs'> & {
@@ -19,8 +20,10 @@ export interface CheckpointVisitor {
   /** Called once per record; the record's buffers are its own (they may be kept). */
   tensor?(record: TensorRecord__Output): void;
   stepMarks?(marks: StepMark__Output[]): void;
-  /** A table's record; its row sections follow, each checked to belong to it. */
+  /** A table's record; its evictions (a delta) and row sections follow, each checked to belong to it. */
   table?(record: TableRecord__Output): void;
+  /** A delta's ids evicted since its parent, before the table's rows. */
+  tableEvictions?(evictions: TableEvictions__Output): void;
   tableRows?(rows: TableRows__Output): void;
 }
 
@@ -85,11 +88,13 @@ export async function readCheckpointFile(
     let position = 0;
     let header: CheckpointHeader | undefined;
     let records = 0;
-    // The table whose rows may follow, and how many of its rows are still to come.
-    let table: { name: string; rowsLeft: number } | undefined;
+    // The table whose evictions and rows may follow, and how many of each are still to come.
+    let table: { name: string; rowsLeft: number; evictedLeft: number } | undefined;
     const endTable = (): void => {
       if (table && table.rowsLeft !== 0)
         throw corrupt(`table ${table.name}: ${table.rowsLeft} of its rows are missing`);
+      if (table && table.evictedLeft !== 0)
+        throw corrupt(`table ${table.name}: ${table.evictedLeft} of its evicted ids are missing`);
       table = undefined;
     };
     for (;;) {
@@ -126,6 +131,10 @@ export async function readCheckpointFile(
             `format version ${header.formatVersion} is not one this reader knows (1..${formatVersion})`,
           );
         }
+        if ((header.parentUuid !== '') !== (header.formatVersion === formatVersion))
+          throw corrupt(
+            `format version ${header.formatVersion} with parent "${header.parentUuid}": only a format ${formatVersion} file is a delta, and it has a parent`,
+          );
         checksum.update(frameBytes);
         visitor.header?.(header);
         continue;
@@ -154,17 +163,41 @@ export async function readCheckpointFile(
       }
       checksum.update(frameBytes);
       records++;
-      if ((frame.frame === 'table' || frame.frame === 'tableRows') && header.formatVersion < 2)
+      if (
+        (frame.frame === 'table' || frame.frame === 'tableRows') &&
+        header.formatVersion < formatVersionWithTables
+      )
         throw corrupt(`a ${frame.frame} frame in a format ${header.formatVersion} file`);
       if (frame.frame === 'table' && frame.table) {
         endTable();
-        table = { name: frame.table.spec?.name ?? '', rowsLeft: frame.table.rows };
+        if (frame.table.evicted > 0 && header.parentUuid === '')
+          throw corrupt(`table ${frame.table.spec?.name}: evicted ids in a full checkpoint`);
+        table = {
+          name: frame.table.spec?.name ?? '',
+          rowsLeft: frame.table.rows,
+          evictedLeft: frame.table.evicted,
+        };
         visitor.table?.(frame.table);
+      } else if (frame.frame === 'tableEvictions' && frame.tableEvictions) {
+        const evictions = frame.tableEvictions;
+        const n = evictions.ids.byteLength / 8;
+        if (!table || evictions.table !== table.name)
+          throw corrupt(
+            `evictions of table ${evictions.table} without its table record before them`,
+          );
+        if (!Number.isInteger(n) || n > table.evictedLeft)
+          throw corrupt(
+            `evictions of table ${evictions.table} before byte ${position}: more ids than its record announced`,
+          );
+        table.evictedLeft -= n;
+        visitor.tableEvictions?.(evictions);
       } else if (frame.frame === 'tableRows' && frame.tableRows) {
         const rows = frame.tableRows;
         const n = rows.ids.byteLength / 8;
         if (!table || rows.table !== table.name)
           throw corrupt(`rows of table ${rows.table} without its table record before them`);
+        if (table.evictedLeft !== 0)
+          throw corrupt(`rows of table ${rows.table} before all of its evicted ids`);
         if (
           !Number.isInteger(n) ||
           rows.values.byteLength !== n * rows.stride * 4 ||

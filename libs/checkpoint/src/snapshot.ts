@@ -20,7 +20,12 @@ export interface TableSnapshot {
   /** Counting admission: ids not yet admitted (int64 LE) and their counts (uint32 LE). */
   pendingIds: Uint8Array;
   pendingCounts: Uint8Array;
-  /** Parallel columns: ids int64 LE, values `stride` float32 LE a row, lastSeen and counts uint32 LE. */
+  /** A delta: ids evicted since the parent, int64 LE. */
+  evictedIds?: Uint8Array;
+  /**
+   * Parallel columns: ids int64 LE, values `stride` float32 LE a row, lastSeen and counts uint32
+   * LE. In a delta, only the rows pushed since the parent.
+   */
   sections: { ids: Uint8Array; values: Uint8Array; lastSeen: Uint8Array; counts: Uint8Array }[];
 }
 
@@ -40,6 +45,13 @@ export interface ShardSnapshot {
   shardEpoch: number;
   /** The checkpoint's sequence number within the shard epoch, from 1. */
   seq: number;
+  /** The checkpoint's UUID (its meta's, and its file name's). */
+  uuid: string;
+  /**
+   * A delta: the UUID of the checkpoint it applies on. Its tables then hold only the rows pushed
+   * and the ids evicted since then; tensors and step marks are whole in every file.
+   */
+  parentUuid?: string;
   blockSize: number;
   job: string;
   /** When the copy was taken, in nanoseconds since the Unix epoch (a decimal string). */

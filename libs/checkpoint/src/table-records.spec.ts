@@ -44,6 +44,7 @@ function snapshot(tables?: TableSnapshot[]): ShardSnapshot {
     shardCount: 1,
     shardEpoch: 3,
     seq: 1,
+    uuid: 'u1',
     blockSize: 0,
     job: '',
     createdUnixNs: '1764460800123456789',

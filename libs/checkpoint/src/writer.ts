@@ -1,7 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CheckpointError, ioError } from './errors';
-import { Checksum, encodeFrame, formatVersion, formatVersionWithoutTables } from './format';
+import {
+  Checksum,
+  encodeFrame,
+  formatVersion,
+  formatVersionWithoutTables,
+  formatVersionWithTables,
+} from './format';
 import { encodeTensorFrame } from './record-encoding';
 import { fsyncDirectory } from './fs-sync';
 import type { ShardSnapshot } from './snapshot';
@@ -61,7 +67,12 @@ export async function writeCheckpointFile(
     });
   };
   const tables = snapshot.tables ?? [];
-  const version = tables.length > 0 ? formatVersion : formatVersionWithoutTables;
+  const delta = snapshot.parentUuid !== undefined;
+  const version = delta
+    ? formatVersion
+    : tables.length > 0
+      ? formatVersionWithTables
+      : formatVersionWithoutTables;
   try {
     await write([
       encodeFrame({
@@ -74,6 +85,8 @@ export async function writeCheckpointFile(
           blockSize: snapshot.blockSize,
           job: snapshot.job,
           seq: snapshot.seq,
+          uuid: snapshot.uuid,
+          ...(delta && { parentUuid: snapshot.parentUuid }),
         },
       }),
     ]);
@@ -87,6 +100,7 @@ export async function writeCheckpointFile(
     if (half === 0) await hook('mid-write');
     for (const table of tables) {
       const rows = table.sections.reduce((total, s) => total + s.lastSeen.byteLength / 4, 0);
+      const evicted = delta ? (table.evictedIds ?? new Uint8Array()) : new Uint8Array();
       await write([
         encodeFrame({
           table: {
@@ -95,10 +109,16 @@ export async function writeCheckpointFile(
             rows,
             pendingIds: table.pendingIds,
             pendingCounts: table.pendingCounts,
+            ...(delta && { evicted: evicted.byteLength / 8 }),
           },
         }),
       ]);
       records++;
+      for (let at = 0; at < evicted.byteLength; at += evictionFrameBytes) {
+        const ids = evicted.subarray(at, at + evictionFrameBytes);
+        await write([encodeFrame({ tableEvictions: { table: table.spec.name, ids } })]);
+        records++;
+      }
       for (const section of table.sections) {
         await write([
           encodeFrame({
@@ -158,6 +178,9 @@ export async function writeCheckpointFile(
     throw ioError(`checkpoint ${options.path}`, err);
   }
 }
+
+/** Evicted ids per frame: 4 M ids, 32 MiB, far from protobuf's limits. */
+const evictionFrameBytes = 32 * 1024 * 1024;
 
 /** Writes every chunk, in order, however many partial writes it takes; returns the bytes. */
 async function writeAll(handle: fs.FileHandle, chunks: Uint8Array[]): Promise<number> {

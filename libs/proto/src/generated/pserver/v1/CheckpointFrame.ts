@@ -6,6 +6,7 @@ import type { StepMarks as _pserver_v1_StepMarks, StepMarks__Output as _pserver_
 import type { CheckpointFooter as _pserver_v1_CheckpointFooter, CheckpointFooter__Output as _pserver_v1_CheckpointFooter__Output } from '../../pserver/v1/CheckpointFooter';
 import type { TableRecord as _pserver_v1_TableRecord, TableRecord__Output as _pserver_v1_TableRecord__Output } from '../../pserver/v1/TableRecord';
 import type { TableRows as _pserver_v1_TableRows, TableRows__Output as _pserver_v1_TableRows__Output } from '../../pserver/v1/TableRows';
+import type { TableEvictions as _pserver_v1_TableEvictions, TableEvictions__Output as _pserver_v1_TableEvictions__Output } from '../../pserver/v1/TableEvictions';
 
 /**
  * A checkpoint file holds one shard. It is a sequence of frames, each a varint byte length
@@ -40,9 +41,14 @@ export interface CheckpointFrame {
    */
   'tableRows'?: (_pserver_v1_TableRows | null);
   /**
+   * Ids of the table of the last TableRecord evicted since the parent checkpoint (a delta,
+   * format 3); they come before that table's rows.
+   */
+  'tableEvictions'?: (_pserver_v1_TableEvictions | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions";
 }
 
 /**
@@ -78,7 +84,12 @@ export interface CheckpointFrame__Output {
    */
   'tableRows'?: (_pserver_v1_TableRows__Output | null);
   /**
+   * Ids of the table of the last TableRecord evicted since the parent checkpoint (a delta,
+   * format 3); they come before that table's rows.
+   */
+  'tableEvictions'?: (_pserver_v1_TableEvictions__Output | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions";
 }

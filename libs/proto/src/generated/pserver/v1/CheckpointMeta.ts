@@ -1,6 +1,7 @@
 // Original file: proto/pserver/v1/checkpoint.proto
 
 import type { ChecksumAlgorithm as _pserver_v1_ChecksumAlgorithm, ChecksumAlgorithm__Output as _pserver_v1_ChecksumAlgorithm__Output } from '../../pserver/v1/ChecksumAlgorithm';
+import type { CheckpointFile as _pserver_v1_CheckpointFile, CheckpointFile__Output as _pserver_v1_CheckpointFile__Output } from '../../pserver/v1/CheckpointFile';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -53,6 +54,12 @@ export interface CheckpointMeta {
    * The file's format version.
    */
   'formatVersion'?: (number);
+  /**
+   * A delta's chain: the files it applies on, the full checkpoint first and its parent last.
+   * Empty for a full checkpoint. Restoring reads them in order, then this file; retention keeps
+   * every file a retained meta's chain names.
+   */
+  'chain'?: (_pserver_v1_CheckpointFile)[];
 }
 
 /**
@@ -105,4 +112,10 @@ export interface CheckpointMeta__Output {
    * The file's format version.
    */
   'formatVersion': (number);
+  /**
+   * A delta's chain: the files it applies on, the full checkpoint first and its parent last.
+   * Empty for a full checkpoint. Restoring reads them in order, then this file; retention keeps
+   * every file a retained meta's chain names.
+   */
+  'chain': (_pserver_v1_CheckpointFile__Output)[];
 }

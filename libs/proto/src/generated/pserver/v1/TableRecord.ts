@@ -5,7 +5,8 @@ import type { Long } from '@grpc/proto-loader';
 
 /**
  * One sparse table's part on a shard, as it was: its spec, its step and the ids counted for
- * admission. Its rows follow in `TableRows` records, `rows` of them in all.
+ * admission. Its rows follow in `TableRows` records, `rows` of them in all (in a delta: the rows
+ * pushed since the parent, after `TableEvictions` records of `evicted` ids in all).
  */
 export interface TableRecord {
   /**
@@ -28,11 +29,16 @@ export interface TableRecord {
    * Their counts so far, uint32 little-endian.
    */
   'pendingCounts'?: (Buffer | Uint8Array | string);
+  /**
+   * A delta: ids in the TableEvictions records that follow, before the rows.
+   */
+  'evicted'?: (number | string | Long);
 }
 
 /**
  * One sparse table's part on a shard, as it was: its spec, its step and the ids counted for
- * admission. Its rows follow in `TableRows` records, `rows` of them in all.
+ * admission. Its rows follow in `TableRows` records, `rows` of them in all (in a delta: the rows
+ * pushed since the parent, after `TableEvictions` records of `evicted` ids in all).
  */
 export interface TableRecord__Output {
   /**
@@ -55,4 +61,8 @@ export interface TableRecord__Output {
    * Their counts so far, uint32 little-endian.
    */
   'pendingCounts': (Buffer);
+  /**
+   * A delta: ids in the TableEvictions records that follow, before the rows.
+   */
+  'evicted': (number);
 }
