@@ -265,4 +265,75 @@ describe('SparseTable', () => {
     expect(observe(copy, probe)).toBe(observe(t, probe));
     expect(t.rows).toBe(3);
   });
+
+  describe('deltas', () => {
+    /** Every row of a table keyed by id, with lastSeen and count: what a checkpoint must keep. */
+    function contents(t: SparseTable): Map<bigint, string> {
+      const rows = new Map<bigint, string>();
+      for (const section of t.snapshotRows(7)) {
+        const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
+        rowIds.forEach((id, k) => {
+          const values = section.values.subarray(k * t.stride, (k + 1) * t.stride);
+          rows.set(id, `${hex(values)}/${section.lastSeen[k]}/${section.count[k]}`);
+        });
+      }
+      return rows;
+    }
+
+    it('a full snapshot and the deltas after it restore the table byte for byte', () => {
+      const options = {
+        admission: { kind: 'counting', minCount: 2 } as const,
+        ttlSteps: 6,
+        maxRows: 12,
+        sweepRowsPerPush: 3,
+        optimizer: { adagrad: { rowWise: true }, learningRate: { base: 0.1 } },
+      } satisfies Partial<SparseTableOptions>;
+      const live = table(options);
+      let seed = 7;
+      const random = (n: number): number => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      const step = (): void => {
+        const batch = Array.from({ length: 5 }, () => random(40) - 20);
+        push(live, { ids: ids(...batch), grads: f32(...batch.flatMap((v) => [v / 10, 1])) });
+      };
+      for (let k = 0; k < 20; k++) step();
+      const restored = table(options);
+      restored.restore(live.step, live.snapshotPending(), live.snapshotRows(5));
+      let evictions = 0;
+      for (let round = 0; round < 6; round++) {
+        for (let k = 0; k < 8; k++) step();
+        const changes = live.snapshotChanges(5)!;
+        evictions += changes.evictedIds.byteLength / 8;
+        restored.replaceState(live.step, live.snapshotPending());
+        restored.removeRows(changes.evictedIds);
+        for (const section of changes.sections) restored.restoreRows(section, true);
+        expect(contents(restored)).toEqual(contents(live));
+        expect(hex(restored.snapshotPending().ids)).toBe(hex(live.snapshotPending().ids));
+        expect(restored.step).toBe(live.step);
+      }
+      // The run evicted (TTL and max_rows), so the deltas carried evictions.
+      expect(evictions).toBeGreaterThan(0);
+      // And a delta holds only the rows pushed since the last snapshot.
+      push(live, { ids: ids(3, 3), grads: f32(1, 1, 1, 1) });
+      const one = live.snapshotChanges(5)!;
+      expect(one.sections.reduce((n, s) => n + s.lastSeen.length, 0)).toBeLessThanOrEqual(1);
+      expect(live.snapshotChanges(5)!.sections).toEqual([]);
+    });
+
+    it('asks for a full snapshot when the eviction log outgrew the table', () => {
+      const t = table({ maxRows: 64, rowsPerChunk: 64 });
+      // 9 pushes of 8,192 new ids: all but 64 evicted, 73,664 in all, over the log's 65,536.
+      for (let k = 0; k < 9; k++) {
+        const batch = Array.from({ length: 8192 }, (_, i) => k * 8192 + i);
+        push(t, { ids: ids(...batch), grads: new Uint8Array(8 * 8192) });
+      }
+      expect(t.totals.rowsEvicted).toBe(9 * 8192 - 64);
+      expect(t.snapshotChanges(5)).toBeUndefined();
+      t.snapshotRows(5);
+      push(t, { ids: ids(-1), grads: f32(1, 1) });
+      expect(t.snapshotChanges(5)!.evictedIds.byteLength).toBe(8);
+    });
+  });
 });

@@ -2,7 +2,7 @@ import { RowOptimizer, type RowOptimizerConfigInput } from '@pserver/optimizer';
 import { bucketsOfIds, fmix32, tableShards } from '@pserver/proto';
 import { EmbeddingError, invalidArgument } from './errors';
 import { IdIndex } from './id-index';
-import { RowArena, type RowChunk } from './row-arena';
+import { RowArena, rowFlags, type RowChunk } from './row-arena';
 import { writeInitRow, type RowInit } from './row-init';
 
 /** Which new ids get a row. */
@@ -132,6 +132,11 @@ export class SparseTable {
   private createdTotal = 0;
   private rejectedTotal = 0;
   private evictedTotal = 0;
+  // Ids evicted since the last snapshot (lo, hi pairs), for a delta; dropped when they outgrow
+  // the table (a full snapshot is then cheaper than a delta anyway).
+  private evictionLog = new Uint32Array(16);
+  private evictionLogLength = 0;
+  private evictionLogOverflowed = false;
 
   constructor(options: SparseTableOptions) {
     const { dim, buckets, shardIndex, shardCount } = options;
@@ -386,12 +391,44 @@ export class SparseTable {
   }
 
   /**
-   * The rows as a checkpoint takes them, copied synchronously into buffers from `take` (bytes),
-   * in sections of at most `rowsPerSection` rows.
+   * Every row, as a full checkpoint takes it: copied synchronously into buffers from `take`
+   * (bytes), in sections of at most `rowsPerSection` rows. Starts a new delta: rows are clean
+   * and the eviction log empty afterwards.
    */
   snapshotRows(
     rowsPerSection: number,
     take: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
+  ): TableRowsSection[] {
+    this.clearEvictionLog();
+    return this.copyRows(rowsPerSection, take, rowFlags.live);
+  }
+
+  /**
+   * What changed since the last snapshot, as a delta takes it: the rows pushed since (sections
+   * as `snapshotRows` gives them) and the ids evicted since (int64 LE), or `undefined` when the
+   * eviction log outgrew the table (take a full snapshot instead). Starts the next delta.
+   */
+  snapshotChanges(
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
+  ): { sections: TableRowsSection[]; evictedIds: Uint8Array } | undefined {
+    if (this.evictionLogOverflowed) return undefined;
+    const evictedIds = take(8 * this.evictionLogLength);
+    const view = new DataView(evictedIds.buffer, evictedIds.byteOffset, evictedIds.byteLength);
+    for (let k = 0; k < 2 * this.evictionLogLength; k++)
+      view.setUint32(4 * k, this.evictionLog[k]!, true);
+    this.clearEvictionLog();
+    return {
+      sections: this.copyRows(rowsPerSection, take, rowFlags.live | rowFlags.dirty),
+      evictedIds,
+    };
+  }
+
+  /** Copies the rows whose flags include `required`, clearing their dirty bit. */
+  private copyRows(
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array,
+    required: number,
   ): TableRowsSection[] {
     const sections: TableRowsSection[] = [];
     const { rowsPerChunk, stride } = this.arena;
@@ -420,8 +457,10 @@ export class SparseTable {
     };
     for (let c = 0; c < this.arena.chunkCount; c++) {
       const chunk: RowChunk = this.arena.chunk(c);
+      const flags = chunk.flags;
       for (let i = 0; i < rowsPerChunk; i++) {
-        if ((chunk.flags[i]! & 1) === 0) continue;
+        if ((flags[i]! & required) !== required) continue;
+        flags[i] = flags[i]! & ~rowFlags.dirty;
         rows.push(c * rowsPerChunk + i);
         if (rows.length >= rowsPerSection) flush();
       }
@@ -463,8 +502,38 @@ export class SparseTable {
     for (let k = 0; k < lo.length; k++) this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
   }
 
-  /** The second part of `restore`, once per section: rows as `snapshotRows` gave them. */
-  restoreRows(section: TableRowsSection): void {
+  /**
+   * Applies a delta's table state on a restored table: its step and pending admissions replace
+   * the table's (rows stay; `removeRows` and `restoreRows(…, true)` bring them up to date).
+   */
+  replaceState(step: number, pending: PendingAdmissions): void {
+    if (!Number.isSafeInteger(step) || step < 0) throw invalidArgument('step', step, 'must be ≥ 0');
+    const { lo, hi } = this.readIds(pending.ids, false);
+    if (pending.counts.length !== lo.length)
+      throw lengthMismatch('pending.counts', 'one count per pending id', pending.counts.length);
+    const stale: number[] = [];
+    this.pending.forEach((idLo, idHi) => stale.push(idLo, idHi));
+    for (let k = 0; k < stale.length; k += 2) this.dropPending(stale[k]!, stale[k + 1]!);
+    this.stepValue = step;
+    this.reservePending(lo.length);
+    for (let k = 0; k < lo.length; k++) this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
+  }
+
+  /** Removes the rows of `ids` (int64 LE) that exist, as a delta's evictions say; not counted as evictions. */
+  removeRows(ids: Uint8Array): void {
+    const { lo, hi } = this.readIds(ids, false);
+    for (let k = 0; k < lo.length; k++) {
+      const row = this.index.delete(lo[k]!, hi[k]!);
+      if (row >= 0) this.arena.free(row);
+    }
+  }
+
+  /**
+   * The second part of `restore`, once per section: rows as `snapshotRows` gave them. With
+   * `replace` (a delta's rows), an id that has a row gets the section's bytes; without, an id
+   * given twice is an error. Restored rows are clean.
+   */
+  restoreRows(section: TableRowsSection, replace = false): void {
     const stride = this.stride;
     const { lo, hi } = this.readIds(section.ids, false);
     const n = lo.length;
@@ -481,10 +550,13 @@ export class SparseTable {
       );
     }
     for (let k = 0; k < n; k++) {
-      if (this.index.get(lo[k]!, hi[k]!) >= 0) throw invalidArgument('ids', k, 'hold an id twice');
-      const row = this.arena.allocate();
-      this.arena.setId(row, lo[k]!, hi[k]!);
-      this.index.insert(lo[k]!, hi[k]!, row);
+      let row = this.index.get(lo[k]!, hi[k]!);
+      if (row >= 0 && !replace) throw invalidArgument('ids', k, 'hold an id twice');
+      if (row < 0) {
+        row = this.arena.allocate();
+        this.arena.setId(row, lo[k]!, hi[k]!);
+        this.index.insert(lo[k]!, hi[k]!, row);
+      }
       const chunk = this.arena.chunk(row >>> this.arena.shift);
       const i = row & this.arena.mask;
       chunk.values.set(section.values.subarray(k * stride, (k + 1) * stride), i * stride);
@@ -573,6 +645,31 @@ export class SparseTable {
     this.index.delete(chunk.idLo[i]!, chunk.idHi[i]!);
     this.arena.free(row);
     this.evictedTotal++;
+    this.logEviction(chunk.idLo[i]!, chunk.idHi[i]!);
+  }
+
+  private logEviction(lo: number, hi: number): void {
+    if (this.evictionLogOverflowed) return;
+    if (this.evictionLogLength >= Math.max(65536, this.arena.rows)) {
+      this.evictionLogOverflowed = true;
+      this.evictionLog = new Uint32Array(16);
+      this.evictionLogLength = 0;
+      return;
+    }
+    if (2 * this.evictionLogLength + 2 > this.evictionLog.length) {
+      const grown = new Uint32Array(2 * this.evictionLog.length);
+      grown.set(this.evictionLog);
+      this.evictionLog = grown;
+    }
+    this.evictionLog[2 * this.evictionLogLength] = lo;
+    this.evictionLog[2 * this.evictionLogLength + 1] = hi;
+    this.evictionLogLength++;
+  }
+
+  private clearEvictionLog(): void {
+    this.evictionLogLength = 0;
+    this.evictionLogOverflowed = false;
+    if (this.evictionLog.length > 65536) this.evictionLog = new Uint32Array(16);
   }
 
   /** Sampled LRU: of up to 16 random live rows, evicts the one pushed longest ago. */
