@@ -176,6 +176,7 @@ describe('tools/ckpt with tables', () => {
         shardCount,
         shardEpoch: store.epoch,
         seq: 1,
+        uuid: 'misplaced',
         blockSize: 0,
         job: '',
         createdUnixNs: '1764460800000000000',
@@ -215,6 +216,7 @@ describe('tools/ckpt with tables', () => {
         seq: 1,
         updatesApplied: 1,
         formatVersion: written.formatVersion,
+        chain: [],
       },
       3,
     );

@@ -47,6 +47,8 @@ export interface PserverConfig extends LogSettings {
   checkpointDir: string;
   checkpointIntervalMs: number;
   checkpointRetain: number;
+  /** Deltas between full checkpoints of a shard with tables (0: every checkpoint full). */
+  checkpointDeltas: number;
   /** Start empty even though committed checkpoints were all lost. */
   allowFreshStart: boolean;
   /** Step marks of trainers silent this long are forgotten (at checkpoints). */
@@ -223,6 +225,16 @@ export function loadConfig(argv: string[]): PserverConfig {
       ),
     )
     .addOption(
+      integerOption(
+        '--checkpoint-deltas <n>',
+        'deltas (changed table rows only) between full checkpoints of a shard with tables; 0: all full',
+        'PSERVER_CHECKPOINT_DELTAS',
+        8,
+        0,
+        1000,
+      ),
+    )
+    .addOption(
       new Option(
         '--allow-fresh-start',
         'start empty when every committed checkpoint is lost or corrupt',
@@ -276,6 +288,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointDir: string;
     checkpointIntervalS: number;
     checkpointRetain: number;
+    checkpointDeltas: number;
     stepMarkRetentionH: number;
     allowFreshStart?: boolean;
     failpoint?: PserverConfig['failpoint'];
@@ -316,6 +329,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointDir: o.checkpointDir,
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
     checkpointRetain: o.checkpointRetain,
+    checkpointDeltas: o.checkpointDeltas,
     allowFreshStart: o.allowFreshStart ?? false,
     stepMarkRetentionMs: o.stepMarkRetentionH * 3_600_000,
     failpoint: o.failpoint,

@@ -362,6 +362,7 @@ export class PserverNode {
       shard,
       tenure,
       retain: this.config.checkpointRetain,
+      deltasPerFull: this.config.checkpointDeltas,
       logger: this.logger.child({ component: 'checkpoint' }),
       hook: this.failpoint,
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,

@@ -14,6 +14,7 @@ const meta = (seq: number): CheckpointMeta => ({
   seq,
   updatesApplied: seq,
   formatVersion: 1,
+  chain: [],
 });
 
 /** Keeps metas in memory; `refuseNext` makes the next commit fail its fence like etcd's would. */

@@ -222,6 +222,7 @@ describe('EtcdMetaStore', () => {
     seq,
     updatesApplied: seq,
     formatVersion: 1,
+    chain: [],
   });
 
   it('commits while the index is held, keeps the retained history, and refuses once replaced', async () => {
@@ -270,6 +271,7 @@ describe('EtcdShardTenure', () => {
     seq,
     updatesApplied: seq,
     formatVersion: 1,
+    chain: [],
   });
 
   async function leading(keys: JobKeys): Promise<{ leader: Leader; stop: () => Promise<void> }> {

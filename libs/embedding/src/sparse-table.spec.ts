@@ -286,7 +286,7 @@ describe('SparseTable', () => {
         ttlSteps: 6,
         maxRows: 12,
         sweepRowsPerPush: 3,
-        optimizer: { adagrad: { rowWise: true }, learningRate: { base: 0.1 } },
+        optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } },
       } satisfies Partial<SparseTableOptions>;
       const live = table(options);
       let seed = 7;

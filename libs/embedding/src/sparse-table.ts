@@ -541,10 +541,12 @@ export class SparseTable {
       throw lengthMismatch('values', `${n} rows of stride ${stride}`, section.values.length);
     if (section.lastSeen.length !== n || section.count.length !== n)
       throw lengthMismatch('lastSeen', `one per row (${n})`, section.lastSeen.length);
-    if (!this.arena.reserve(n) || !this.index.reserve(this.index.size + n)) {
+    let fresh = n;
+    if (replace) for (let k = 0; k < n; k++) if (this.index.get(lo[k]!, hi[k]!) >= 0) fresh--;
+    if (!this.arena.reserve(fresh) || !this.index.reserve(this.index.size + fresh)) {
       throw new EmbeddingError(
         'EMBEDDING_CAPACITY_EXHAUSTED',
-        `table ${this.name}: cannot restore ${n} more rows`,
+        `table ${this.name}: cannot restore ${fresh} more rows`,
         'rows',
         n,
       );

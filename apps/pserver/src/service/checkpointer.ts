@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
+  chainOf,
   CheckpointError,
   checkpointPath,
   checksumAlgorithm,
   markBroken,
-  readCheckpointFile,
+  readCheckpointChain,
   SnapshotBuffers,
   removeLeftoverTemporaries,
   removeUnreferenced,
   shardDirectory,
   writeCheckpointFile,
+  type ChainFile,
   type CheckpointMeta,
   type StepMarkSnapshot,
   type WritePointHook,
@@ -33,6 +35,12 @@ export interface CheckpointerOptions {
   tenure: ShardTenure;
   /** Committed checkpoints kept; older files are deleted after each commit. */
   retain: number;
+  /**
+   * Deltas written after a full checkpoint of a shard with tables before the next full one (one
+   * is also written when the chain's deltas outgrow half of its full checkpoint); 0: every
+   * checkpoint is full.
+   */
+  deltasPerFull: number;
   logger: Logger;
   /** Called at each dangerous point of the write path (failpoints in tests). */
   hook?: WritePointHook;
@@ -52,9 +60,14 @@ export type RecoveryOutcome =
 /**
  * Saves the shard and recovers it (DESIGN section 5). A checkpoint is a copy of the shard taken
  * while no update runs, written to a new file crash-safely, then committed by its meta; only
- * after the commit are files that no retained meta names deleted. Saves never overlap: a save
- * asked for during another waits for it and then takes its own copy, so what it returns includes
- * every update acknowledged before it was asked for.
+ * after the commit are files that no retained meta names (itself or in its chain) deleted. Saves
+ * never overlap: a save asked for during another waits for it and then takes its own copy, so
+ * what it returns includes every update acknowledged before it was asked for.
+ *
+ * A shard with tables writes deltas: after a full checkpoint, up to `deltasPerFull` files each
+ * holding the tables' rows pushed and ids evicted since the previous file (tensors and step
+ * marks whole), chained in the meta. Any failed save makes the next one full (the failed copy
+ * already cleared the rows' dirty bits). Recovery reads a meta's chain in order.
  */
 export class Checkpointer {
   private seq = 0;
@@ -64,6 +77,11 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   /** Memory for snapshots, reused from one checkpoint to the next. */
   private readonly buffers = new SnapshotBuffers();
+  /**
+   * The chain the next delta extends: its files, the full one first and the last committed one
+   * last, and its bytes. Undefined: the next checkpoint is full.
+   */
+  private deltaChain: { files: ChainFile[]; fullBytes: number; deltaBytes: number } | undefined;
 
   constructor(private readonly options: CheckpointerOptions) {
     this.latest = options.tenure.checkpoints.checkpoints[0];
@@ -86,42 +104,69 @@ export class Checkpointer {
     const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
     if (removed.length > 0)
       logger.info('removed temporary files of crashed writers', { files: removed });
+    // Files found unusable (renamed .broken), and the metas that needed one of them.
     const broken: string[] = [];
+    const forgotten: string[] = [];
     const started = performance.now();
     for (const meta of store.checkpoints) {
+      if (chainOf(meta).some((file) => broken.includes(file.path))) {
+        forgotten.push(meta.path);
+        continue;
+      }
       const tensors: StoredTensor[] = [];
       const tables = new TableRestorer(shard.index, shard.shardCount);
       let marks: StepMarkSnapshot[] = [];
+      let reading: ChainFile | undefined;
+      let last = false;
       try {
-        const read = await readCheckpointFile(
-          path.join(root, meta.path),
+        const read = await readCheckpointChain(
+          root,
+          meta,
           {
+            file: (position) => {
+              reading = position.file;
+              last = position.last;
+              tables.startFile(position.index > 0);
+            },
             header: (header) => {
               if (header.shardIndex !== shard.index || header.shardCount !== shard.shardCount) {
                 throw new CheckpointError(
                   'CHECKPOINT_INCOMPATIBLE',
-                  `checkpoint ${meta.path} holds shard ${header.shardIndex} of ${header.shardCount}, not ${shard.index} of ${shard.shardCount}`,
+                  `checkpoint ${reading?.path} holds shard ${header.shardIndex} of ${header.shardCount}, not ${shard.index} of ${shard.shardCount}`,
                 );
               }
             },
-            tensor: (record) => tensors.push(StoredTensor.restore(record, shard.memory)),
+            // Tensors and step marks are whole in every file of a chain: the last file's count.
+            tensor: (record) => {
+              if (last) tensors.push(StoredTensor.restore(record, shard.memory));
+            },
             table: (record) => tables.table(record),
+            tableEvictions: (evictions) => tables.tableEvictions(evictions),
             tableRows: (rows) => tables.tableRows(rows),
-            stepMarks: (entries) => (marks = entries),
+            stepMarks: (entries) => {
+              if (last) marks = entries;
+            },
           },
-          meta,
           // Each record is copied into the shard's storage inside the visitor.
           { reuseBuffers: true },
         );
         shard.load(tensors, tables.tables, marks, meta.updatesApplied);
-        await store.forget(broken);
+        await store.forget(forgotten);
         this.latest = meta;
         this.lastSavedUpdates = meta.updatesApplied;
+        // The restored shard is exactly the chain's end: the next delta may extend it.
+        const files = chainOf(meta);
+        this.deltaChain = {
+          files,
+          fullBytes: files[0]!.size,
+          deltaBytes: files.slice(1).reduce((total, file) => total + file.size, 0),
+        };
         logger.info('recovered the shard from a checkpoint', {
           checkpoint: meta.path,
+          chain: meta.chain.map((file) => file.path),
           tensors: tensors.length,
           tables: tables.tables.length,
-          bytes: read.size,
+          bytes: read.bytes,
           updatesApplied: meta.updatesApplied,
           skippedBroken: broken,
           ms: Math.round(performance.now() - started),
@@ -131,16 +176,19 @@ export class Checkpointer {
       } catch (err) {
         for (const tensor of tensors) tensor.release();
         if (err instanceof CheckpointError && err.code === 'CHECKPOINT_INCOMPATIBLE') throw err;
-        const renamed = await markBroken(root, meta.path);
+        const faulty = reading ?? meta;
+        const renamed = await markBroken(root, faulty.path);
         logger.error('checkpoint unusable, trying the previous one', {
           checkpoint: meta.path,
-          renamedTo: renamed ? `${meta.path}.broken` : undefined,
+          file: faulty.path,
+          renamedTo: renamed ? `${faulty.path}.broken` : undefined,
           err,
         });
-        broken.push(meta.path);
+        broken.push(faulty.path);
+        forgotten.push(meta.path);
       }
     }
-    await store.forget(broken);
+    await store.forget(forgotten);
     await this.removeUnreferenced();
     return { kind: store.everCommitted ? 'lost' : 'fresh', broken };
   }
@@ -185,7 +233,12 @@ export class Checkpointer {
       if (pruned > 0)
         logger.info('forgot the step marks of long-gone trainers', { trainers: pruned });
     }
-    const snapshot = shard.snapshot(epoch, seq, this.buffers);
+    const parent = this.nextParent();
+    const snapshot = shard.snapshot(
+      { shardEpoch: epoch, seq, uuid, ...(parent && { parentUuid: parent.uuid }) },
+      this.buffers,
+    );
+    const chain = snapshot.parentUuid !== undefined ? this.deltaChain!.files : [];
     const copiedMs = performance.now() - started;
     try {
       const written = await writeCheckpointFile(snapshot, {
@@ -205,9 +258,11 @@ export class Checkpointer {
         seq,
         updatesApplied: snapshot.updatesApplied,
         formatVersion: written.formatVersion,
+        chain,
       };
       await hook?.('before-commit');
       await store.commit(meta, retain);
+      this.extendChain(meta);
       this.latest = meta;
       this.lastSavedUpdates = snapshot.updatesApplied;
       await hook?.('after-commit-before-delete');
@@ -215,6 +270,8 @@ export class Checkpointer {
       logger.info('checkpoint committed', {
         reason,
         checkpoint: meta.path,
+        kind: chain.length > 0 ? 'delta' : 'full',
+        chain: chain.length,
         bytes: meta.size,
         copyMs: Math.round(copiedMs),
         totalMs: Math.round(performance.now() - started),
@@ -223,6 +280,8 @@ export class Checkpointer {
       this.options.onCommitted?.((performance.now() - started) / 1000);
       return meta;
     } catch (err) {
+      // The copy cleared the tables' dirty bits: only a full checkpoint has them all again.
+      this.deltaChain = undefined;
       // Fenced (the tenure ended, and has told its holders): nothing is deleted.
       if (err instanceof TenureLostError)
         logger.error('checkpoint refused: this pserver no longer holds the shard', {
@@ -234,6 +293,25 @@ export class Checkpointer {
       throw err;
     } finally {
       this.buffers.release();
+    }
+  }
+
+  /** The file the next checkpoint is a delta on, if it is to be one. */
+  private nextParent(): ChainFile | undefined {
+    const chain = this.deltaChain;
+    if (!chain || this.options.shard.tables.size === 0) return undefined;
+    if (chain.files.length - 1 >= this.options.deltasPerFull) return undefined;
+    if (chain.deltaBytes > chain.fullBytes / 2) return undefined;
+    return chain.files[chain.files.length - 1];
+  }
+
+  private extendChain(meta: CheckpointMeta): void {
+    const [file] = chainOf(meta).slice(-1);
+    if (meta.chain.length === 0)
+      this.deltaChain = { files: [file!], fullBytes: meta.size, deltaBytes: 0 };
+    else if (this.deltaChain) {
+      this.deltaChain.files = [...this.deltaChain.files, file!];
+      this.deltaChain.deltaBytes += meta.size;
     }
   }
 

@@ -77,6 +77,7 @@ class FakeCheckpointer implements CheckpointSaver {
       seq,
       updatesApplied: this.shard.updatesApplied,
       formatVersion: 1,
+      chain: [],
     };
     return this.lastCommitted;
   }

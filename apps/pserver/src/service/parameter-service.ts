@@ -601,5 +601,10 @@ function shuttingDownError(): PserverError {
 }
 
 function toProtoMeta(meta: StoredMeta): CheckpointMeta {
-  return { ...meta, checksum: Buffer.from(meta.checksum, 'hex') };
+  const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+  return {
+    ...meta,
+    checksum: bytes(meta.checksum),
+    chain: meta.chain.map((file) => ({ ...file, checksum: bytes(file.checksum) })),
+  };
 }

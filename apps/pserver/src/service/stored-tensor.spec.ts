@@ -29,6 +29,7 @@ async function throughCheckpoint(tensors: TensorSnapshot[]): Promise<TensorRecor
     shardCount: 1,
     shardEpoch: 1,
     seq: 1,
+    uuid: 'u1',
     blockSize: 1024,
     job: 'job',
     createdUnixNs: '1',

@@ -1,16 +1,33 @@
 import type { SnapshotBuffers, TableSnapshot } from '@pserver/checkpoint';
-import type { TableRecord__Output, TableRows__Output } from '@pserver/proto';
+import type {
+  TableEvictions__Output,
+  TableRecord__Output,
+  TableRows__Output,
+} from '@pserver/proto';
 import { PserverError } from './errors';
 import { checkTableSpec, createShardTable, type ShardTable } from './table-spec';
 
 /** Rows per checkpoint section: about 32 MiB of values, so no record nears protobuf's limits. */
-function rowsPerSection(stride: number): number {
+function rowsPerSectionOf(stride: number): number {
   return Math.max(1, Math.floor((32 * 1024 * 1024) / (4 * stride + 16)));
 }
 
-/** A copy of a table's part for a checkpoint, taken synchronously (no push lands in between). */
-export function snapshotTable(shardTable: ShardTable, buffers: SnapshotBuffers): TableSnapshot {
+/**
+ * A copy of a table's part for a checkpoint, taken synchronously (no push lands in between):
+ * every row, or for a delta the rows pushed and the ids evicted since the last copy (undefined
+ * when the table cannot say, and a full copy is needed).
+ */
+export function snapshotTable(
+  shardTable: ShardTable,
+  buffers: SnapshotBuffers,
+  delta = false,
+): TableSnapshot | undefined {
   const { table, spec } = shardTable;
+  const take = (n: number): Uint8Array => buffers.take(n);
+  const rowsPerSection = rowsPerSectionOf(table.stride);
+  const changes = delta ? table.snapshotChanges(rowsPerSection, take) : undefined;
+  if (delta && !changes) return undefined;
+  const sections = changes?.sections ?? table.snapshotRows(rowsPerSection, take);
   const pending = table.snapshotPending();
   const bytes = (a: ArrayBufferView): Uint8Array =>
     new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -20,62 +37,91 @@ export function snapshotTable(shardTable: ShardTable, buffers: SnapshotBuffers):
     stride: table.stride,
     pendingIds: pending.ids,
     pendingCounts: bytes(pending.counts),
-    sections: table
-      .snapshotRows(rowsPerSection(table.stride), (n) => buffers.take(n))
-      .map((s) => ({
-        ids: s.ids,
-        values: bytes(s.values),
-        lastSeen: bytes(s.lastSeen),
-        counts: bytes(s.count),
-      })),
+    ...(changes && { evictedIds: changes.evictedIds }),
+    sections: sections.map((s) => ({
+      ids: s.ids,
+      values: bytes(s.values),
+      lastSeen: bytes(s.lastSeen),
+      counts: bytes(s.count),
+    })),
   };
 }
 
 /**
  * Rebuilds tables from a checkpoint's records, one row section at a time (the reader may reuse
- * its buffers: every column is copied out during the call).
+ * its buffers: every column is copied out during the call). Records of a chain's deltas, read
+ * after its full checkpoint, bring the tables up to date: state replaced, evicted ids removed,
+ * rows replaced or added.
  */
 export class TableRestorer {
-  readonly tables: ShardTable[] = [];
+  private readonly byName = new Map<string, ShardTable>();
+  private current: ShardTable | undefined;
+  private delta = false;
 
   constructor(
     private readonly shardIndex: number,
     private readonly shardCount: number,
   ) {}
 
+  get tables(): ShardTable[] {
+    return [...this.byName.values()];
+  }
+
+  /** The next file's records are a delta's (true) or a full checkpoint's. */
+  startFile(delta: boolean): void {
+    this.delta = delta;
+    this.current = undefined;
+  }
+
   table(record: TableRecord__Output): void {
-    const restored = createShardTable(
-      checkTableSpec(record.spec),
-      this.shardIndex,
-      this.shardCount,
-    );
+    const spec = checkTableSpec(record.spec);
     const pendingCounts = new Uint32Array(record.pendingCounts.byteLength / 4);
     new Uint8Array(pendingCounts.buffer).set(record.pendingCounts);
-    restored.table.restoreState(record.step, {
-      ids: Uint8Array.from(record.pendingIds),
-      counts: pendingCounts,
-    });
-    this.tables.push(restored);
+    const pending = { ids: Uint8Array.from(record.pendingIds), counts: pendingCounts };
+    const known = this.byName.get(spec.spec.name ?? '');
+    if (this.delta && known) {
+      known.table.replaceState(record.step, pending);
+      this.current = known;
+      return;
+    }
+    if (known) throw corrupt(`table ${spec.spec.name} appears twice`);
+    const restored = createShardTable(spec, this.shardIndex, this.shardCount);
+    restored.table.restoreState(record.step, pending);
+    this.byName.set(restored.table.name, restored);
+    this.current = restored;
+  }
+
+  tableEvictions(evictions: TableEvictions__Output): void {
+    this.expectCurrent(evictions.table).table.removeRows(Uint8Array.from(evictions.ids));
   }
 
   tableRows(rows: TableRows__Output): void {
-    const current = this.tables[this.tables.length - 1];
-    if (!current || current.table.name !== rows.table || rows.stride !== current.table.stride) {
-      throw new PserverError(
-        'PSERVER_INVALID_ARGUMENT',
-        `checkpoint: rows of table ${rows.table} (stride ${rows.stride}) do not match its spec`,
-      );
-    }
+    const current = this.expectCurrent(rows.table);
+    if (rows.stride !== current.table.stride)
+      throw corrupt(`rows of table ${rows.table} (stride ${rows.stride}) do not match its spec`);
     const copy = <T extends Float32Array | Uint32Array>(target: T, from: Uint8Array): T => {
       new Uint8Array(target.buffer).set(from);
       return target;
     };
     const n = rows.ids.byteLength / 8;
-    current.table.restoreRows({
-      ids: Uint8Array.from(rows.ids),
-      values: copy(new Float32Array(n * rows.stride), rows.values),
-      lastSeen: copy(new Uint32Array(n), rows.lastSeen),
-      count: copy(new Uint32Array(n), rows.counts),
-    });
+    current.table.restoreRows(
+      {
+        ids: Uint8Array.from(rows.ids),
+        values: copy(new Float32Array(n * rows.stride), rows.values),
+        lastSeen: copy(new Uint32Array(n), rows.lastSeen),
+        count: copy(new Uint32Array(n), rows.counts),
+      },
+      this.delta,
+    );
   }
+
+  private expectCurrent(name: string): ShardTable {
+    if (!this.current || this.current.table.name !== name)
+      throw corrupt(`records of table ${name} without its table record before them`);
+    return this.current;
+  }
+}
+
+function corrupt(message: string): PserverError {
+  return new PserverError('PSERVER_INVALID_ARGUMENT', `checkpoint: ${message}`);
 }
