@@ -182,4 +182,158 @@ describe('tables across kill -9', () => {
     expect(await second.table()).toMatchObject({ rows: 2, step: 4 });
     await second.stop();
   });
+
+  it('keep the table step and every lastSeen: TTL evicts exactly the rows unseen for ttl_steps', async () => {
+    const ttlSteps = 3;
+    const spec: TableSpec = {
+      name: 'ttl',
+      dim: 3,
+      buckets: 8,
+      initializer: { normal: { mean: 0, stddev: 0.5 }, seed: 2 ** 33 + 5 },
+      // Adam corrected by the table's step: a step lost in the restart changes every update.
+      optimizer: {
+        adam: { biasCorrection: 'ADAM_BIAS_CORRECTION_TABLE_STEP' },
+        learningRate: { base: 0.01 },
+      },
+      eviction: { ttlSteps },
+    };
+    const local = reference({
+      name: 'ttl',
+      dim: 3,
+      buckets: 8,
+      init: { kind: 'normal', mean: 0, stddev: 0.5 },
+      seedLo: 5,
+      seedHi: 2,
+      optimizer: { adam: { biasCorrection: 'table' }, learningRate: { base: 0.01 } },
+      ttlSteps,
+    });
+    const [a, b, c, d, filler] = [1, 2, -3, 2 ** 50 + 1, 77];
+    const probe = ids(a, b, c, d);
+    const grad = (...pushed: number[]): SparseGrad => ({
+      table: 'ttl',
+      ids: ids(...pushed),
+      grads: f32(...pushed.flatMap((id, k) => [k + 1, -0.5, id % 7])),
+    });
+    /** The shard reads what the reference holds, and holds as many rows. */
+    const expectLikeReference = async (shard: Shard) => {
+      const read = await shard.rows('ttl', probe);
+      const expected = local.getRows(probe);
+      expect(read.found).toEqual(foundBits(expected.found, 4));
+      expect(hex(read.values)).toBe(hex(bytesOf(expected.values)));
+      expect(await shard.table()).toMatchObject({ rows: local.rows, step: local.step });
+      return read;
+    };
+    const dir = tempDir('table-restart-ttl');
+    const first = await Shard.create(dir, spec);
+    const missing = await first.rows('ttl', probe);
+    expect(missing.found).toEqual([0, 0, 0, 0]);
+
+    // Table steps 1..3; lastSeen a = 2, b = 3, c = d = 1.
+    await pushBoth(first, local, 1, grad(a, b, c, d));
+    await pushBoth(first, local, 2, grad(a));
+    await pushBoth(first, local, 3, grad(b));
+    const saved = await expectLikeReference(first);
+    expect(saved.found).toEqual([1, 1, 1, 1]);
+    await first.checkpointAndKill();
+
+    const second = await Shard.start(dir);
+    expect(await second.rows('ttl', probe)).toEqual(saved);
+    expect(await second.table()).toMatchObject({ rows: 4, step: 3, rowsEvicted: 0 });
+
+    // Step 4: c and d are 3 steps old, not more: kept.
+    await pushBoth(second, local, 4, grad(filler));
+    expect((await expectLikeReference(second)).found).toEqual([1, 1, 1, 1]);
+    // Step 5: c and d go (4 steps), a (3) and b (2) stay.
+    await pushBoth(second, local, 5, grad(filler));
+    const five = await expectLikeReference(second);
+    expect(five.found).toEqual([1, 1, 0, 0]);
+    expect(await second.table()).toMatchObject({ rows: 3, rowsEvicted: 2 });
+    // Step 6: a goes.
+    await pushBoth(second, local, 6, grad(filler));
+    expect((await expectLikeReference(second)).found).toEqual([0, 1, 0, 0]);
+    // Step 7: b goes; c, pushed again, starts over from its init value.
+    await pushBoth(second, local, 7, grad(c));
+    const seven = await expectLikeReference(second);
+    expect(seven.found).toEqual([0, 0, 1, 0]);
+    expect(await second.table()).toMatchObject({ rows: 2, step: 7, rowsEvicted: 4 });
+
+    // An evicted id reads the bytes it read before it ever had a row.
+    const entry = (values: Buffer, k: number) => hex(values.subarray(12 * k, 12 * (k + 1)));
+    for (const k of [0, 1, 3]) expect(entry(seven.values, k)).toBe(entry(missing.values, k));
+    expect(entry(five.values, 2)).toBe(entry(missing.values, 2));
+    expect(entry(seven.values, 2)).not.toBe(entry(missing.values, 2));
+    await second.stop();
+  });
+
+  it('keep max_rows: the bound holds before and after the restart, and the table serves on', async () => {
+    const maxRows = 8;
+    const spec: TableSpec = {
+      name: 'bounded',
+      dim: 2,
+      buckets: 4,
+      initializer: { constant: { value: 0.25 } },
+      optimizer: { sgd: {}, learningRate: { base: 1 } },
+      eviction: { maxRows },
+    };
+    const batch = (first: number) => Array.from({ length: 5 }, (_, k) => first + k);
+    const pushNew = async (shard: Shard, step: number, fresh: number[]) => {
+      const outcome = await shard.push(step, {
+        table: 'bounded',
+        ids: ids(...fresh),
+        grads: f32(...fresh.flatMap((id) => [id, 1])),
+      });
+      expect(outcome).toMatchObject({ rowsCreated: fresh.length, rowsRejected: 0 });
+    };
+    /** Rows held, as the status counts them and as reads find them among every id pushed. */
+    const held = async (shard: Shard, pushed: number[]) => {
+      const status = await shard.table();
+      const read = await shard.rows('bounded', ids(...pushed));
+      const found = read.found.reduce((sum, bit) => sum + bit, 0);
+      expect(found).toBe(status.rows);
+      return { rows: status.rows, read };
+    };
+    const dir = tempDir('table-restart-max-rows');
+    const first = await Shard.create(dir, spec);
+    const pushed: number[] = [];
+    for (let step = 1; step <= 4; step++) {
+      const fresh = batch(1000 * step);
+      await pushNew(first, step, fresh);
+      pushed.push(...fresh);
+      expect((await held(first, pushed)).rows).toBe(Math.min(pushed.length, maxRows));
+    }
+    const saved = await held(first, pushed);
+    await first.checkpointAndKill();
+
+    const second = await Shard.start(dir);
+    const restored = await held(second, pushed);
+    expect(restored.rows).toBe(maxRows);
+    expect(restored.read).toEqual(saved.read);
+    for (let step = 5; step <= 8; step++) {
+      const fresh = batch(1000 * step);
+      await pushNew(second, step, fresh);
+      pushed.push(...fresh);
+      expect((await held(second, pushed)).rows).toBe(maxRows);
+    }
+    // A row that is held takes updates; one evicted reads its init value and is created again.
+    const { read } = await held(second, pushed);
+    const survivor = pushed.find((_, k) => read.found[k] === 1)!;
+    const evicted = pushed.find((_, k) => read.found[k] === 0)!;
+    const before = floats((await second.rows('bounded', ids(survivor))).values);
+    expect(floats((await second.rows('bounded', ids(evicted))).values)).toEqual([0.25, 0.25]);
+    // Separate pushes: creating a row at the bound may evict any held row, the survivor too.
+    expect(
+      await second.push(9, { table: 'bounded', ids: ids(survivor), grads: f32(0.5, 0.5) }),
+    ).toMatchObject({ rowsUpdated: 1, rowsCreated: 0 });
+    const updated = await second.rows('bounded', ids(survivor));
+    expect(updated.found).toEqual([1]);
+    expect(floats(updated.values)).toEqual([before[0]! - 0.5, before[1]! - 0.5]);
+    expect(
+      await second.push(10, { table: 'bounded', ids: ids(evicted), grads: f32(0.5, 0.5) }),
+    ).toMatchObject({ rowsUpdated: 1, rowsCreated: 1 });
+    const created = await second.rows('bounded', ids(evicted));
+    expect(created.found).toEqual([1]);
+    expect(floats(created.values)).toEqual([-0.25, -0.25]);
+    expect((await held(second, pushed)).rows).toBe(maxRows);
+    await second.stop();
+  });
 });
