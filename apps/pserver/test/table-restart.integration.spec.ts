@@ -68,7 +68,7 @@ class Shard {
     return (await this.driver.status()).tables[0]!;
   }
 
-  /** A committed checkpoint, then SIGKILL by PID: nothing after the commit may be written. */
+  /** A committed checkpoint, then SIGKILL by PID: no shutdown checkpoint, no flush. */
   async checkpointAndKill(): Promise<void> {
     await this.driver.saveCheckpoint();
     this.driver.close();
@@ -153,7 +153,7 @@ describe('tables across kill -9', () => {
     // The third occurrence of a admits it; b, at its second, stays out.
     const g = [1, -2, 4, 0.5];
     expect(
-      await pushBoth(second, local, ++step, {
+      await pushBoth(second, local, 3, {
         table: 'adm',
         ids: ids(b, a),
         grads: f32(3, 3, 3, 3, ...g),
@@ -172,7 +172,7 @@ describe('tables across kill -9', () => {
     // b needs exactly two pushes after the restart: the first leaves it out, the second admits it.
     const h = [-1, 2, -4, 8];
     expect(
-      await pushBoth(second, local, ++step, { table: 'adm', ids: ids(b), grads: f32(...h) }),
+      await pushBoth(second, local, 4, { table: 'adm', ids: ids(b), grads: f32(...h) }),
     ).toMatchObject({ rowsCreated: 1, rowsRejected: 0 });
     const both = await second.rows('adm', probe);
     expect(both.found).toEqual([1, 1]);
