@@ -124,6 +124,7 @@ describe('tables across kill -9', () => {
     });
     const a = 101; // pushed T − 1 times before the restart
     const b = -(2 ** 40) - 7; // pushed T − 2 times before the restart
+    const c = 2 ** 62; // pushed once before the first restart and once before a second
     const probe = ids(a, b);
     const dir = tempDir('table-restart-admission');
     const first = await Shard.create(dir, spec);
@@ -131,17 +132,20 @@ describe('tables across kill -9', () => {
     expect(init.found).toEqual([0, 0]);
     expect(hex(init.values)).toBe(hex(bytesOf(local.getRows(probe).values)));
 
-    // Separate steps, one occurrence each: a twice, b once. None reaches the threshold.
+    const initC = await first.rows('adm', ids(c));
+    expect(initC.found).toEqual([0]);
+
+    // Separate steps, one occurrence each: a twice, b and c once. None reaches the threshold.
     let step = 0;
     for (const grad of [
-      { table: 'adm', ids: ids(a, b), grads: f32(9, 9, 9, 9, 9, 9, 9, 9) },
+      { table: 'adm', ids: ids(a, b, c), grads: f32(...Array<number>(12).fill(9)) },
       { table: 'adm', ids: ids(a), grads: f32(9, 9, 9, 9) },
     ]) {
       const outcome = await pushBoth(first, local, ++step, grad);
       expect(outcome).toMatchObject({ rowsUpdated: 0, rowsCreated: 0 });
     }
     expect(await first.rows('adm', probe)).toEqual(init);
-    expect(await first.table()).toMatchObject({ rows: 0, step: 2, rowsRejected: 3 });
+    expect(await first.table()).toMatchObject({ rows: 0, step: 2, rowsRejected: 4 });
     await first.checkpointAndKill();
 
     const second = await Shard.start(dir);
@@ -180,7 +184,26 @@ describe('tables across kill -9', () => {
     expect(floats(both.values).slice(4)).toEqual(initB.map((w, i) => Math.fround(w - 0.5 * h[i]!)));
     expect(hex(both.values)).toBe(hex(bytesOf(local.getRows(probe).values)));
     expect(await second.table()).toMatchObject({ rows: 2, step: 4 });
-    await second.stop();
+
+    // A second checkpoint holds the counts as they are then: c, at 2 before it, needs one more.
+    expect(
+      await pushBoth(second, local, 5, { table: 'adm', ids: ids(c), grads: f32(9, 9, 9, 9) }),
+    ).toMatchObject({ rowsCreated: 0, rowsRejected: 1 });
+    await second.checkpointAndKill();
+    const third = await Shard.start(dir);
+    expect(await third.rows('adm', probe)).toEqual(both);
+    expect(await third.rows('adm', ids(c))).toEqual(initC);
+    const k = [0.5, 0.5, -1, 2];
+    expect(
+      await pushBoth(third, local, 6, { table: 'adm', ids: ids(c), grads: f32(...k) }),
+    ).toMatchObject({ rowsCreated: 1, rowsRejected: 0 });
+    const readC = await third.rows('adm', ids(c));
+    expect(readC.found).toEqual([1]);
+    expect(floats(readC.values)).toEqual(
+      floats(initC.values).map((w, i) => Math.fround(w - 0.5 * k[i]!)),
+    );
+    expect(await third.table()).toMatchObject({ rows: 3, step: 6 });
+    await third.stop();
   });
 
   it('keep the table step and every lastSeen: TTL evicts exactly the rows unseen for ttl_steps', async () => {
@@ -262,7 +285,15 @@ describe('tables across kill -9', () => {
     for (const k of [0, 1, 3]) expect(entry(seven.values, k)).toBe(entry(missing.values, k));
     expect(entry(five.values, 2)).toBe(entry(missing.values, 2));
     expect(entry(seven.values, 2)).not.toBe(entry(missing.values, 2));
-    await second.stop();
+
+    // Checkpointed after the evictions: the restarted shard does not bring the evicted rows back.
+    await second.checkpointAndKill();
+    const third = await Shard.start(dir);
+    expect(await third.rows('ttl', probe)).toEqual(seven);
+    expect(await third.table()).toMatchObject({ rows: 2, step: 7 });
+    await pushBoth(third, local, 8, grad(filler));
+    expect((await expectLikeReference(third)).found).toEqual([0, 0, 1, 0]);
+    await third.stop();
   });
 
   it('keep max_rows: the bound holds before and after the restart, and the table serves on', async () => {
@@ -333,7 +364,19 @@ describe('tables across kill -9', () => {
     const created = await second.rows('bounded', ids(evicted));
     expect(created.found).toEqual([1]);
     expect(floats(created.values)).toEqual([-0.25, -0.25]);
-    expect((await held(second, pushed)).rows).toBe(maxRows);
-    await second.stop();
+    const last = await held(second, pushed);
+    expect(last.rows).toBe(maxRows);
+
+    // Checkpointed after rows were evicted for room: the evicted rows stay gone.
+    await second.checkpointAndKill();
+    const third = await Shard.start(dir);
+    const again = await held(third, pushed);
+    expect(again.rows).toBe(maxRows);
+    expect(again.read).toEqual(last.read);
+    const more = batch(11000);
+    await pushNew(third, 11, more);
+    pushed.push(...more);
+    expect((await held(third, pushed)).rows).toBe(maxRows);
+    await third.stop();
   });
 });
