@@ -16,8 +16,9 @@ import { connect } from '../src';
 // The one-hot ledger (libs/testing/src/ledger/) with its rows: each (trainer, step) raises its own
 // dense coordinate and its own row (id ordinal × 2^40 + k) by exactly 1.0 in one push. A table
 // spread over three shards, a master, a spare, checkpoints every second on /dev/shm; the pserver
-// of one shard is killed with SIGKILL mid-training, the spare restores the shard's last
-// checkpoint, training goes on, and every row is read back with a client's lookup.
+// of one shard is killed with SIGKILL mid-training right after it committed a delta, the spare
+// restores the shard's last checkpoint (its full checkpoint and the deltas after it), training
+// goes on, and every row is read back with a client's lookup.
 const trainers = 3;
 const capacity = 4_096;
 const shards = 3;
@@ -53,7 +54,7 @@ describe('a table over three shards through a kill -9 of one shard’s pserver',
       tableBuckets,
       readRows,
       paceMs: 10,
-      faults: [killPserver(killed)],
+      faults: [killPserver(killed, { afterDelta: true })],
       cluster: { shards, spares: 1, masters: 1, checkpointIntervalSeconds: 1 },
       stepsBetweenFaults,
       recoveryBoundMs: 30_000,
@@ -73,9 +74,11 @@ describe('a table over three shards through a kill -9 of one shard’s pserver',
     expect(ledgerRowId(trainers - 1, 0)).toBeGreaterThan(2n ** 32n);
   });
 
-  it('restores the killed shard from a checkpoint, and every trainer steps on after it', () => {
+  it('restores the killed shard from a full checkpoint and its deltas, and every trainer steps on after it', () => {
     expect(report.unreadCheckpoints).toEqual([]);
     expect(report.restores).toBeGreaterThanOrEqual(1);
+    // The kill waited for a committed delta: the spare read the chain, not one file.
+    expect(report.restoredDeltas).toBe(report.restores);
     expect(report.faults.map((f) => f.recovered)).toEqual([true]);
     expect(report.stepErrors).toEqual([]);
     for (const trainer of report.trainers) {

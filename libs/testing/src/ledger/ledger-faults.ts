@@ -1,4 +1,5 @@
 import { sleep } from '@pserver/local-cluster';
+import { PserverDriver } from '../pserver-driver';
 import type { LedgerTrainer } from './ledger-trainer';
 import type { SupervisedCluster } from './supervised-cluster';
 
@@ -29,10 +30,16 @@ function serving(cluster: SupervisedCluster, index: number) {
   return entry;
 }
 
-/** kill -9 of the pserver serving `index`: a spare restores the shard's checkpoint and serves. */
-export function killPserver(index: number): Fault {
+/**
+ * kill -9 of the pserver serving `index`: a spare restores the shard's checkpoint and serves.
+ * With `afterDelta`, the kill waits until the shard's newest committed checkpoint is a delta, so
+ * the spare restores a chain (a full checkpoint and the deltas after it).
+ */
+export function killPserver(index: number, options: { afterDelta?: boolean } = {}): Fault {
   return async (cluster) => {
     const { process, event } = serving(cluster, index);
+    const notes: Record<string, number> = {};
+    if (options.afterDelta) notes['chainLength'] = await newestIsDelta(event.address);
     const startMs = Date.now();
     await process.kill();
     const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
@@ -41,9 +48,25 @@ export function killPserver(index: number): Fault {
       startMs,
       referenceMs: replacement.atMs,
       reference: 'the spare serving',
-      notes: { spareServingMs: replacement.atMs - startMs },
+      notes: { ...notes, spareServingMs: replacement.atMs - startMs },
     };
   };
+}
+
+/** Waits until the pserver at `address` committed a delta last; returns its chain's length. */
+async function newestIsDelta(address: string): Promise<number> {
+  const driver = new PserverDriver(address);
+  try {
+    const deadline = Date.now() + bound;
+    while (Date.now() < deadline) {
+      const chain = (await driver.status()).lastCheckpoint?.chain.length ?? 0;
+      if (chain > 0) return chain;
+      await sleep(50);
+    }
+    throw new Error(`the pserver at ${address} committed no delta within ${bound} ms`);
+  } finally {
+    driver.close();
+  }
 }
 
 /** kill -9 of the leading master (the supervisor starts it again on its port). */

@@ -59,6 +59,8 @@ export interface LedgerReport {
   trainers: TrainerReport[];
   faults: FaultReport[];
   restores: number;
+  /** Restores that read a chain of deltas on a full checkpoint. */
+  restoredDeltas: number;
   /** Restored checkpoints the run could not read (their zeros cannot be explained). */
   unreadCheckpoints: string[];
   durationMs: number;
@@ -165,6 +167,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
       })),
       faults,
       restores: restores.length,
+      restoredDeltas: restores.filter((r) => r.checkpoint.delta).length,
       unreadCheckpoints: unread,
       durationMs: Date.now() - began,
     };

@@ -16,7 +16,7 @@ const ack = (ordinal: number, k: number, startMs: number, ackMs: number): Ledger
 const restore: ShardRestore = {
   index: 0,
   servingMs: 2_000,
-  checkpoint: { file: 'f', snapshotMs: 1_000, marks: new Map([[10, 2]]) },
+  checkpoint: { file: 'f', snapshotMs: 1_000, marks: new Map([[10, 2]]), delta: false },
 };
 
 function judge(values: number[], input: Partial<LedgerInput> = {}) {

@@ -7,9 +7,14 @@ export interface RestoredCheckpoint {
   snapshotMs: number;
   /** Trainer id → the last step of that trainer the snapshot holds (the shard's step marks). */
   marks: Map<number, number>;
+  /** A delta: the pserver restored a chain, a full checkpoint and the deltas after it. */
+  delta: boolean;
 }
 
-/** Reads a checkpoint file's header and step marks (the file is verified on the way). */
+/**
+ * Reads a checkpoint file's header and step marks (the file is verified on the way). A delta
+ * holds the step marks whole, so its own are those of the chain it ends.
+ */
 export async function readRestoredCheckpoint(file: string): Promise<RestoredCheckpoint> {
   const marks = new Map<number, number>();
   const read = await readCheckpointFile(file, {
@@ -19,5 +24,5 @@ export async function readRestoredCheckpoint(file: string): Promise<RestoredChec
   });
   // Nanoseconds as a decimal string: milliseconds without losing the integer part.
   const snapshotMs = Number(BigInt(read.header.createdUnixNs) / 1_000_000n);
-  return { file, snapshotMs, marks };
+  return { file, snapshotMs, marks, delta: read.header.parentUuid !== '' };
 }
