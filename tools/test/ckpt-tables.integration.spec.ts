@@ -195,6 +195,8 @@ describe('tools/ckpt with tables', () => {
                 values: bytesOf(new Float32Array([1, 2, 3, 4])),
                 lastSeen: bytesOf(new Uint32Array([1])),
                 counts: bytesOf(new Uint32Array([1])),
+                firstBucket: bucketsOfIds(new BigInt64Array([stray]), spec.buckets!)[0]!,
+                lastBucket: bucketsOfIds(new BigInt64Array([stray]), spec.buckets!)[0]!,
               },
             ],
           },

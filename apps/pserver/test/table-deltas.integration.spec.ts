@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writePoints, type WritePoint } from '@pserver/checkpoint';
+import { metaFromJson, readTableBucket, writePoints, type WritePoint } from '@pserver/checkpoint';
+import { bucketsOfIds } from '@pserver/proto';
 import type { RequestContext, SparseGrad, TableSpec, Tensor } from '@pserver/proto';
 import {
   bytesOf,
@@ -209,6 +210,54 @@ describe('incremental checkpoints of a shard with a table', () => {
       });
     },
   );
+
+  it('one bucket read through the index of each file of a chain equals the rows the pserver serves', async () => {
+    const dir = tempDir('deltas-bucket');
+    const shard = await Shard.start(dir);
+    await shard.initialize();
+    await shard.fill();
+    await shard.save();
+    await shard.train(2, 4);
+    await shard.save();
+    await shard.train(5, 10);
+    await shard.save();
+    const json = JSON.parse(fs.readFileSync(path.join(dir, 'shard-0', 'manifest.json'), 'utf8'));
+    const meta = metaFromJson(json.checkpoints[0]);
+    expect(meta.chain).toHaveLength(1);
+    const bucketOf = bucketsOfIds(allIds, spec.buckets!);
+    const served = await shard.driver.getRows(shard.ctx(), 'emb', allIds);
+    const dim = spec.dim!;
+    for (const bucket of [0, 17, 63]) {
+      // What the chain says the bucket holds: the full file's rows, then the delta's.
+      const rows = new Map<string, string>();
+      const { parts } = await readTableBucket(dir, meta, 'emb', bucket);
+      for (const part of parts) {
+        for (let k = 0; k < part.evictedIds.byteLength / 8; k++)
+          rows.delete(Buffer.from(part.evictedIds.subarray(8 * k, 8 * k + 8)).toString('hex'));
+        for (let k = 0; k < part.rows.ids.byteLength / 8; k++) {
+          const values = part.rows.values.subarray(
+            4 * part.stride * k,
+            4 * (part.stride * k + dim),
+          );
+          rows.set(
+            Buffer.from(part.rows.ids.subarray(8 * k, 8 * k + 8)).toString('hex'),
+            Buffer.from(values).toString('hex'),
+          );
+        }
+      }
+      // What the pserver serves for the ids of that bucket that have a row.
+      const expected = new Map<string, string>();
+      universe.forEach((_, k) => {
+        if (bucketOf[k] !== bucket || ((served.found[k >> 3]! >> (k & 7)) & 1) === 0) return;
+        expected.set(
+          Buffer.from(allIds.subarray(8 * k, 8 * k + 8)).toString('hex'),
+          Buffer.from(served.values.subarray(4 * dim * k, 4 * dim * (k + 1))).toString('hex'),
+        );
+      });
+      expect(rows).toEqual(expected);
+    }
+    await shard.stop();
+  });
 
   it('falls back through the chain past a delta with one flipped byte', async () => {
     const dir = tempDir('deltas-corrupt');

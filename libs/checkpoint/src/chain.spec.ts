@@ -34,6 +34,8 @@ function table(rowIds: bigint[], evicted?: bigint[]): TableSnapshot {
         values: bytes(Float32Array.from(rowIds, Number)),
         lastSeen: bytes(new Uint32Array(n).fill(1)),
         counts: bytes(new Uint32Array(n).fill(1)),
+        firstBucket: 0,
+        lastBucket: 3,
       },
     ],
   };

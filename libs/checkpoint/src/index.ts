@@ -9,6 +9,8 @@ export {
   currentIdentity,
   judgeCheckpointDirectory,
 } from './directory-check';
+export type { BucketPart } from './bucket-reader';
+export { readTableBucket } from './bucket-reader';
 export type { ChainPosition, ChainVisitor } from './chain';
 export { ChainFileError, readCheckpointChain } from './chain';
 export type { CheckpointErrorCode } from './errors';
@@ -23,7 +25,7 @@ export {
 export { fsyncDirectory, writeFileAtomic } from './fs-sync';
 export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
-export type { ChainFile, CheckpointMeta } from './meta';
+export type { ChainFile, CheckpointMeta, FramePlace } from './meta';
 export { chainOf, metaFromJson, metaToJson } from './meta';
 export type {
   CheckpointHeader,

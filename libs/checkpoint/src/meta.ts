@@ -26,6 +26,8 @@ export interface CheckpointMeta {
    * Empty for a full checkpoint.
    */
   chain: ChainFile[];
+  /** Where the file's index frame is (files with tables). */
+  indexPlace?: FramePlace;
 }
 
 /** A file of a delta's chain: enough to find and verify it. */
@@ -35,22 +37,37 @@ export interface ChainFile {
   size: number;
   /** CRC-32C of the whole file, 8 hex digits. */
   checksum: string;
+  indexPlace?: FramePlace;
+}
+
+/** A frame's place in a file: offset of its length prefix, bytes (prefix included), CRC-32C. */
+export interface FramePlace {
+  offset: number;
+  length: number;
+  /** 8 hex digits. */
+  checksum: string;
 }
 
 /** The files restoring `meta` reads, in order: its chain, then its own. */
 export function chainOf(meta: CheckpointMeta): ChainFile[] {
-  const { uuid, path, size, checksum } = meta;
-  return [...meta.chain, { uuid, path, size, checksum }];
+  const { uuid, path, size, checksum, indexPlace } = meta;
+  return [...meta.chain, { uuid, path, size, checksum, ...(indexPlace && { indexPlace }) }];
 }
 
 /** The proto3 JSON of a meta (64-bit integers as strings, bytes as base64). */
 export function metaToJson(meta: CheckpointMeta): Record<string, unknown> {
   const type = messageType('CheckpointMeta');
   const hex = (checksum: string): Buffer => Buffer.from(checksum, 'hex');
+  const place = (at: FramePlace | undefined) => at && { ...at, checksum: hex(at.checksum) };
   const message = type.fromObject({
     ...meta,
     checksum: hex(meta.checksum),
-    chain: meta.chain.map((file) => ({ ...file, checksum: hex(file.checksum) })),
+    indexPlace: place(meta.indexPlace),
+    chain: meta.chain.map((file) => ({
+      ...file,
+      checksum: hex(file.checksum),
+      indexPlace: place(file.indexPlace),
+    })),
   });
   return type.toObject(message, {
     longs: String,
@@ -92,6 +109,21 @@ export function metaFromJson(json: unknown): CheckpointMeta {
       path: String(file['path']),
       size: Number(file['size']),
       checksum: (file['checksum'] as Buffer).toString('hex'),
+      ...placeOf(file['indexPlace']),
     })),
+    ...placeOf(raw['indexPlace']),
+  };
+}
+
+/** `{ indexPlace }` from a decoded `FramePlace` (proto3 leaves an unset message null). */
+function placeOf(raw: unknown): { indexPlace?: FramePlace } {
+  if (raw === null || raw === undefined) return {};
+  const place = raw as Record<string, unknown>;
+  return {
+    indexPlace: {
+      offset: Number(place['offset']),
+      length: Number(place['length']),
+      checksum: (place['checksum'] as Buffer).toString('hex'),
+    },
   };
 }

@@ -9,6 +9,8 @@ import type {
 } from '@pserver/proto';
 import { CheckpointError, ioError } from './errors';
 import { Checksum, decodeFrame, formatVersion, formatVersionWithTables } from './format';
+import { checkIndex, type PlacedFrame } from './index-check';
+import type { FramePlace } from './meta';
 
 /** The header, with its nanosecond timestamp exact (a decimal string). */
 export type CheckpointHeader = Omit<CheckpointHeader__Output, 'createdUnixNs'> & {
@@ -47,6 +49,8 @@ export interface ReadOptions {
 export interface ExpectedFile {
   size: number;
   checksum: string;
+  /** Where its index frame is (files with tables written with one). */
+  indexPlace?: FramePlace;
 }
 
 const maxVarintBytes = 10;
@@ -88,6 +92,9 @@ export async function readCheckpointFile(
     let position = 0;
     let header: CheckpointHeader | undefined;
     let records = 0;
+    // The table frames read so far, by place, and whether the index frame came.
+    const placed: PlacedFrame[] = [];
+    let indexed = false;
     // The table whose evictions and rows may follow, and how many of each are still to come.
     let table: { name: string; rowsLeft: number; evictedLeft: number } | undefined;
     const endTable = (): void => {
@@ -139,8 +146,13 @@ export async function readCheckpointFile(
         visitor.header?.(header);
         continue;
       }
+      const at = { offset: position - frameBytes.byteLength, length: frameBytes.byteLength };
+      if (indexed && frame.frame !== 'footer')
+        throw corrupt(`a ${frame.frame} frame after the index`);
       if (frame.frame === 'footer' && frame.footer) {
         endTable();
+        if (expected?.indexPlace && !indexed)
+          throw corrupt('its meta names an index it does not hold');
         const digest = checksum.digest().toString('hex');
         const stored = frame.footer.checksum.toString('hex');
         if (frame.footer.checksumAlgorithm !== 'CHECKSUM_ALGORITHM_CRC32C') {
@@ -170,6 +182,7 @@ export async function readCheckpointFile(
         throw corrupt(`a ${frame.frame} frame in a format ${header.formatVersion} file`);
       if (frame.frame === 'table' && frame.table) {
         endTable();
+        placed.push({ ...at, kind: 'record', table: frame.table.spec?.name ?? '' });
         if (frame.table.evicted > 0 && header.parentUuid === '')
           throw corrupt(`table ${frame.table.spec?.name}: evicted ids in a full checkpoint`);
         table = {
@@ -190,6 +203,7 @@ export async function readCheckpointFile(
             `evictions of table ${evictions.table} before byte ${position}: more ids than its record announced`,
           );
         table.evictedLeft -= n;
+        placed.push({ ...at, kind: 'evictions', table: evictions.table });
         visitor.tableEvictions?.(evictions);
       } else if (frame.frame === 'tableRows' && frame.tableRows) {
         const rows = frame.tableRows;
@@ -209,7 +223,20 @@ export async function readCheckpointFile(
             `rows of table ${rows.table} before byte ${position}: columns of unequal length`,
           );
         table.rowsLeft -= n;
+        placed.push({
+          ...at,
+          kind: 'rows',
+          table: rows.table,
+          rows: n,
+          firstBucket: rows.firstBucket,
+          lastBucket: rows.lastBucket,
+        });
         visitor.tableRows?.(rows);
+      } else if (frame.frame === 'index' && frame.index) {
+        endTable();
+        const problem = checkIndex(frame.index, placed, at, expected?.indexPlace);
+        if (problem) throw corrupt(`index frame at byte ${at.offset}: ${problem}`);
+        indexed = true;
       } else if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
       else if (frame.frame === 'stepMarks' && frame.stepMarks)
         visitor.stepMarks?.(frame.stepMarks.marks);

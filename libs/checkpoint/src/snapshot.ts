@@ -26,7 +26,15 @@ export interface TableSnapshot {
    * Parallel columns: ids int64 LE, values `stride` float32 LE a row, lastSeen and counts uint32
    * LE. In a delta, only the rows pushed since the parent.
    */
-  sections: { ids: Uint8Array; values: Uint8Array; lastSeen: Uint8Array; counts: Uint8Array }[];
+  sections: {
+    ids: Uint8Array;
+    values: Uint8Array;
+    lastSeen: Uint8Array;
+    counts: Uint8Array;
+    /** Rows are in ascending bucket order: the buckets of the section's first and last rows. */
+    firstBucket: number;
+    lastBucket: number;
+  }[];
 }
 
 export interface StepMarkSnapshot {

@@ -28,12 +28,16 @@ const table: TableSnapshot = {
       values: bytes(new Float32Array([1, 2, 3, 4, 5, 6, 7, 8])),
       lastSeen: bytes(new Uint32Array([40, 41])),
       counts: bytes(new Uint32Array([3, 1])),
+      firstBucket: 2,
+      lastBucket: 5,
     },
     {
       ids: bytes(new BigInt64Array([2n ** 63n - 1n])),
       values: bytes(new Float32Array([-1, -2, -3, -4])),
       lastSeen: bytes(new Uint32Array([7])),
       counts: bytes(new Uint32Array([2 ** 32 - 1])),
+      firstBucket: 5,
+      lastBucket: 11,
     },
   ],
 };

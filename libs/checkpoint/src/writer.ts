@@ -10,6 +10,7 @@ import {
 } from './format';
 import { encodeTensorFrame } from './record-encoding';
 import { fsyncDirectory } from './fs-sync';
+import type { FramePlace } from './meta';
 import type { ShardSnapshot } from './snapshot';
 import type { WritePointHook } from './write-points';
 
@@ -21,6 +22,8 @@ export interface WrittenFile {
   checksum: string;
   /** The format version written (what the meta records). */
   formatVersion: number;
+  /** Where the index frame is (files with tables; what the meta records). */
+  indexPlace?: FramePlace;
 }
 
 export interface WriteOptions {
@@ -59,8 +62,13 @@ export async function writeCheckpointFile(
   // thread) and the disk (in libuv's threads) overlap. Chunks stay valid until the write ends:
   // they are the snapshot's buffers.
   let inFlight: Promise<void> = Promise.resolve();
+  // Where the next frame starts: known before its bytes reach the disk.
+  let offset = 0;
   const write = async (chunks: Uint8Array[]): Promise<void> => {
-    for (const chunk of chunks) checksum.update(chunk);
+    for (const chunk of chunks) {
+      checksum.update(chunk);
+      offset += chunk.byteLength;
+    }
     await inFlight;
     inFlight = writeAll(handle, chunks).then((bytes) => {
       size += bytes;
@@ -98,10 +106,18 @@ export async function writeCheckpointFile(
       if (++records === half) await hook('mid-write');
     }
     if (half === 0) await hook('mid-write');
+    // A frame written where the index can find it: its place, with its own CRC.
+    const placed = async (frame: Uint8Array): Promise<FramePlace> => {
+      const place = { offset, length: frame.byteLength, checksum: crc32cHex(frame) };
+      await write([frame]);
+      records++;
+      return place;
+    };
+    const index: TableIndex[] = [];
     for (const table of tables) {
       const rows = table.sections.reduce((total, s) => total + s.lastSeen.byteLength / 4, 0);
       const evicted = delta ? (table.evictedIds ?? new Uint8Array()) : new Uint8Array();
-      await write([
+      const record = await placed(
         encodeFrame({
           table: {
             spec: table.spec,
@@ -112,15 +128,17 @@ export async function writeCheckpointFile(
             ...(delta && { evicted: evicted.byteLength / 8 }),
           },
         }),
-      ]);
-      records++;
+      );
+      const entry: TableIndex = { table: table.spec.name, record, evictions: [], sections: [] };
+      index.push(entry);
       for (let at = 0; at < evicted.byteLength; at += evictionFrameBytes) {
         const ids = evicted.subarray(at, at + evictionFrameBytes);
-        await write([encodeFrame({ tableEvictions: { table: table.spec.name, ids } })]);
-        records++;
+        entry.evictions.push(
+          await placed(encodeFrame({ tableEvictions: { table: table.spec.name, ids } })),
+        );
       }
       for (const section of table.sections) {
-        await write([
+        const frame = await placed(
           encodeFrame({
             tableRows: {
               table: table.spec.name,
@@ -129,10 +147,17 @@ export async function writeCheckpointFile(
               values: section.values,
               lastSeen: section.lastSeen,
               counts: section.counts,
+              firstBucket: section.firstBucket,
+              lastBucket: section.lastBucket,
             },
           }),
-        ]);
-        records++;
+        );
+        entry.sections.push({
+          frame,
+          firstBucket: section.firstBucket,
+          lastBucket: section.lastBucket,
+          rows: section.lastSeen.byteLength / 4,
+        });
       }
     }
     await write([
@@ -147,6 +172,10 @@ export async function writeCheckpointFile(
       }),
     ]);
     records++;
+    const indexPlace =
+      tables.length > 0
+        ? await placed(encodeFrame({ index: { tables: index.map(toProto) } }))
+        : undefined;
     // The footer's checksum covers the bytes before it; the file's (in the meta) covers it too.
     const footer = encodeFrame({
       footer: {
@@ -169,6 +198,7 @@ export async function writeCheckpointFile(
       size,
       checksum: checksum.digest().toString('hex'),
       formatVersion: version,
+      ...(indexPlace && { indexPlace }),
     };
   } catch (err) {
     await inFlight.catch(() => undefined);
@@ -177,6 +207,29 @@ export async function writeCheckpointFile(
     if (err instanceof CheckpointError) throw err;
     throw ioError(`checkpoint ${options.path}`, err);
   }
+}
+
+interface TableIndex {
+  table: string;
+  record: FramePlace;
+  evictions: FramePlace[];
+  sections: { frame: FramePlace; firstBucket: number; lastBucket: number; rows: number }[];
+}
+
+function toProto(entry: TableIndex) {
+  const place = (p: FramePlace) => ({ ...p, checksum: Buffer.from(p.checksum, 'hex') });
+  return {
+    table: entry.table,
+    record: place(entry.record),
+    evictions: entry.evictions.map(place),
+    sections: entry.sections.map((s) => ({ ...s, frame: place(s.frame) })),
+  };
+}
+
+function crc32cHex(bytes: Uint8Array): string {
+  const crc = new Checksum();
+  crc.update(bytes);
+  return crc.digest().toString('hex');
 }
 
 /** Evicted ids per frame: 4 M ids, 32 MiB, far from protobuf's limits. */

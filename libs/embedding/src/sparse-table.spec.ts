@@ -322,6 +322,28 @@ describe('SparseTable', () => {
       expect(live.snapshotChanges(5)!.sections).toEqual([]);
     });
 
+    it('copies rows in ascending bucket order, each section knowing its bucket range', () => {
+      const t = table({ buckets: 16, rowsPerChunk: 8 });
+      const all = Array.from({ length: 200 }, (_, k) => k * 31 - 3000);
+      push(t, { ids: ids(...all), grads: new Uint8Array(8 * all.length) });
+      const sections = t.snapshotRows(7);
+      let previous = 0;
+      let rows = 0;
+      for (const section of sections) {
+        const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
+        const buckets = [...rowIds].map((id) => bucketOfBigInt(id, 16));
+        expect(buckets[0]).toBe(section.firstBucket);
+        expect(buckets[buckets.length - 1]).toBe(section.lastBucket);
+        for (const b of buckets) {
+          expect(b).toBeGreaterThanOrEqual(previous);
+          previous = b;
+        }
+        rows += rowIds.length;
+      }
+      expect(rows).toBe(200);
+      expect(sections).toHaveLength(Math.ceil(200 / 7));
+    });
+
     it('asks for a full snapshot when the eviction log outgrew the table', () => {
       const t = table({ maxRows: 64, rowsPerChunk: 64 });
       // 9 pushes of 8,192 new ids: all but 64 evicted, 73,664 in all, over the log's 65,536.

@@ -64,6 +64,9 @@ export interface TableRowsSection {
   values: Float32Array;
   lastSeen: Uint32Array;
   count: Uint32Array;
+  /** A snapshot's section: the buckets of its first and last rows (rows are in bucket order). */
+  firstBucket?: number;
+  lastBucket?: number;
 }
 
 /** Ids waiting for admission by count, with their counts so far. */
@@ -424,48 +427,72 @@ export class SparseTable {
     };
   }
 
-  /** Copies the rows whose flags include `required`, clearing their dirty bit. */
+  /**
+   * Copies the rows whose flags include `required`, clearing their dirty bit, in ascending bucket
+   * order (a counting sort: one pass counts rows per bucket, one writes each row at its place),
+   * cut into sections of at most `rowsPerSection` rows that each know their bucket range.
+   */
   private copyRows(
     rowsPerSection: number,
     take: (bytes: number) => Uint8Array,
     required: number,
   ): TableRowsSection[] {
-    const sections: TableRowsSection[] = [];
-    const { rowsPerChunk, stride } = this.arena;
-    let rows: number[] = [];
-    const flush = (): void => {
-      if (rows.length === 0) return;
-      const n = rows.length;
-      const section: TableRowsSection = {
-        ids: take(8 * n),
-        values: floatView(take(4 * stride * n)),
-        lastSeen: uint32View(take(4 * n)),
-        count: uint32View(take(4 * n)),
-      };
-      const ids = new DataView(section.ids.buffer, section.ids.byteOffset, 8 * n);
-      rows.forEach((row, k) => {
-        const chunk = this.arena.chunk(row >>> this.arena.shift);
-        const i = row & this.arena.mask;
-        ids.setUint32(8 * k, chunk.idLo[i]!, true);
-        ids.setUint32(8 * k + 4, chunk.idHi[i]!, true);
-        section.values.set(chunk.values.subarray(i * stride, (i + 1) * stride), k * stride);
-        section.lastSeen[k] = chunk.lastSeen[i]!;
-        section.count[k] = chunk.count[i]!;
-      });
-      sections.push(section);
-      rows = [];
-    };
-    for (let c = 0; c < this.arena.chunkCount; c++) {
+    const { rowsPerChunk, stride, chunkCount } = this.arena;
+    const mask = this.buckets - 1;
+    const bucketOf = (lo: number, hi: number): number => fmix32((lo ^ fmix32(hi)) >>> 0) & mask;
+    const starts = uint32View(take(4 * this.buckets)).fill(0);
+    let n = 0;
+    for (let c = 0; c < chunkCount; c++) {
+      const { flags, idLo, idHi } = this.arena.chunk(c);
+      for (let i = 0; i < rowsPerChunk; i++) {
+        if ((flags[i]! & required) !== required) continue;
+        starts[bucketOf(idLo[i]!, idHi[i]!)]!++;
+        n++;
+      }
+    }
+    if (n === 0) return [];
+    for (let b = 0, sum = 0; b < this.buckets; b++) {
+      const count = starts[b]!;
+      starts[b] = sum;
+      sum += count;
+    }
+    // Typed-array columns, as the values always were: little-endian on every host Node runs on
+    // for this (x86-64, arm64).
+    const ids = uint32View(take(8 * n));
+    const values = floatView(take(4 * stride * n));
+    const lastSeen = uint32View(take(4 * n));
+    const count = uint32View(take(4 * n));
+    const rowBuckets = uint32View(take(4 * n));
+    for (let c = 0; c < chunkCount; c++) {
       const chunk: RowChunk = this.arena.chunk(c);
       const flags = chunk.flags;
       for (let i = 0; i < rowsPerChunk; i++) {
         if ((flags[i]! & required) !== required) continue;
         flags[i] = flags[i]! & ~rowFlags.dirty;
-        rows.push(c * rowsPerChunk + i);
-        if (rows.length >= rowsPerSection) flush();
+        const lo = chunk.idLo[i]!;
+        const hi = chunk.idHi[i]!;
+        const bucket = bucketOf(lo, hi);
+        const k = starts[bucket]!++;
+        ids[2 * k] = lo;
+        ids[2 * k + 1] = hi;
+        values.set(chunk.values.subarray(i * stride, (i + 1) * stride), k * stride);
+        lastSeen[k] = chunk.lastSeen[i]!;
+        count[k] = chunk.count[i]!;
+        rowBuckets[k] = bucket;
       }
     }
-    flush();
+    const sections: TableRowsSection[] = [];
+    for (let first = 0; first < n; first += rowsPerSection) {
+      const end = Math.min(n, first + rowsPerSection);
+      sections.push({
+        ids: new Uint8Array(ids.buffer, ids.byteOffset + 8 * first, 8 * (end - first)),
+        values: values.subarray(first * stride, end * stride),
+        lastSeen: lastSeen.subarray(first, end),
+        count: count.subarray(first, end),
+        firstBucket: rowBuckets[first]!,
+        lastBucket: rowBuckets[end - 1]!,
+      });
+    }
     return sections;
   }
 

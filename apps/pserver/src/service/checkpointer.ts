@@ -259,6 +259,7 @@ export class Checkpointer {
         updatesApplied: snapshot.updatesApplied,
         formatVersion: written.formatVersion,
         chain,
+        ...(written.indexPlace && { indexPlace: written.indexPlace }),
       };
       await hook?.('before-commit');
       await store.commit(meta, retain);

@@ -24,7 +24,7 @@ import {
   type SendGradsResponse,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
-import type { CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
+import type { FramePlace, CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
 import { TenureLostError, type ShardTenure } from '@pserver/coordination';
 import type { AdmissionControl } from './admission';
 import { checkEpoch } from './epoch-guard';
@@ -602,9 +602,15 @@ function shuttingDownError(): PserverError {
 
 function toProtoMeta(meta: StoredMeta): CheckpointMeta {
   const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+  const place = (at: FramePlace | undefined) => at && { ...at, checksum: bytes(at.checksum) };
   return {
     ...meta,
     checksum: bytes(meta.checksum),
-    chain: meta.chain.map((file) => ({ ...file, checksum: bytes(file.checksum) })),
+    indexPlace: place(meta.indexPlace),
+    chain: meta.chain.map((file) => ({
+      ...file,
+      checksum: bytes(file.checksum),
+      indexPlace: place(file.indexPlace),
+    })),
   };
 }

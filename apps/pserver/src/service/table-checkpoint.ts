@@ -43,6 +43,8 @@ export function snapshotTable(
       values: bytes(s.values),
       lastSeen: bytes(s.lastSeen),
       counts: bytes(s.count),
+      firstBucket: s.firstBucket!,
+      lastBucket: s.lastBucket!,
     })),
   };
 }

@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/checkpoint.proto
 
+import type { FramePlace as _pserver_v1_FramePlace, FramePlace__Output as _pserver_v1_FramePlace__Output } from '../../pserver/v1/FramePlace';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -22,6 +23,10 @@ export interface CheckpointFile {
    * Its whole-file checksum, in the meta's algorithm.
    */
   'checksum'?: (Buffer | Uint8Array | string);
+  /**
+   * Where its CheckpointIndex frame is (files with tables).
+   */
+  'indexPlace'?: (_pserver_v1_FramePlace | null);
 }
 
 /**
@@ -44,4 +49,8 @@ export interface CheckpointFile__Output {
    * Its whole-file checksum, in the meta's algorithm.
    */
   'checksum': (Buffer);
+  /**
+   * Where its CheckpointIndex frame is (files with tables).
+   */
+  'indexPlace': (_pserver_v1_FramePlace__Output | null);
 }

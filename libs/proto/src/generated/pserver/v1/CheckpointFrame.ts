@@ -7,6 +7,7 @@ import type { CheckpointFooter as _pserver_v1_CheckpointFooter, CheckpointFooter
 import type { TableRecord as _pserver_v1_TableRecord, TableRecord__Output as _pserver_v1_TableRecord__Output } from '../../pserver/v1/TableRecord';
 import type { TableRows as _pserver_v1_TableRows, TableRows__Output as _pserver_v1_TableRows__Output } from '../../pserver/v1/TableRows';
 import type { TableEvictions as _pserver_v1_TableEvictions, TableEvictions__Output as _pserver_v1_TableEvictions__Output } from '../../pserver/v1/TableEvictions';
+import type { CheckpointIndex as _pserver_v1_CheckpointIndex, CheckpointIndex__Output as _pserver_v1_CheckpointIndex__Output } from '../../pserver/v1/CheckpointIndex';
 
 /**
  * A checkpoint file holds one shard. It is a sequence of frames, each a varint byte length
@@ -46,9 +47,14 @@ export interface CheckpointFrame {
    */
   'tableEvictions'?: (_pserver_v1_TableEvictions | null);
   /**
+   * Where each table's records are, so a reader can read one bucket without a scan: after the
+   * step marks, in files with tables. Its place is in the file's meta (`index`).
+   */
+  'index'?: (_pserver_v1_CheckpointIndex | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions"|"index";
 }
 
 /**
@@ -89,7 +95,12 @@ export interface CheckpointFrame__Output {
    */
   'tableEvictions'?: (_pserver_v1_TableEvictions__Output | null);
   /**
+   * Where each table's records are, so a reader can read one bucket without a scan: after the
+   * step marks, in files with tables. Its place is in the file's meta (`index`).
+   */
+  'index'?: (_pserver_v1_CheckpointIndex__Output | null);
+  /**
    * What this frame holds.
    */
-  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions";
+  'frame'?: "header"|"tensor"|"stepMarks"|"footer"|"table"|"tableRows"|"tableEvictions"|"index";
 }

@@ -2,6 +2,7 @@
 
 import type { ChecksumAlgorithm as _pserver_v1_ChecksumAlgorithm, ChecksumAlgorithm__Output as _pserver_v1_ChecksumAlgorithm__Output } from '../../pserver/v1/ChecksumAlgorithm';
 import type { CheckpointFile as _pserver_v1_CheckpointFile, CheckpointFile__Output as _pserver_v1_CheckpointFile__Output } from '../../pserver/v1/CheckpointFile';
+import type { FramePlace as _pserver_v1_FramePlace, FramePlace__Output as _pserver_v1_FramePlace__Output } from '../../pserver/v1/FramePlace';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -60,6 +61,10 @@ export interface CheckpointMeta {
    * every file a retained meta's chain names.
    */
   'chain'?: (_pserver_v1_CheckpointFile)[];
+  /**
+   * Where the file's CheckpointIndex frame is (files with tables).
+   */
+  'indexPlace'?: (_pserver_v1_FramePlace | null);
 }
 
 /**
@@ -118,4 +123,8 @@ export interface CheckpointMeta__Output {
    * every file a retained meta's chain names.
    */
   'chain': (_pserver_v1_CheckpointFile__Output)[];
+  /**
+   * Where the file's CheckpointIndex frame is (files with tables).
+   */
+  'indexPlace': (_pserver_v1_FramePlace__Output | null);
 }

@@ -2,7 +2,8 @@
 
 
 /**
- * A section of a table's rows: parallel columns, row k at index k of each.
+ * A section of a table's rows: parallel columns, row k at index k of each. A table's rows are in
+ * ascending bucket order over its sections (a bucket may continue into the next section).
  */
 export interface TableRows {
   /**
@@ -29,10 +30,16 @@ export interface TableRows {
    * Occurrences pushed per row (saturating), uint32 little-endian.
    */
   'counts'?: (Buffer | Uint8Array | string);
+  /**
+   * The buckets of the section's first and last rows.
+   */
+  'firstBucket'?: (number);
+  'lastBucket'?: (number);
 }
 
 /**
- * A section of a table's rows: parallel columns, row k at index k of each.
+ * A section of a table's rows: parallel columns, row k at index k of each. A table's rows are in
+ * ascending bucket order over its sections (a bucket may continue into the next section).
  */
 export interface TableRows__Output {
   /**
@@ -59,4 +66,9 @@ export interface TableRows__Output {
    * Occurrences pushed per row (saturating), uint32 little-endian.
    */
   'counts': (Buffer);
+  /**
+   * The buckets of the section's first and last rows.
+   */
+  'firstBucket': (number);
+  'lastBucket': (number);
 }
