@@ -139,28 +139,29 @@ describe('incremental checkpoints of a shard with a table', () => {
       await shard.save();
       states.push(await shard.bytes());
     }
-    // FinishInitParams wrote a full checkpoint of the empty table; the fill's delta outgrew half
-    // of it, so a full one followed; then 3 deltas (--checkpoint-deltas 3), then a full one.
+    // FinishInitParams wrote a full checkpoint of the empty table; a delta of the fill would have
+    // outgrown half of it, so a full one followed; then 3 deltas (--checkpoint-deltas 3), a full
+    // one, and a delta on that.
     const kinds = shard.pserver.process
       .jsonLines()
       .filter((e) => e.msg === 'checkpoint committed')
       .map((e) => e['kind']);
-    expect(kinds).toEqual(['full', 'delta', 'full', 'delta', 'delta', 'delta', 'full']);
-    expect(chainLengths(dir)).toEqual([0, 3, 2, 1, 0, 1, 0]);
+    expect(kinds).toEqual(['full', 'full', 'delta', 'delta', 'delta', 'full', 'delta']);
+    expect(chainLengths(dir)).toEqual([1, 0, 3, 2, 1, 0, 0]);
     // A delta of a few rows is far smaller than the full checkpoint it extends.
     const metas = manifest(dir).checkpoints;
-    expect(Number(metas[1]!.size) * 4).toBeLessThan(Number(metas[4]!.size));
+    expect(Number(metas[0]!.size) * 4).toBeLessThan(Number(metas[1]!.size));
     // The deltas carried evictions: more ids were pushed than max_rows allows.
     const status = await shard.driver.status();
     expect(status.tables[0]).toMatchObject({ rows: 200 });
     await shard.stop();
 
-    // Restore a full checkpoint, extend its chain with a delta, and restore base + delta.
+    // Restore the chain, extend it with a delta, and restore the longer chain.
     const restarted = await Shard.start(dir, ['--checkpoint-retain', '8']);
     expect(await restarted.bytes()).toBe(states[5]);
     await restarted.train(31, 36);
     await restarted.save();
-    expect(chainLengths(dir)[0]).toBe(1);
+    expect(chainLengths(dir)[0]).toBe(2);
     const afterDelta = await restarted.bytes();
     await restarted.stop();
     const again = await Shard.start(dir);
@@ -176,12 +177,9 @@ describe('incremental checkpoints of a shard with a table', () => {
         const setup = await Shard.start(dir, ['--checkpoint-retain', '2']);
         await setup.initialize();
         await setup.fill();
-        // A delta on the empty table's full checkpoint, a full one (that delta outgrew it), and
-        // a delta on that.
+        // A full checkpoint of the filled table, and a delta on it.
         await setup.save();
         await setup.train(2, 4);
-        await setup.save();
-        await setup.train(5, 7);
         await setup.save();
         expect(chainLengths(dir)).toEqual([1, 0]);
         const committed = await setup.bytes();
@@ -223,7 +221,7 @@ describe('incremental checkpoints of a shard with a table', () => {
     await shard.save();
     const json = JSON.parse(fs.readFileSync(path.join(dir, 'shard-0', 'manifest.json'), 'utf8'));
     const meta = metaFromJson(json.checkpoints[0]);
-    expect(meta.chain).toHaveLength(1);
+    expect(meta.chain).toHaveLength(2);
     const bucketOf = bucketsOfIds(allIds, spec.buckets!);
     const served = await shard.driver.getRows(shard.ctx(), 'emb', allIds);
     const dim = spec.dim!;
@@ -272,8 +270,8 @@ describe('incremental checkpoints of a shard with a table', () => {
     const older = await shard.bytes();
     await shard.train(8, 10);
     await shard.save();
-    // Newest first: delta on delta on full, the full one, the fill's delta on the empty table.
-    expect(chainLengths(dir)).toEqual([2, 1, 0]);
+    // Newest first: the third delta on the fill's full checkpoint, the second, the first.
+    expect(chainLengths(dir)).toEqual([3, 2, 1]);
     await shard.stop();
 
     const newest = path.join(dir, manifest(dir).checkpoints[0]!.path);
@@ -307,8 +305,6 @@ describe('incremental checkpoints of a shard with a table', () => {
       await shard.driver.sendGrads(shard.ctx(step), [], [sparse]);
     };
     for (let k = 0; k < rows / perPush; k++) await push(k + 1, k * perPush, perPush);
-    // A delta on the empty table's checkpoint (FinishInitParams wrote it), then a full one.
-    await shard.save();
     await shard.save();
     await push(100, 5_000, rows / 100);
     await shard.save();

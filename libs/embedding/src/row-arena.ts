@@ -76,6 +76,7 @@ export class RowArena {
   private highWater = 0;
   private freeRows: Int32Array = new Int32Array(0);
   private freeCount = 0;
+  private dirtyCount = 0;
 
   constructor(options: RowArenaOptions) {
     const { stride, rowsPerChunk, maxRows, maxBytes, fill } = {
@@ -107,6 +108,16 @@ export class RowArena {
   /** Live (allocated, not freed) rows. */
   get rows(): number {
     return this.highWater - this.freeCount;
+  }
+
+  /** Live rows with the dirty bit set: pushed since a checkpoint last took them. */
+  get dirtyRows(): number {
+    return this.dirtyCount;
+  }
+
+  /** Says the caller cleared the dirty bit of every live row (a checkpoint took them all). */
+  allClean(): void {
+    this.dirtyCount = 0;
   }
 
   /** Rows the chunks allocated so far can hold. */
@@ -189,6 +200,7 @@ export class RowArena {
   /** Returns a live row to the free list. Never allocates. */
   free(row: number): void {
     const chunk = this.liveChunk(row);
+    if ((chunk.flags[row & this.mask]! & rowFlags.dirty) !== 0) this.dirtyCount--;
     chunk.flags[row & this.mask] = 0;
     this.freeRows[this.freeCount++] = row;
   }
@@ -231,12 +243,15 @@ export class RowArena {
     const i = row & this.mask;
     chunk.lastSeen[i] = step;
     chunk.count[i] = Math.min(chunk.count[i]! + occurrences, maxCount);
+    if ((chunk.flags[i]! & rowFlags.dirty) === 0) this.dirtyCount++;
     chunk.flags[i]! |= rowFlags.dirty;
   }
 
   /** Clears the dirty bit (a checkpoint has taken the row). */
   markClean(row: number): void {
-    this.liveChunk(row).flags[row & this.mask]! &= ~rowFlags.dirty;
+    const flags = this.liveChunk(row).flags;
+    if ((flags[row & this.mask]! & rowFlags.dirty) !== 0) this.dirtyCount--;
+    flags[row & this.mask]! &= ~rowFlags.dirty;
   }
 
   private liveChunk(row: number): RowChunk {

@@ -322,6 +322,25 @@ describe('SparseTable', () => {
       expect(live.snapshotChanges(5)!.sections).toEqual([]);
     });
 
+    it('weighs the next delta: rows pushed and ids evicted since the last snapshot', () => {
+      const t = table({ maxRows: 4, rowsPerChunk: 4 });
+      const perRow = 4 * t.stride + 16;
+      push(t, { ids: ids(1, 2, 3), grads: new Uint8Array(8 * 3) });
+      expect(t.changedBytes).toBe(3 * perRow);
+      t.snapshotRows(10);
+      expect(t.changedBytes).toBe(0);
+      // Two pushed again, two new: one of the four rows is evicted for the second new one.
+      push(t, { ids: ids(1, 2), grads: new Uint8Array(8 * 2) });
+      push(t, { ids: ids(4, 5), grads: new Uint8Array(8 * 2) });
+      expect(t.totals.rowsEvicted).toBe(1);
+      const dirty = t.changedBytes;
+      expect([3 * perRow + 8, 4 * perRow + 8]).toContain(dirty);
+      const changes = t.snapshotChanges(10)!;
+      const copied = changes.sections.reduce((n, s) => n + s.lastSeen.length, 0);
+      expect(dirty).toBe(copied * perRow + changes.evictedIds.byteLength);
+      expect(t.changedBytes).toBe(0);
+    });
+
     it('copies rows in ascending bucket order, each section knowing its bucket range', () => {
       const t = table({ buckets: 16, rowsPerChunk: 8 });
       const all = Array.from({ length: 200 }, (_, k) => k * 31 - 3000);

@@ -403,7 +403,19 @@ export class SparseTable {
     take: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
   ): TableRowsSection[] {
     this.clearEvictionLog();
-    return this.copyRows(rowsPerSection, take, rowFlags.live);
+    const sections = this.copyRows(rowsPerSection, take, rowFlags.live);
+    this.arena.allClean();
+    return sections;
+  }
+
+  /**
+   * Bytes the next `snapshotChanges` would copy (rows pushed and ids evicted since the last
+   * snapshot), or Infinity when it would give none (the eviction log overflowed): what a
+   * checkpoint weighs before choosing between a delta and a full copy.
+   */
+  get changedBytes(): number {
+    if (this.evictionLogOverflowed) return Infinity;
+    return this.arena.dirtyRows * (4 * this.stride + 16) + 8 * this.evictionLogLength;
   }
 
   /**
@@ -421,10 +433,9 @@ export class SparseTable {
     for (let k = 0; k < 2 * this.evictionLogLength; k++)
       view.setUint32(4 * k, this.evictionLog[k]!, true);
     this.clearEvictionLog();
-    return {
-      sections: this.copyRows(rowsPerSection, take, rowFlags.live | rowFlags.dirty),
-      evictedIds,
-    };
+    const sections = this.copyRows(rowsPerSection, take, rowFlags.live | rowFlags.dirty);
+    this.arena.allClean();
+    return { sections, evictedIds };
   }
 
   /**

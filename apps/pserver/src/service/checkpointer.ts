@@ -37,8 +37,8 @@ export interface CheckpointerOptions {
   retain: number;
   /**
    * Deltas written after a full checkpoint of a shard with tables before the next full one (one
-   * is also written when the chain's deltas outgrow half of its full checkpoint); 0: every
-   * checkpoint is full.
+   * is also written when the chain's deltas, the next one included, would outgrow half of its
+   * full checkpoint); 0: every checkpoint is full.
    */
   deltasPerFull: number;
   logger: Logger;
@@ -302,7 +302,11 @@ export class Checkpointer {
     const chain = this.deltaChain;
     if (!chain || this.options.shard.tables.size === 0) return undefined;
     if (chain.files.length - 1 >= this.options.deltasPerFull) return undefined;
-    if (chain.deltaBytes > chain.fullBytes / 2) return undefined;
+    // Deltas stay under half of the full file, this one included: the chain never costs more to
+    // read than 1.5 full files, and a delta as large as a full file is a full one.
+    let next = 0;
+    for (const { table } of this.options.shard.tables.values()) next += table.changedBytes;
+    if (chain.deltaBytes + next > chain.fullBytes / 2) return undefined;
     return chain.files[chain.files.length - 1];
   }
 

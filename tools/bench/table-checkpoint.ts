@@ -1,0 +1,192 @@
+/**
+ * Incremental checkpoints of a large sparse table by a real pserver process: a table of 10 M rows
+ * at dim 16 (row-wise Adagrad: 17 float32 a row) filled through SendGrads, a full checkpoint, then
+ * 1 % of the rows pushed and a delta; the bytes of each, the time the pserver took to copy the
+ * table (pushes wait for that copy only), the longest push while the full one was written, and a
+ * new process restoring the chain. Next to it, in the same run on the same filesystem:
+ * `dd bs=4M conv=fsync` of the full file's size and a plain read of that file.
+ *
+ *   npx nx run tools:bench-table-checkpoint [-- --rows 10000000 --dir <directory>]
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TableSpec } from '@pserver/proto';
+import {
+  bytesOf,
+  PserverDriver,
+  startPserverProcess,
+  stopAllProcesses,
+  workspaceRoot,
+} from '@pserver/testing';
+
+const flag = (name: string, fallback: string): string => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1]! : fallback;
+};
+const rows = Number(flag('--rows', '10000000'));
+const dim = 16;
+const perPush = 100_000;
+const touched = Math.floor(rows / 100);
+
+function dropCaches(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  spawnSync('sync');
+  try {
+    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+/** Ids of keys first, first + every, …, spread over the int64 range by an odd multiplier. */
+function idsOf(first: number, n: number, every = 1): Buffer {
+  const ids = new BigInt64Array(n);
+  for (let k = 0; k < n; k++)
+    ids[k] = BigInt.asIntN(64, BigInt(first + k * every) * 0x9e3779b97f4a7c15n);
+  return bytesOf(ids);
+}
+
+async function main(): Promise<void> {
+  const base = flag('--dir', path.join(workspaceRoot(), 'tmp', 'bench-table-checkpoint'));
+  fs.rmSync(base, { recursive: true, force: true });
+  fs.mkdirSync(base, { recursive: true });
+  const checkpointDir = path.join(base, 'checkpoints');
+  const pserver = await startPserverProcess(
+    ['--max-message-mb', '128', '--checkpoint-deltas', '8'],
+    { checkpointDir, name: 'bench-table-pserver', timeoutMs: 120_000 },
+  );
+  const driver = new PserverDriver(pserver.address, { timeoutMs: 600_000 });
+  const epoch = await driver.epoch();
+  const context = { trainerId: 1, shardEpoch: epoch };
+  const spec: TableSpec = {
+    name: 'emb',
+    dim,
+    buckets: 1 << 16,
+    initializer: { uniform: { low: -0.01, high: 0.01 }, seed: 1 },
+    optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.05 } },
+    expectedRows: rows,
+  };
+  await driver.initTable(context, spec);
+  await driver.finishInitParams(context);
+  const rssBefore = rssBytes(pserver.process.pid);
+
+  let step = 0;
+  const push = (first: number, n: number, every = 1) =>
+    driver.sendGrads(
+      { ...context, step: ++step },
+      [],
+      [
+        {
+          table: 'emb',
+          ids: idsOf(first, n, every),
+          grads: bytesOf(new Float32Array(n * dim).fill(0.01)),
+        },
+      ],
+    );
+  const fillStart = performance.now();
+  for (let first = 0; first < rows; first += perPush)
+    await push(first, Math.min(perPush, rows - first));
+  const fillSeconds = (performance.now() - fillStart) / 1000;
+  const rssFilled = rssBytes(pserver.process.pid);
+  const status = await driver.status();
+
+  const save = async (): Promise<number> => {
+    const start = performance.now();
+    await new Promise((resolve, reject) =>
+      driver.client.saveCheckpoint({}, { deadline: Date.now() + 600_000 }, (err, reply) =>
+        err ? reject(err) : resolve(reply),
+      ),
+    );
+    return (performance.now() - start) / 1000;
+  };
+  // The full checkpoint, with small pushes of existing rows running: their latencies.
+  let saving = true;
+  const during: number[] = [];
+  const pushing = (async () => {
+    while (saving) {
+      const start = performance.now();
+      await push(0, 1000);
+      during.push(performance.now() - start);
+    }
+  })();
+  const fullSeconds = await save();
+  saving = false;
+  await pushing;
+  // 1 % of the rows, every 100th key of the fill, then the delta.
+  for (let first = 0; first < touched; first += perPush)
+    await push(first * 100, Math.min(perPush, touched - first), 100);
+  const deltaSeconds = await save();
+  const commits = pserver.process.jsonLines().filter((e) => e.msg === 'checkpoint committed');
+  const full = commits.find((e) => e.kind === 'full' && e.reason === 'request')!;
+  const delta = commits.find((e) => e.kind === 'delta' && e.reason === 'request')!;
+  driver.close();
+  await pserver.process.stop({ signal: 'SIGKILL' });
+
+  const fullBytes = Number(full.bytes);
+  const ddFile = path.join(base, 'dd.bin');
+  const count = Math.ceil(fullBytes / (4 << 20));
+  const ddStart = performance.now();
+  spawnSync('dd', ['if=/dev/zero', `of=${ddFile}`, 'bs=4M', `count=${count}`, 'conv=fsync'], {
+    stdio: 'ignore',
+  });
+  const ddSeconds = (performance.now() - ddStart) / 1000;
+  const coldRead = dropCaches();
+  const readStart = performance.now();
+  const fd = fs.openSync(ddFile, 'r');
+  const buffer = Buffer.alloc(4 << 20);
+  while (fs.readSync(fd, buffer, 0, buffer.length, null) > 0);
+  fs.closeSync(fd);
+  const readSeconds = (performance.now() - readStart) / 1000;
+  fs.rmSync(ddFile);
+
+  const coldRestore = dropCaches();
+  const restarted = await startPserverProcess([], {
+    checkpointDir,
+    name: 'bench-table-restore',
+    timeoutMs: 600_000,
+  });
+  const recovered = restarted.process
+    .jsonLines()
+    .find((e) => e.msg === 'recovered the shard from a checkpoint')!;
+  await restarted.process.stop({ signal: 'SIGKILL' });
+  await stopAllProcesses();
+  fs.rmSync(base, { recursive: true, force: true });
+
+  const gbps = (bytes: number, s: number): string => `${(bytes / s / 1e9).toFixed(2)} GB/s`;
+  const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+  const median = (values: number[]): number =>
+    [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  const table = status.tables[0]!;
+  console.log(`table of ${rows} rows, dim ${dim}, row-wise Adagrad, in ${base}`);
+  console.log(
+    `fill: ${(rows / fillSeconds / 1e6).toFixed(2)} M new rows/s through SendGrads (${perPush} a push); ` +
+      `RSS +${mb(rssFilled - rssBefore)} = ${((rssFilled - rssBefore) / rows).toFixed(1)} bytes/row ` +
+      `(table's own count ${table.bytesPerRow} bytes/row, values and state ${4 * (dim + 1)})`,
+  );
+  console.log(
+    `full checkpoint: ${mb(fullBytes)}, copy ${full.copyMs} ms, written in ${full.totalMs} ms ` +
+      `(${gbps(fullBytes, Number(full.totalMs) / 1000)}; dd ${gbps(count * (4 << 20), ddSeconds)}), call ${fullSeconds.toFixed(2)} s; ` +
+      `pushes of 1,000 rows during it: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(0)} ms (${during.length})`,
+  );
+  console.log(
+    `delta after pushing ${touched} rows (1 %): ${mb(Number(delta.bytes))} = 1/${(fullBytes / Number(delta.bytes)).toFixed(1)} of the full one, ` +
+      `copy ${delta.copyMs} ms, written in ${delta.totalMs} ms, call ${deltaSeconds.toFixed(2)} s`,
+  );
+  console.log(
+    `restore of full + delta by a new process${coldRestore ? ' (cold cache)' : ' (page cache)'}: ${(Number(recovered.ms) / 1000).toFixed(2)} s ` +
+      `(${gbps(Number(recovered.bytes), Number(recovered.ms) / 1000)}; plain read${coldRead ? ', cold' : ''} ${gbps(count * (4 << 20), readSeconds)})`,
+  );
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err);
+  await stopAllProcesses();
+  process.exit(1);
+});
