@@ -173,6 +173,14 @@ describe('tools/ckpt with delta chains', () => {
     expect(full.stdout).toMatch(/, full\n/);
     expect(full.stdout).toMatch(/\n {2}emb {2}dim 4 {2}buckets 64 {2}200 rows {2}/);
     expect(full.stdout).toContain('chain: none (a full checkpoint, committed in');
+
+    // A directory: every committed file, newest first, each with its chain.
+    const every = ckpt('inspect', dir);
+    expect(every.status).toBe(0);
+    expect([...every.stdout.matchAll(/^== (\S+)$/gm)].map((m) => m[1])).toEqual(
+      metas(dir).map((m) => m.path),
+    );
+    expect(every.stdout.match(/^chain: /gm)).toHaveLength(5);
   });
 
   it('exports what the chain restores, byte for byte the export of a full checkpoint of it', async () => {
