@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { readCheckpointFile } from '@pserver/checkpoint';
+import { readCheckpointChain } from '@pserver/checkpoint';
 import {
   elementSizes,
   isElementTypeName,
@@ -9,6 +9,7 @@ import {
 } from '@pserver/proto';
 import { findManifests } from './checkpoint-files';
 import { TableExport, type OutputTensor } from './export-tables';
+import { RestoredTables, type RestoredIds } from './restored-tables';
 
 /** safetensors' names of the element types. */
 const dtypes: Record<ElementTypeName, string> = {
@@ -38,9 +39,11 @@ interface WholeTensor extends OutputTensor {
 /**
  * Writes the latest checkpoint of every shard of a job as one safetensors file of whole tensors:
  * blocks `<name>@<k>` reassembled in order, shapes restored, and each sparse table as
- * `<table>.ids` and `<table>.values` (`TableExport`). Two passes over the checkpoints, so memory
- * stays near one record (plus 8 bytes per table row): the first lays the output out, the second
- * writes each block and row at its offset.
+ * `<table>.ids` and `<table>.values` (`TableExport`). A delta is exported as the state its chain
+ * restores: the full checkpoint's rows, each delta's evictions removed and its rows replacing or
+ * adding theirs, as the pserver restores it. Two passes over each chain, so memory stays near one
+ * record (plus about 18 bytes per table row): the first lays the output out and finds which file
+ * holds each restored row, the second writes each block and row at its offset.
  */
 export async function exportSafetensors(
   targets: string[],
@@ -59,19 +62,40 @@ export async function exportSafetensors(
     const latest = m.checkpoints[0];
     if (!latest)
       throw new Error(`shard ${m.index} (${m.manifestFile}) has no committed checkpoint`);
-    return { file: path.join(m.root, latest.path), meta: latest };
+    return {
+      root: m.root,
+      file: path.join(m.root, latest.path),
+      meta: latest,
+      restored: new Map<string, RestoredIds>(),
+    };
   });
 
-  // Pass 1: which tensors, which blocks, where each goes.
+  // Pass 1: which tensors, which blocks, where each goes; which ids each shard's chain restores.
+  // Every file of a chain holds the tensors whole: the meta's own file (the last) gives them.
   const tensors = new Map<string, WholeTensor>();
   const tables = new TableExport();
-  for (const { file, meta } of files) {
-    await readCheckpointFile(
-      file,
+  for (const shard of files) {
+    const { root, file, meta } = shard;
+    const restored = new RestoredTables();
+    let reading = file;
+    let last = false;
+    await readCheckpointChain(
+      root,
+      meta,
       {
-        table: (record) => tables.table(file, record),
-        tableRows: (rows) => tables.rows(rows),
+        file: (position) => {
+          reading = path.join(root, position.file.path);
+          last = position.last;
+          restored.file(position.index, position.file.path);
+        },
+        table: (record) => {
+          tables.table(reading, record);
+          restored.table(record);
+        },
+        tableEvictions: (evictions) => restored.tableEvictions(evictions),
+        tableRows: (rows) => restored.tableRows(rows),
         tensor: (record) => {
+          if (!last) return;
           const t = record.tensor!;
           if (!isElementTypeName(t.elementType))
             throw new Error(`${file}: ${t.name} has element type ${t.elementType}`);
@@ -93,8 +117,12 @@ export async function exportSafetensors(
           tensors.set(name, whole);
         },
       },
-      meta,
+      // Nothing a visitor gets is kept past its call: ids are copied, tensors only measured.
+      { reuseBuffers: true },
     );
+    restored.end();
+    shard.restored = restored.tables;
+    tables.shard(restored.tables);
   }
   const ordered = [...tensors.values()].sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
@@ -160,21 +188,25 @@ export async function exportSafetensors(
       }
     }
     tables.writeIds(handle.fd, dataStart);
-    for (const { file, meta } of files) {
+    for (const { root, file, meta, restored } of files) {
       const writes: Promise<unknown>[] = [];
-      await readCheckpointFile(
-        file,
-        {
-          tableRows: (rows) => tables.writeRows(handle.fd, dataStart, rows),
-          tensor: (record) => {
-            const t = record.tensor!;
-            const { tensor: name, block } = parseBlockName(t.name);
-            const at = blockOffsets.get(`${file}\u0000${name}\u0000${block ?? 0}`)!;
-            writes.push(handle.write(t.content, 0, t.content.byteLength, at));
-          },
+      let index = 0;
+      let last = false;
+      await readCheckpointChain(root, meta, {
+        file: (position) => {
+          index = position.index;
+          last = position.last;
         },
-        meta,
-      );
+        tableRows: (rows) =>
+          tables.writeRows(handle.fd, dataStart, rows, restored.get(rows.table)!, index),
+        tensor: (record) => {
+          if (!last) return;
+          const t = record.tensor!;
+          const { tensor: name, block } = parseBlockName(t.name);
+          const at = blockOffsets.get(`${file}\u0000${name}\u0000${block ?? 0}`)!;
+          writes.push(handle.write(t.content, 0, t.content.byteLength, at));
+        },
+      });
       await Promise.all(writes);
     }
     await handle.sync();

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { TableRecord__Output, TableRows__Output } from '@pserver/proto';
+import type { RestoredIds } from './restored-tables';
 
 /** A tensor of the output: where it goes and how big it is. */
 export interface OutputTensor {
@@ -15,7 +16,7 @@ interface MergedTable {
   name: string;
   dim: number;
   buckets: number;
-  /** Each section's ids as read in pass 1, then all of them sorted. */
+  /** Each shard's restored ids, from pass 1, then all of them sorted. */
   sections: BigInt64Array[];
   sorted: BigInt64Array;
   ids: OutputTensor;
@@ -25,19 +26,20 @@ interface MergedTable {
 /**
  * A job's sparse tables as two tensors each, `<table>.ids` (I64, [rows]) and `<table>.values`
  * (F32, [rows, dim]: the values without the optimizer's state), the rows of every shard merged
- * and sorted by id so that the same checkpoints always give the same bytes. Pass 1 keeps the ids
- * only (8 bytes a row); pass 2 puts each section's rows at their places in the output.
+ * and sorted by id so that the same checkpoints always give the same bytes. Of a delta's chain
+ * only the restored state is exported. Pass 1 keeps the ids only (8 bytes a row, and a shard's
+ * `RestoredIds`); pass 2 puts the rows each file still holds at their places in the output.
  */
 export class TableExport {
   private readonly tables = new Map<string, MergedTable>();
 
-  /** Pass 1: a table record of one shard's file. */
+  /** Pass 1: a table record of one file of a shard's chain. */
   table(file: string, record: TableRecord__Output): void {
     const { name, dim, buckets } = record.spec!;
     const seen = this.tables.get(name);
     if (seen && (seen.dim !== dim || seen.buckets !== buckets)) {
       throw new Error(
-        `${file}: table ${name} has dim ${dim} and ${buckets} buckets, another shard's ${seen.dim} and ${seen.buckets}`,
+        `${file}: table ${name} has dim ${dim} and ${buckets} buckets, another file's ${seen.dim} and ${seen.buckets}`,
       );
     }
     if (!seen) {
@@ -60,9 +62,9 @@ export class TableExport {
     }
   }
 
-  /** Pass 1: a row section; its ids are copied (the section's values are not kept). */
-  rows(rows: TableRows__Output): void {
-    this.tables.get(rows.table)!.sections.push(new BigInt64Array(new Uint8Array(rows.ids).buffer));
+  /** After pass 1 over a shard's chain: the ids it restores (its `RestoredTables`). */
+  shard(restored: Map<string, RestoredIds>): void {
+    for (const [name, ids] of restored) this.tables.get(name)!.sections.push(ids.ids);
   }
 
   /** After pass 1: sorts each table's ids and returns its two tensors, to be laid out. */
@@ -79,7 +81,9 @@ export class TableExport {
       sorted.sort();
       for (let i = 1; i < sorted.length; i++) {
         if (sorted[i] === sorted[i - 1])
-          throw new Error(`table ${table.name}: id ${sorted[i]} has a row in two checkpoints`);
+          throw new Error(
+            `table ${table.name}: id ${sorted[i]} has a row in two shards' checkpoints`,
+          );
       }
       table.sections = [];
       table.sorted = sorted;
@@ -101,21 +105,35 @@ export class TableExport {
   }
 
   /**
-   * Pass 2: writes a section's rows where their ids sort, the first `dim` floats of each (the
-   * rest is the optimizer's state). Rows that land next to each other are written together.
+   * Pass 2: writes the rows of a section of file `fileIndex` of a shard's chain that the shard's
+   * restored state holds (`restored`: a later delta may have replaced or evicted them), each
+   * where its id sorts, the first `dim` floats of each (the rest is the optimizer's state). Rows
+   * that land next to each other are written together.
    */
-  writeRows(fd: number, dataStart: number, rows: TableRows__Output): void {
+  writeRows(
+    fd: number,
+    dataStart: number,
+    rows: TableRows__Output,
+    restored: RestoredIds,
+    fileIndex: number,
+  ): void {
     const table = this.tables.get(rows.table)!;
     const n = rows.ids.byteLength / 8;
     const ids = new DataView(rows.ids.buffer, rows.ids.byteOffset, rows.ids.byteLength);
     const ranks = new Float64Array(n);
-    for (let k = 0; k < n; k++) ranks[k] = rankOf(table.sorted, ids.getBigInt64(8 * k, true));
-    const order = Array.from({ length: n }, (_, k) => k).sort((a, b) => ranks[a]! - ranks[b]!);
+    const order: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const id = ids.getBigInt64(8 * k, true);
+      if (restored.ownerOf(id) !== fileIndex) continue;
+      ranks[k] = rankOf(table.sorted, id);
+      order.push(k);
+    }
+    order.sort((a, b) => ranks[a]! - ranks[b]!);
     const rowBytes = table.dim * 4;
     const strideBytes = rows.stride * 4;
-    for (let start = 0; start < n;) {
+    for (let start = 0; start < order.length;) {
       let end = start + 1;
-      while (end < n && ranks[order[end]!] === ranks[order[end - 1]!]! + 1) end++;
+      while (end < order.length && ranks[order[end]!] === ranks[order[end - 1]!]! + 1) end++;
       const run = Buffer.allocUnsafe((end - start) * rowBytes);
       for (let j = start; j < end; j++) {
         const from = order[j]! * strideBytes;

@@ -6,6 +6,7 @@ import {
 import {
   bucketsOfIds,
   tableShards,
+  type TableEvictions__Output,
   type TableRecord__Output,
   type TableRows__Output,
 } from '@pserver/proto';
@@ -16,8 +17,12 @@ export interface TableSummary {
   dim: number;
   buckets: number;
   step: number;
-  /** Rows the table record announces. */
+  /** Rows the table record announces (in a delta: the rows pushed since its parent). */
   rows: number;
+  /** A delta's ids evicted since its parent. */
+  evicted: number;
+  /** Rows of the state the file's chain restores, when known (a delta's chain was read). */
+  restored?: number;
   /** Floats a row holds: dim values, then the row optimizer's state. */
   stride: number;
   /** The row optimizer's layout, as the optimizer library names it (`rowwise-adagrad`). */
@@ -52,6 +57,7 @@ export function summarize(record: TableRecord__Output): TableSummary {
     buckets: spec.buckets,
     step: Number(record.step),
     rows: Number(record.rows),
+    evicted: Number(record.evicted),
     stride: spec.dim,
     layout: layoutName(record),
     pendingIds: record.pendingIds.byteLength / 8,
@@ -68,11 +74,18 @@ export function addRows(summary: TableSummary, rows: TableRows__Output): void {
     rows.counts.byteLength;
 }
 
-/** One line of `inspect`'s table list. */
-export function describeTable(t: TableSummary): string {
+/**
+ * One line of `inspect`'s table list. A delta's table names the rows it changed and the ids it
+ * evicted, then the rows its chain restores (or `restored rows unknown` without its meta).
+ */
+export function describeTable(t: TableSummary, delta = false): string {
   const state = t.stride - t.dim;
+  const rows = delta
+    ? `delta: ${t.rows} rows changed, ${t.evicted} ids evicted, ` +
+      (t.restored === undefined ? 'restored rows unknown' : `${t.restored} rows restored`)
+    : `${t.rows} rows`;
   return (
-    `  ${t.name}  dim ${t.dim}  buckets ${t.buckets}  ${t.rows} rows  ` +
+    `  ${t.name}  dim ${t.dim}  buckets ${t.buckets}  ${rows}  ` +
     `${t.layout} (stride ${t.stride}: ${t.dim} values + ${state} state)  step ${t.step}  ` +
     `${t.bytes} bytes` +
     (t.pendingIds > 0 ? `  ${t.pendingIds} ids pending admission` : '')
@@ -104,6 +117,11 @@ export class BucketCheck {
 
   rows(rows: TableRows__Output): void {
     this.ids(rows.table, rows.ids);
+  }
+
+  /** A delta's evicted ids: the shard held their rows, so they too are in its buckets. */
+  evictions(evictions: TableEvictions__Output): void {
+    this.ids(evictions.table, evictions.ids);
   }
 
   problems(): string[] {
