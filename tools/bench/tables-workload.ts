@@ -21,7 +21,7 @@ function fmix32(h: number): number {
  */
 export function idOfRank(rank: number, out: Uint32Array, at: number): void {
   let lo = fmix32(rank ^ 0x9e3779b9);
-  let hi = fmix32(lo ^ 0x7f4a7c15);
+  const hi = fmix32(lo ^ 0x7f4a7c15);
   lo = (lo ^ fmix32(hi ^ 0x94d049bb)) >>> 0;
   out[at] = lo;
   out[at + 1] = hi;
