@@ -212,8 +212,12 @@ export class SparseTable {
     for (let k = 0; k < n; k++) {
       const row = this.index.get(lo[k]!, hi[k]!);
       if (row >= 0 && !this.isExpired(row)) {
-        const offset = (row & mask) * stride;
-        values.set(this.arena.chunk(row >>> shift).values.subarray(offset, offset + dim), k * dim);
+        // An element loop, not `set` of a `subarray`: a view per row is an allocation per row,
+        // and at thousands of rows per call the garbage collector's share showed in profiles.
+        const source = this.arena.chunk(row >>> shift).values;
+        const from = (row & mask) * stride;
+        const to = k * dim;
+        for (let i = 0; i < dim; i++) values[to + i] = source[from + i]!;
         found[k >>> 3]! |= 1 << (k & 7);
       } else if (!this.pullZero) {
         this.writeInit(lo[k]!, hi[k]!, values, k * dim);
@@ -265,16 +269,18 @@ export class SparseTable {
       const l = allLo[k]!;
       const h = allHi[k]!;
       let u = merge.get(l, h);
-      const src = raw.subarray(k * dim, (k + 1) * dim);
+      // Offsets into `raw`, not a `subarray` per id (an allocation per id).
+      const from = k * dim;
       if (u < 0) {
         u = unique++;
         merge.insert(l, h, u);
         lo[u] = l;
         hi[u] = h;
-        sums.set(src, u * dim);
+        const o = u * dim;
+        for (let i = 0; i < dim; i++) sums[o + i] = raw[from + i]!;
       } else {
         const o = u * dim;
-        for (let i = 0; i < dim; i++) sums[o + i] = sums[o + i]! + src[i]!;
+        for (let i = 0; i < dim; i++) sums[o + i] = sums[o + i]! + raw[from + i]!;
       }
       occurrences[u] = Math.min(occurrences[u]! + (rawCounts ? rawCounts[k]! : 1), maxCount);
     }
