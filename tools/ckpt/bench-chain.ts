@@ -39,7 +39,11 @@ const spec: TableSpec & { name: string } = {
 /** A shard's rows: id → stride floats. */
 type Rows = Map<bigint, Float32Array>;
 
-function tableSnapshot(ids: bigint[], rows: Rows, evicted: bigint[] = []): TableSnapshot {
+function tableSnapshot(unordered: bigint[], rows: Rows, evicted: bigint[] = []): TableSnapshot {
+  // Rows go to a checkpoint in bucket order.
+  const of = bucketsOfIds(BigInt64Array.from(unordered), buckets);
+  const order = unordered.map((_, k) => k).sort((a, b) => of[a]! - of[b]! || a - b);
+  const ids = order.map((k) => unordered[k]!);
   const n = ids.length;
   const values = new Float32Array(n * stride);
   ids.forEach((id, k) => values.set(rows.get(id)!, k * stride));
@@ -58,6 +62,8 @@ function tableSnapshot(ids: bigint[], rows: Rows, evicted: bigint[] = []): Table
         values: bytes(values),
         lastSeen: new Uint8Array(4 * n),
         counts: new Uint8Array(4 * n),
+        firstBucket: n > 0 ? of[order[0]!]! : 0,
+        lastBucket: n > 0 ? of[order[n - 1]!]! : 0,
       },
     ],
   };
@@ -105,10 +111,17 @@ async function writeShard(
         updatesApplied: seq,
         formatVersion: written.formatVersion,
         chain: [...chain],
+        ...(written.indexPlace && { indexPlace: written.indexPlace }),
       },
       deltas + 1,
     );
-    chain.push({ uuid, path: written.path, size: written.size, checksum: written.checksum });
+    chain.push({
+      uuid,
+      path: written.path,
+      size: written.size,
+      checksum: written.checksum,
+      ...(written.indexPlace && { indexPlace: written.indexPlace }),
+    });
   }
 }
 
