@@ -22,11 +22,10 @@ export const defaultIdIndexOptions: Required<IdIndexOptions> = {
 export const maxLoad = 0.7;
 /** 2^30 slots are 12 GiB of keys and rows; past that, insert and reserve refuse. */
 export const maxIdIndexCapacity = 2 ** 30;
-const maxRow = 2 ** 31 - 2; // slots store row + 1 in an Int32Array
+const maxRow = 2 ** 31 - 2; // slots store row + 1
 
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const noKeys = new Uint32Array(0);
-const noSlots = new Int32Array(0);
+const noSlots = new Uint32Array(0);
 
 /**
  * A hash index from signed 64-bit ids, given as two uint32 halves `(lo, hi)`, to rows (int32 ≥ 0).
@@ -39,13 +38,13 @@ const noSlots = new Int32Array(0);
  * new table and keeps the old one; from then on every insert and delete moves
  * `migrateSlotsPerOp` old slots across, and lookups consult both tables until the old one is empty.
  *
- * `slot[i]` holds row + 1, so 0 means empty: a freshly allocated (zeroed) table needs no fill, and
+ * A slot holds row + 1, so 0 means empty: a freshly allocated (zeroed) table needs no fill, and
  * its pages are touched gradually by the migration instead of all at once by the growing insert.
  */
 export class IdIndex {
-  private keysLo: Uint32Array;
-  private keysHi: Uint32Array;
-  private slot: Int32Array;
+  // Slot i is words 3i, 3i + 1, 3i + 2 of `table`: the id's low and high halves and row + 1. One
+  // array, not three: a lookup in a table larger than the cache then misses once, not three times.
+  private table: Uint32Array;
   private mask: number;
   private limit: number;
   private entries = 0;
@@ -54,9 +53,7 @@ export class IdIndex {
   // `oldStart` (a slot that was empty when the growth began, so no probe run crosses into it); the
   // first `oldMigrated` of them are empty, and a probe whose home falls among them starts at the
   // first unprocessed position instead.
-  private oldLo: Uint32Array = noKeys;
-  private oldHi: Uint32Array = noKeys;
-  private oldSlot: Int32Array = noSlots;
+  private old: Uint32Array = noSlots;
   private oldMask = 0;
   private oldStart = 0;
   private oldMigrated = 0;
@@ -74,9 +71,7 @@ export class IdIndex {
     }
     this.migrateSlotsPerOp = migrateSlotsPerOp;
     const capacity = Math.max(8, nextPowerOfTwo(initialCapacity));
-    this.keysLo = new Uint32Array(capacity);
-    this.keysHi = new Uint32Array(capacity);
-    this.slot = new Int32Array(capacity);
+    this.table = new Uint32Array(3 * capacity);
     this.mask = capacity - 1;
     this.limit = Math.floor(capacity * maxLoad);
   }
@@ -103,27 +98,26 @@ export class IdIndex {
 
   /** Bytes of the typed arrays held, old table included. */
   get bytes(): number {
-    return 12 * (this.keysLo.length + this.oldLo.length);
+    return 4 * (this.table.length + this.old.length);
   }
 
   /** The row of an id, or −1. */
   get(lo: number, hi: number): number {
     lo >>>= 0;
     hi >>>= 0;
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
-    const slot = this.slot;
+    const table = this.table;
     const mask = this.mask;
     let i = indexHash(lo, hi) & mask;
     for (;;) {
-      const s = slot[i]!;
+      const w = 3 * i;
+      const s = table[w + 2]!;
       if (s === 0) break;
-      if (keysLo[i] === lo && keysHi[i] === hi) return s - 1;
+      if (table[w] === lo && table[w + 1] === hi) return s - 1;
       i = (i + 1) & mask;
     }
     if (this.oldLeft === 0) return -1;
     const p = this.findOld(lo, hi);
-    return p < 0 ? -1 : this.oldSlot[p]! - 1;
+    return p < 0 ? -1 : this.old[3 * p + 2]! - 1;
   }
 
   /**
@@ -137,16 +131,15 @@ export class IdIndex {
     }
     lo >>>= 0;
     hi >>>= 0;
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
-    const slot = this.slot;
+    const table = this.table;
     const mask = this.mask;
     let i = indexHash(lo, hi) & mask;
     for (;;) {
-      const s = slot[i]!;
+      const w = 3 * i;
+      const s = table[w + 2]!;
       if (s === 0) break;
-      if (keysLo[i] === lo && keysHi[i] === hi) {
-        slot[i] = row + 1;
+      if (table[w] === lo && table[w + 1] === hi) {
+        table[w + 2] = row + 1;
         this.migrateSome();
         return s - 1;
       }
@@ -155,8 +148,8 @@ export class IdIndex {
     if (this.oldLeft > 0) {
       const p = this.findOld(lo, hi);
       if (p >= 0) {
-        const previous = this.oldSlot[p]! - 1;
-        this.oldSlot[p] = row + 1;
+        const previous = this.old[3 * p + 2]! - 1;
+        this.old[3 * p + 2] = row + 1;
         this.migrateSome();
         return previous;
       }
@@ -165,9 +158,9 @@ export class IdIndex {
       this.grow(this.capacity * 2);
       this.place(lo, hi, row + 1);
     } else {
-      keysLo[i] = lo;
-      keysHi[i] = hi;
-      slot[i] = row + 1;
+      table[3 * i] = lo;
+      table[3 * i + 1] = hi;
+      table[3 * i + 2] = row + 1;
     }
     this.entries++;
     this.migrateSome();
@@ -178,16 +171,15 @@ export class IdIndex {
   delete(lo: number, hi: number): number {
     lo >>>= 0;
     hi >>>= 0;
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
-    const slot = this.slot;
+    const table = this.table;
     const mask = this.mask;
     let i = indexHash(lo, hi) & mask;
     let row = -1;
     for (;;) {
-      const s = slot[i]!;
+      const w = 3 * i;
+      const s = table[w + 2]!;
       if (s === 0) break;
-      if (keysLo[i] === lo && keysHi[i] === hi) {
+      if (table[w] === lo && table[w + 1] === hi) {
         row = s - 1;
         this.shiftBack(i);
         break;
@@ -197,7 +189,7 @@ export class IdIndex {
     if (row < 0 && this.oldLeft > 0) {
       const p = this.findOld(lo, hi);
       if (p >= 0) {
-        row = this.oldSlot[p]! - 1;
+        row = this.old[3 * p + 2]! - 1;
         this.shiftBackOld(p);
         this.oldLeft--;
       }
@@ -218,15 +210,15 @@ export class IdIndex {
     if (n <= this.limit) return true;
     const capacity = capacityFor(n);
     if (capacity > maxIdIndexCapacity) return false;
-    let tables: [Uint32Array, Uint32Array, Int32Array];
+    let table: Uint32Array;
     try {
-      tables = [new Uint32Array(capacity), new Uint32Array(capacity), new Int32Array(capacity)];
+      table = new Uint32Array(3 * capacity);
     } catch (error) {
       if (error instanceof RangeError) return false;
       throw error;
     }
     this.migrateSome(Infinity);
-    this.install(...tables);
+    this.install(table);
     this.migrateSome();
     return true;
   }
@@ -236,14 +228,11 @@ export class IdIndex {
    * during the walk.
    */
   forEach(visit: (lo: number, hi: number, row: number) => void): void {
-    for (let i = 0; i < this.slot.length; i++) {
-      const s = this.slot[i]!;
-      if (s !== 0) visit(this.keysLo[i]!, this.keysHi[i]!, s - 1);
-    }
-    if (this.oldLeft === 0) return;
-    for (let i = 0; i < this.oldSlot.length; i++) {
-      const s = this.oldSlot[i]!;
-      if (s !== 0) visit(this.oldLo[i]!, this.oldHi[i]!, s - 1);
+    for (const table of this.oldLeft === 0 ? [this.table] : [this.table, this.old]) {
+      for (let w = 0; w < table.length; w += 3) {
+        const s = table[w + 2]!;
+        if (s !== 0) visit(table[w]!, table[w + 1]!, s - 1);
+      }
     }
   }
 
@@ -281,13 +270,13 @@ export class IdIndex {
 
   /** Writes a new (absent) id into the current table. */
   private place(lo: number, hi: number, value: number): void {
-    const slot = this.slot;
+    const table = this.table;
     const mask = this.mask;
     let i = indexHash(lo, hi) & mask;
-    while (slot[i] !== 0) i = (i + 1) & mask;
-    this.keysLo[i] = lo;
-    this.keysHi[i] = hi;
-    slot[i] = value;
+    while (table[3 * i + 2] !== 0) i = (i + 1) & mask;
+    table[3 * i] = lo;
+    table[3 * i + 1] = hi;
+    table[3 * i + 2] = value;
   }
 
   /** Doubles into a new table; the old one drains over the next operations. */
@@ -295,59 +284,51 @@ export class IdIndex {
     if (capacity > maxIdIndexCapacity) {
       throw capacityExhausted('IdIndex', this.entries + 1, `the index is limited to 2^30 slots`);
     }
-    let tables: [Uint32Array, Uint32Array, Int32Array];
+    let table: Uint32Array;
     try {
-      tables = [new Uint32Array(capacity), new Uint32Array(capacity), new Int32Array(capacity)];
+      table = new Uint32Array(3 * capacity);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
       throw capacityExhausted('IdIndex', this.entries + 1, `allocating ${capacity} slots failed`);
     }
     // Only when growth outpaces the migration (migrateSlotsPerOp < 2, or deletes between growths).
     this.migrateSome(Infinity);
-    this.install(...tables);
+    this.install(table);
   }
 
-  /** Makes the given (empty) arrays the current table and the current one the old. */
-  private install(keysLo: Uint32Array, keysHi: Uint32Array, slot: Int32Array): void {
+  /** Makes the given (empty) array the current table and the current one the old. */
+  private install(table: Uint32Array): void {
     if (this.entries > 0) {
-      this.oldLo = this.keysLo;
-      this.oldHi = this.keysHi;
-      this.oldSlot = this.slot;
+      this.old = this.table;
       this.oldMask = this.mask;
       this.oldMigrated = 0;
       this.oldLeft = this.entries;
       let start = 0;
-      while (this.oldSlot[start] !== 0) start++; // the load limit leaves empty slots
+      while (this.old[3 * start + 2] !== 0) start++; // the load limit leaves empty slots
       this.oldStart = start;
     }
-    this.keysLo = keysLo;
-    this.keysHi = keysHi;
-    this.slot = slot;
-    this.mask = slot.length - 1;
-    this.limit = Math.floor(slot.length * maxLoad);
+    this.table = table;
+    this.mask = table.length / 3 - 1;
+    this.limit = Math.floor((table.length / 3) * maxLoad);
   }
 
   /** Moves up to `budget` old positions into the current table. */
   private migrateSome(budget = this.migrateSlotsPerOp): void {
     if (this.oldLeft === 0) return;
-    const oldLo = this.oldLo;
-    const oldHi = this.oldHi;
-    const oldSlot = this.oldSlot;
+    const old = this.old;
     const mask = this.oldMask;
     while (budget-- > 0 && this.oldLeft > 0) {
-      const p = (this.oldStart + this.oldMigrated) & mask;
-      const s = oldSlot[p]!;
+      const w = 3 * ((this.oldStart + this.oldMigrated) & mask);
+      const s = old[w + 2]!;
       if (s !== 0) {
-        this.place(oldLo[p]!, oldHi[p]!, s);
-        oldSlot[p] = 0;
+        this.place(old[w]!, old[w + 1]!, s);
+        old[w + 2] = 0;
         this.oldLeft--;
       }
       this.oldMigrated++;
     }
     if (this.oldLeft === 0) {
-      this.oldLo = noKeys;
-      this.oldHi = noKeys;
-      this.oldSlot = noSlots;
+      this.old = noSlots;
       this.oldMask = 0;
     }
   }
@@ -362,13 +343,11 @@ export class IdIndex {
   }
 
   private findOld(lo: number, hi: number): number {
-    const oldLo = this.oldLo;
-    const oldHi = this.oldHi;
-    const oldSlot = this.oldSlot;
+    const old = this.old;
     const mask = this.oldMask;
     let i = this.oldHome(lo, hi);
-    while (oldSlot[i] !== 0) {
-      if (oldLo[i] === lo && oldHi[i] === hi) return i;
+    while (old[3 * i + 2] !== 0) {
+      if (old[3 * i] === lo && old[3 * i + 1] === hi) return i;
       i = (i + 1) & mask;
     }
     return -1;
@@ -379,39 +358,38 @@ export class IdIndex {
    * it when their probe start allows, so that every entry stays reachable from its home.
    */
   private shiftBack(hole: number): void {
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
-    const slot = this.slot;
+    const table = this.table;
     const mask = this.mask;
-    for (let j = (hole + 1) & mask; slot[j] !== 0; j = (j + 1) & mask) {
-      const home = indexHash(keysLo[j]!, keysHi[j]!) & mask;
+    for (let j = (hole + 1) & mask; table[3 * j + 2] !== 0; j = (j + 1) & mask) {
+      const home = indexHash(table[3 * j]!, table[3 * j + 1]!) & mask;
       if (((j - home) & mask) >= ((j - hole) & mask)) {
-        keysLo[hole] = keysLo[j]!;
-        keysHi[hole] = keysHi[j]!;
-        slot[hole] = slot[j]!;
+        moveSlot(table, j, hole);
         hole = j;
       }
     }
-    slot[hole] = 0;
+    table[3 * hole + 2] = 0;
   }
 
   /** `shiftBack` in the old table, where a probe may start at the first unprocessed position. */
   private shiftBackOld(hole: number): void {
-    const oldLo = this.oldLo;
-    const oldHi = this.oldHi;
-    const oldSlot = this.oldSlot;
+    const old = this.old;
     const mask = this.oldMask;
-    for (let j = (hole + 1) & mask; oldSlot[j] !== 0; j = (j + 1) & mask) {
-      const home = this.oldHome(oldLo[j]!, oldHi[j]!);
+    for (let j = (hole + 1) & mask; old[3 * j + 2] !== 0; j = (j + 1) & mask) {
+      const home = this.oldHome(old[3 * j]!, old[3 * j + 1]!);
       if (((j - home) & mask) >= ((j - hole) & mask)) {
-        oldLo[hole] = oldLo[j]!;
-        oldHi[hole] = oldHi[j]!;
-        oldSlot[hole] = oldSlot[j]!;
+        moveSlot(old, j, hole);
         hole = j;
       }
     }
-    oldSlot[hole] = 0;
+    old[3 * hole + 2] = 0;
   }
+}
+
+/** Copies slot `from` over slot `to` (both positions of `table`). */
+function moveSlot(table: Uint32Array, from: number, to: number): void {
+  table[3 * to] = table[3 * from]!;
+  table[3 * to + 1] = table[3 * from + 1]!;
+  table[3 * to + 2] = table[3 * from + 2]!;
 }
 
 /** The smallest power-of-two capacity (≥ 8) that holds `n` entries within the load limit. */

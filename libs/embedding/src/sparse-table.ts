@@ -342,16 +342,11 @@ export class SparseTable {
     const step = ++this.stepValue;
     const { lo, hi, occurrences, grads, rows, admitted, expired, pendingCounts } = push;
     const dim = this.dim;
-    const { shift, mask } = this.arena;
-    const one = new Int32Array(1);
+    const { shift, mask, stride } = this.arena;
+    // checkPush validated every row and gradient: the unchecked kernel, no view per row.
+    const kernel = this.optimizer.kernelAt(step);
     const update = (row: number, u: number): void => {
-      one[0] = row & mask;
-      this.optimizer.update(
-        this.arena.chunk(row >>> shift).values,
-        one,
-        grads.subarray(u * dim, (u + 1) * dim),
-        step,
-      );
+      kernel(this.arena.chunk(row >>> shift).values, (row & mask) * stride, grads, u * dim);
       this.arena.touch(row, step, occurrences[u]);
     };
     const evictedBefore = this.evictedTotal;

@@ -18,7 +18,7 @@ export type {
   RowSlot,
 } from './rows/row-config';
 export { resolveRowOptimizerConfig, rowLayout } from './rows/row-config';
-export { RowOptimizer } from './rows/row-optimizer';
+export { RowOptimizer, type RowKernel } from './rows/row-optimizer';
 export type { FloatElementType, GradientVerdict, OptimizerOptions } from './optimizer';
 export { defaultTensorMemory, Optimizer } from './optimizer';
 export type { OptimizerStateData, OptimizerStateInput, OptimizerStateMessage } from './state';

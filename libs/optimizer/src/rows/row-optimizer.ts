@@ -18,6 +18,14 @@ const f = Math.fround;
  *
  * Float32 only: embedding tables are float32 (float64 tensors are dense, with `Optimizer`).
  */
+/** One row's update at a fixed step: the row at `data[offset…]`, its gradient at `grads[at…]`. */
+export type RowKernel = (
+  data: Float32Array,
+  offset: number,
+  grads: Float32Array,
+  at: number,
+) => void;
+
 export class RowOptimizer {
   readonly config: RowOptimizerConfig;
   readonly layout: RowLayout;
@@ -74,25 +82,32 @@ export class RowOptimizer {
   update(data: Float32Array, rows: Int32Array, grads: Float32Array, step: number): void {
     const { dim, stride } = this.layout;
     this.checkBatch(data, rows, grads, step);
-    const n = rows.length;
+    const kernel = this.kernelAt(step);
+    for (let k = 0; k < rows.length; k++) kernel(data, rows[k]! * stride, grads, k * dim);
+  }
+
+  /**
+   * The update of one row at table step `step`, with everything that depends only on the step
+   * (learning rate, Adam's table correction) computed once: `kernel(data, offset, grads, at)`
+   * updates the row whose values start at `data[offset]` with the gradient at `grads[at]`. It
+   * checks nothing — `update` is the checked form; a caller that validated its rows and
+   * gradients (a table's push) calls it per row without allocating.
+   */
+  kernelAt(step: number): RowKernel {
+    const { dim } = this.layout;
     const lr = learningRateAt(this.config.learningRate, step);
     const lr32 = f(lr);
     const rule = this.config.rule;
     switch (rule.kind) {
       case 'sgd':
-        for (let k = 0; k < n; k++) sgdRow(data, rows[k]! * stride, grads, k * dim, dim, lr32);
-        return;
+        return (data, o, grads, g) => sgdRow(data, o, grads, g, dim, lr32);
       case 'adagrad': {
         const eps = f(rule.epsilon);
-        for (let k = 0; k < n; k++)
-          adagradRow(data, rows[k]! * stride, grads, k * dim, dim, lr32, eps);
-        return;
+        return (data, o, grads, g) => adagradRow(data, o, grads, g, dim, lr32, eps);
       }
       case 'rowwiseAdagrad': {
         const eps = f(rule.epsilon);
-        for (let k = 0; k < n; k++)
-          rowwiseAdagradRow(data, rows[k]! * stride, grads, k * dim, dim, lr32, eps);
-        return;
+        return (data, o, grads, g) => rowwiseAdagradRow(data, o, grads, g, dim, lr32, eps);
       }
       case 'adam': {
         const b1 = f(rule.beta1);
@@ -104,13 +119,12 @@ export class RowOptimizer {
           const correction2 = Math.sqrt(1 - this.tableBeta2Power);
           const lrT = f((lr * correction2) / (1 - this.tableBeta1Power));
           const epsHat = f(rule.epsilon * correction2);
-          for (let k = 0; k < n; k++)
-            adamRow(data, rows[k]! * stride, grads, k * dim, dim, b1, omb1, b2, omb2, lrT, epsHat);
-          return;
+          return (data, o, grads, g) =>
+            adamRow(data, o, grads, g, dim, b1, omb1, b2, omb2, lrT, epsHat);
         }
         // Row bias correction: the row's own β1ᵗ and β2ᵗ, float32 products, after m and v.
-        for (let k = 0; k < n; k++) {
-          const o = rows[k]! * stride;
+        const epsilon = rule.epsilon;
+        return (data, o, grads, g) => {
           const p = o + 3 * dim;
           const beta1Power = f(data[p]! * b1);
           const beta2Power = f(data[p + 1]! * b2);
@@ -118,10 +132,9 @@ export class RowOptimizer {
           data[p + 1] = beta2Power;
           const correction2 = Math.sqrt(1 - beta2Power);
           const lrT = f((lr * correction2) / (1 - beta1Power));
-          const epsHat = f(rule.epsilon * correction2);
-          adamRow(data, o, grads, k * dim, dim, b1, omb1, b2, omb2, lrT, epsHat);
-        }
-        return;
+          const epsHat = f(epsilon * correction2);
+          adamRow(data, o, grads, g, dim, b1, omb1, b2, omb2, lrT, epsHat);
+        };
       }
     }
   }
