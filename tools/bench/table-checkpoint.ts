@@ -4,7 +4,8 @@
  * 1 % of the rows pushed and a delta; the bytes of each, the time the pserver took to copy the
  * table (pushes wait for that copy only), the longest push while the full one was written, and a
  * new process restoring the chain. Next to it, in the same run on the same filesystem:
- * `dd bs=4M conv=fsync` of the full file's size and a plain read of that file.
+ * `dd bs=4M conv=fsync` of the full file's size and a plain read of that file. A second full
+ * checkpoint shows the steady state (the first one also faults in its snapshot memory).
  *
  *   npx nx run tools:bench-table-checkpoint [-- --rows 10000000 --dir <directory>]
  */
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(base, { recursive: true });
   const checkpointDir = path.join(base, 'checkpoints');
   const pserver = await startPserverProcess(
-    ['--max-message-mb', '128', '--checkpoint-deltas', '8'],
+    ['--max-message-mb', '128', '--checkpoint-deltas', '1'],
     { checkpointDir, name: 'bench-table-pserver', timeoutMs: 120_000 },
   );
   const driver = new PserverDriver(pserver.address, { timeoutMs: 600_000 });
@@ -106,26 +107,46 @@ async function main(): Promise<void> {
     );
     return (performance.now() - start) / 1000;
   };
-  // The full checkpoint, with small pushes of existing rows running: their latencies.
-  let saving = true;
-  const during: number[] = [];
-  const pushing = (async () => {
-    while (saving) {
-      const start = performance.now();
-      await push(0, 1000);
-      during.push(performance.now() - start);
-    }
-  })();
-  const fullSeconds = await save();
-  saving = false;
-  await pushing;
-  // 1 % of the rows, every 100th key of the fill, then the delta.
-  for (let first = 0; first < touched; first += perPush)
-    await push(first * 100, Math.min(perPush, touched - first), 100);
+  // A checkpoint with small pushes of existing rows running: their latencies.
+  const saveWithPushes = async (): Promise<{ seconds: number; during: number[] }> => {
+    let saving = true;
+    const during: number[] = [];
+    const pushing = (async () => {
+      while (saving) {
+        const start = performance.now();
+        await push(0, 1000);
+        during.push(performance.now() - start);
+      }
+    })();
+    const seconds = await save();
+    saving = false;
+    await pushing;
+    return { seconds, during };
+  };
+  // 1 % of the rows, every 100th key of the fill.
+  const touch = async (): Promise<void> => {
+    for (let first = 0; first < touched; first += perPush)
+      await push(first * 100, Math.min(perPush, touched - first), 100);
+  };
+  // With --checkpoint-deltas 1: full (its snapshot memory new), delta, full (the memory reused),
+  // delta; the restore reads the last two.
+  const firstFull = await saveWithPushes();
+  await touch();
+  await save();
+  const secondFull = await saveWithPushes();
+  await touch();
   const deltaSeconds = await save();
-  const commits = pserver.process.jsonLines().filter((e) => e.msg === 'checkpoint committed');
-  const full = commits.find((e) => e.kind === 'full' && e.reason === 'request')!;
-  const delta = commits.find((e) => e.kind === 'delta' && e.reason === 'request')!;
+  const commits = pserver.process
+    .jsonLines()
+    .filter((e) => e.msg === 'checkpoint committed' && e.reason === 'request');
+  if (commits.map((e) => e.kind).join() !== 'full,delta,full,delta')
+    throw new Error(`unexpected checkpoints: ${commits.map((e) => e.kind).join()}`);
+  const [full1, , full, delta] = commits as [
+    Record<string, unknown>,
+    unknown,
+    Record<string, unknown>,
+    Record<string, unknown>,
+  ];
   driver.close();
   await pserver.process.stop({ signal: 'SIGKILL' });
 
@@ -170,10 +191,16 @@ async function main(): Promise<void> {
       `RSS +${mb(rssFilled - rssBefore)} = ${((rssFilled - rssBefore) / rows).toFixed(1)} bytes/row ` +
       `(table's own count ${table.bytesPerRow} bytes/row, values and state ${4 * (dim + 1)})`,
   );
+  const pauses = ({ during }: { during: number[] }): string =>
+    `pushes of 1,000 rows during it: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(0)} ms (${during.length})`;
   console.log(
-    `full checkpoint: ${mb(fullBytes)}, copy ${full.copyMs} ms, written in ${full.totalMs} ms ` +
-      `(${gbps(fullBytes, Number(full.totalMs) / 1000)}; dd ${gbps(count * (4 << 20), ddSeconds)}), call ${fullSeconds.toFixed(2)} s; ` +
-      `pushes of 1,000 rows during it: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(0)} ms (${during.length})`,
+    `first full checkpoint (snapshot memory new): ${mb(Number(full1.bytes))}, copy ${full1.copyMs} ms, ` +
+      `call ${firstFull.seconds.toFixed(2)} s; ${pauses(firstFull)}`,
+  );
+  console.log(
+    `next full checkpoint: ${mb(fullBytes)}, copy ${full.copyMs} ms, written in ${full.totalMs} ms ` +
+      `(${gbps(fullBytes, (Number(full.totalMs) - Number(full.copyMs)) / 1000)} after the copy; dd ${gbps(count * (4 << 20), ddSeconds)}), ` +
+      `call ${secondFull.seconds.toFixed(2)} s; ${pauses(secondFull)}`,
   );
   console.log(
     `delta after pushing ${touched} rows (1 %): ${mb(Number(delta.bytes))} = 1/${(fullBytes / Number(delta.bytes)).toFixed(1)} of the full one, ` +

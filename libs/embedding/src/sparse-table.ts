@@ -487,7 +487,10 @@ export class SparseTable {
         const k = starts[bucket]!++;
         ids[2 * k] = lo;
         ids[2 * k + 1] = hi;
-        values.set(chunk.values.subarray(i * stride, (i + 1) * stride), k * stride);
+        // Element loops, not `set` of a `subarray`: no allocation per row while pushes wait.
+        const from = i * stride;
+        const to = k * stride;
+        for (let e = 0; e < stride; e++) values[to + e] = chunk.values[from + e]!;
         lastSeen[k] = chunk.lastSeen[i]!;
         count[k] = chunk.count[i]!;
         rowBuckets[k] = bucket;
@@ -600,7 +603,9 @@ export class SparseTable {
       }
       const chunk = this.arena.chunk(row >>> this.arena.shift);
       const i = row & this.arena.mask;
-      chunk.values.set(section.values.subarray(k * stride, (k + 1) * stride), i * stride);
+      const from = k * stride;
+      const to = i * stride;
+      for (let e = 0; e < stride; e++) chunk.values[to + e] = section.values[from + e]!;
       chunk.lastSeen[i] = section.lastSeen[k]!;
       chunk.count[i] = section.count[k]!;
     }
