@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { placeTensor, type ElementTypeName, type OptimizerConfig } from '@pserver/proto';
+import {
+  bucketOfBigInt,
+  placeTensor,
+  tableShards,
+  type ElementTypeName,
+  type OptimizerConfig,
+  type TableSpec,
+} from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
   bytesOf,
@@ -391,5 +398,82 @@ describe('conformance: attach without initializing', () => {
     const fresh = await trainer('attach-evaluator');
     const read = await fresh.getParams(tensors.map((t) => t.name));
     for (const t of tensors) expect(read[t.name]).toEqual(typed(t));
+  });
+});
+
+describe('conformance: sparse tables', () => {
+  const { cluster, trainer } = clusterPerScenario();
+
+  it('reads init values, merges duplicate ids, admits at the threshold, and refuses bad pushes whole', async () => {
+    const { tables, probe, push, gatedPush, badPushes, expect: expected } = scenarios.tables;
+    const ids = (values: string[]): BigInt64Array => BigInt64Array.from(values.map(BigInt));
+    const rows = (grads: number[][]): Float32Array => Float32Array.from(grads.flat());
+    const hex = (values: Float32Array): string => bytesOf(values).toString('hex');
+    const client = await trainer();
+    await client.initParams(
+      {},
+      {},
+      { tables: tables as (TableSpec & { name: string; dim: number })[] },
+    );
+    const emb = tables[0].name as string;
+    const gated = tables[1].name as string;
+
+    expect(
+      hex(
+        await client.step(async (ctx) => {
+          const read = await ctx.lookup(emb, ids(probe));
+          await ctx.pushRows(push.table, ids(push.ids), rows(push.grads));
+          return read;
+        }),
+      ),
+    ).toBe(expected.initHex);
+    expect(hex(await client.step((ctx) => ctx.lookup(emb, ids(probe))))).toBe(expected.afterHex);
+    for (const after of expected.gatedAfter as number[][]) {
+      const read = await client
+        .step(async (ctx) => {
+          await ctx.pushRows(gatedPush.table, ids(gatedPush.ids), rows(gatedPush.grads));
+          return undefined;
+        })
+        .then(() => client.step((ctx) => ctx.lookup(gated, ids(gatedPush.ids))));
+      expect([...read]).toEqual(after);
+    }
+
+    const shard = tableShards(emb, tables[0].buckets, pservers)[
+      bucketOfBigInt(5n, tables[0].buckets)
+    ]!;
+    const owner = new PserverDriver(cluster().serving().get(shard)!.pserver.address);
+    try {
+      for (const bad of badPushes) {
+        const context = {
+          trainerId: client.trainerId,
+          step: 1000,
+          shardEpoch: await owner.epoch(),
+        };
+        const failure = await owner
+          .sendGrads(
+            context,
+            [],
+            [
+              {
+                table: bad.sparse.table,
+                ids: fromHex(bad.sparse.idsHex),
+                grads: fromHex(bad.sparse.gradsHex),
+              },
+            ],
+          )
+          .then(
+            () => undefined,
+            (err: unknown) => err,
+          );
+        expect({ name: bad.name, failure }).toMatchObject({
+          name: bad.name,
+          failure: { code: bad.errorCode },
+        });
+        expect(status[(failure as RpcError).status]).toBe(bad.code);
+      }
+    } finally {
+      owner.close();
+    }
+    expect(hex(await client.step((ctx) => ctx.lookup(emb, ids(probe))))).toBe(expected.afterHex);
   });
 });
