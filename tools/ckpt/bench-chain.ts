@@ -56,6 +56,7 @@ function tableSnapshot(unordered: bigint[], rows: Rows, evicted: bigint[] = []):
     pendingIds: new Uint8Array(0),
     pendingCounts: new Uint8Array(0),
     ...(evicted.length > 0 && { evictedIds: bytes(BigInt64Array.from(evicted)) }),
+    rows: n,
     sections: [
       {
         ids: bytes(BigInt64Array.from(ids)),

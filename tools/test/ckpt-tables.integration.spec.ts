@@ -191,6 +191,7 @@ describe('tools/ckpt with tables', () => {
             stride: 4,
             pendingIds: new Uint8Array(0),
             pendingCounts: new Uint8Array(0),
+            rows: 1,
             sections: [
               {
                 ids: bytesOf(new BigInt64Array([stray])),

@@ -23,7 +23,7 @@ function table(rowIds: bigint[], salt: number, evicted?: bigint[]): TableSnapsho
   const idBytes = new Uint8Array(BigInt64Array.from(rowIds).buffer);
   const of = bucketsOfIds(idBytes, buckets);
   const order = rowIds.map((_, k) => k).sort((a, b) => of[a]! - of[b]! || a - b);
-  const sections: TableSnapshot['sections'] = [];
+  const sections: (TableSnapshot['sections'] extends Iterable<infer S> ? S : never)[] = [];
   for (let first = 0; first < order.length; first += 100) {
     const part = order.slice(first, first + 100);
     sections.push({
@@ -42,6 +42,7 @@ function table(rowIds: bigint[], salt: number, evicted?: bigint[]): TableSnapsho
     pendingIds: new Uint8Array(),
     pendingCounts: new Uint8Array(),
     ...(evicted && { evictedIds: new Uint8Array(BigInt64Array.from(evicted).buffer) }),
+    rows: rowIds.length,
     sections,
   };
 }

@@ -28,6 +28,7 @@ function table(rowIds: bigint[], evicted?: bigint[]): TableSnapshot {
     pendingIds: new Uint8Array(),
     pendingCounts: new Uint8Array(),
     ...(evicted && { evictedIds: ids(...evicted) }),
+    rows: n,
     sections: [
       {
         ids: ids(...rowIds),

@@ -26,7 +26,13 @@ export interface TableSnapshot {
    * Parallel columns: ids int64 LE, values `stride` float32 LE a row, lastSeen and counts uint32
    * LE. In a delta, only the rows pushed since the parent.
    */
-  sections: {
+  /** Rows in `sections`, written in the table's record before them. */
+  rows: number;
+  /**
+   * Read once, in order, each section after the previous one was written: a writer may be handed
+   * the same buffers for each.
+   */
+  sections: Iterable<{
     ids: Uint8Array;
     values: Uint8Array;
     lastSeen: Uint8Array;
@@ -34,7 +40,7 @@ export interface TableSnapshot {
     /** Rows are in ascending bucket order: the buckets of the section's first and last rows. */
     firstBucket: number;
     lastBucket: number;
-  }[];
+  }>;
 }
 
 export interface StepMarkSnapshot {

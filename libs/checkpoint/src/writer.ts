@@ -115,7 +115,8 @@ export async function writeCheckpointFile(
     };
     const index: TableIndex[] = [];
     for (const table of tables) {
-      const rows = table.sections.reduce((total, s) => total + s.lastSeen.byteLength / 4, 0);
+      const rows = table.rows;
+      let written = 0;
       const evicted = delta ? (table.evictedIds ?? new Uint8Array()) : new Uint8Array();
       const record = await placed(
         encodeFrame({
@@ -158,7 +159,11 @@ export async function writeCheckpointFile(
           lastBucket: section.lastBucket,
           rows: section.lastSeen.byteLength / 4,
         });
+        written += section.lastSeen.byteLength / 4;
       }
+      // A file whose record announced other rows than follow would read back as corrupt.
+      if (written !== rows)
+        throw new Error(`table ${table.spec.name}: ${written} rows written, ${rows} announced`);
     }
     await write([
       encodeFrame({

@@ -395,18 +395,63 @@ export class SparseTable {
   }
 
   /**
-   * Every row, as a full checkpoint takes it: copied synchronously into buffers from `take`
-   * (bytes), in sections of at most `rowsPerSection` rows. Starts a new delta: rows are clean
-   * and the eviction log empty afterwards.
+   * Every row, as `snapshotAllRows` gives them, gathered into arrays at once (tests and tools).
    */
   snapshotRows(
     rowsPerSection: number,
     take: (bytes: number) => Uint8Array = (bytes) => new Uint8Array(bytes),
   ): TableRowsSection[] {
+    return [...this.snapshotAllRows(rowsPerSection, take).sections];
+  }
+
+  /**
+   * Every row, as a full checkpoint takes it, and the start of a new delta (rows clean, eviction
+   * log empty). The call itself only copies the arena's chunks whole into buffers from `take` — a
+   * memory copy, what pushes wait for; iterating `sections` then orders that copy by bucket and
+   * gathers one section of at most `rowsPerSection` rows at a time (in ascending bucket order,
+   * each knowing its bucket range), so the work of ordering is spread between the writes of a
+   * checkpoint. With `reuseSections`, every section is gathered into the same buffers (taken once
+   * from `take`): for a reader done with a section before it asks for the next, as a checkpoint
+   * writer is once it has encoded the section's frame.
+   */
+  snapshotAllRows(
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array,
+    reuseSections = false,
+  ): { rows: number; sections: Iterable<TableRowsSection> } {
     this.clearEvictionLog();
-    const sections = this.copyRows(rowsPerSection, take, rowFlags.live);
+    const copies: RowChunk[] = [];
+    let rows = 0;
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const chunk = this.arena.chunk(c);
+      const copy = <T extends Float32Array | Uint32Array | Uint8Array>(
+        from: T,
+        view: (bytes: Uint8Array) => T,
+      ): T => {
+        const to = view(take(from.byteLength));
+        to.set(from as never);
+        return to;
+      };
+      copies.push({
+        values: copy(chunk.values, floatView),
+        idLo: copy(chunk.idLo, uint32View),
+        idHi: copy(chunk.idHi, uint32View),
+        lastSeen: copy(chunk.lastSeen, uint32View),
+        count: copy(chunk.count, uint32View),
+        flags: copy(chunk.flags, (bytes) => bytes),
+      });
+      const flags = chunk.flags;
+      for (let i = 0; i < flags.length; i++) {
+        if ((flags[i]! & rowFlags.live) === 0) continue;
+        rows++;
+        flags[i] = flags[i]! & ~rowFlags.dirty;
+      }
+    }
     this.arena.allClean();
-    return sections;
+    return {
+      rows,
+      sections: this.orderedSections(copies, rowsPerSection, take, rowFlags.live, reuseSections),
+    };
   }
 
   /**
@@ -434,81 +479,94 @@ export class SparseTable {
     for (let k = 0; k < 2 * this.evictionLogLength; k++)
       view.setUint32(4 * k, this.evictionLog[k]!, true);
     this.clearEvictionLog();
-    const sections = this.copyRows(rowsPerSection, take, rowFlags.live | rowFlags.dirty);
+    const live: RowChunk[] = [];
+    for (let c = 0; c < this.arena.chunkCount; c++) live.push(this.arena.chunk(c));
+    const required = rowFlags.live | rowFlags.dirty;
+    const sections = [...this.orderedSections(live, rowsPerSection, take, required)];
+    for (const { flags } of live)
+      for (let i = 0; i < flags.length; i++)
+        if ((flags[i]! & required) === required) flags[i] = flags[i]! & ~rowFlags.dirty;
     this.arena.allClean();
     return { sections, evictedIds };
   }
 
   /**
-   * Copies the rows whose flags include `required`, clearing their dirty bit, in ascending bucket
-   * order (a counting sort: one pass counts rows per bucket, one writes each row at its place),
-   * cut into sections of at most `rowsPerSection` rows that each know their bucket range.
+   * The rows of `chunks` whose flags include `required`, in ascending bucket order (a counting
+   * sort: one pass counts rows per bucket, one lists each row at its place), gathered a section
+   * of at most `rowsPerSection` rows at a time into buffers from `take` (the same ones for every
+   * section with `reuse`). `chunks` must not change while the sections are read (a snapshot's
+   * copies, or the arena within one call).
    */
-  private copyRows(
+  private *orderedSections(
+    chunks: readonly RowChunk[],
     rowsPerSection: number,
     take: (bytes: number) => Uint8Array,
     required: number,
-  ): TableRowsSection[] {
-    const { rowsPerChunk, stride, chunkCount } = this.arena;
+    reuse = false,
+  ): Generator<TableRowsSection> {
+    const { rowsPerChunk, stride, shift, mask: rowMask } = this.arena;
     const mask = this.buckets - 1;
     const bucketOf = (lo: number, hi: number): number => fmix32((lo ^ fmix32(hi)) >>> 0) & mask;
-    const starts = uint32View(take(4 * this.buckets)).fill(0);
+    const starts = new Uint32Array(this.buckets);
     let n = 0;
-    for (let c = 0; c < chunkCount; c++) {
-      const { flags, idLo, idHi } = this.arena.chunk(c);
+    for (const { flags, idLo, idHi } of chunks) {
       for (let i = 0; i < rowsPerChunk; i++) {
         if ((flags[i]! & required) !== required) continue;
         starts[bucketOf(idLo[i]!, idHi[i]!)]!++;
         n++;
       }
     }
-    if (n === 0) return [];
+    if (n === 0) return;
     for (let b = 0, sum = 0; b < this.buckets; b++) {
       const count = starts[b]!;
       starts[b] = sum;
       sum += count;
     }
-    // Typed-array columns, as the values always were: little-endian on every host Node runs on
-    // for this (x86-64, arm64).
-    const ids = uint32View(take(8 * n));
-    const values = floatView(take(4 * stride * n));
-    const lastSeen = uint32View(take(4 * n));
-    const count = uint32View(take(4 * n));
-    const rowBuckets = uint32View(take(4 * n));
-    for (let c = 0; c < chunkCount; c++) {
-      const chunk: RowChunk = this.arena.chunk(c);
-      const flags = chunk.flags;
+    const order = new Uint32Array(n);
+    chunks.forEach(({ flags, idLo, idHi }, c) => {
       for (let i = 0; i < rowsPerChunk; i++) {
         if ((flags[i]! & required) !== required) continue;
-        flags[i] = flags[i]! & ~rowFlags.dirty;
-        const lo = chunk.idLo[i]!;
-        const hi = chunk.idHi[i]!;
-        const bucket = bucketOf(lo, hi);
-        const k = starts[bucket]!++;
-        ids[2 * k] = lo;
-        ids[2 * k + 1] = hi;
-        // Element loops, not `set` of a `subarray`: no allocation per row while pushes wait.
+        order[starts[bucketOf(idLo[i]!, idHi[i]!)]!++] = c * rowsPerChunk + i;
+      }
+    });
+    // Typed-array columns, as the values always were: little-endian on every host Node runs on
+    // for this (x86-64, arm64).
+    const columns = (m: number) => ({
+      ids: uint32View(take(8 * m)),
+      values: floatView(take(4 * stride * m)),
+      lastSeen: uint32View(take(4 * m)),
+      count: uint32View(take(4 * m)),
+    });
+    const shared = reuse ? columns(Math.min(n, rowsPerSection)) : undefined;
+    for (let first = 0; first < n; first += rowsPerSection) {
+      const m = Math.min(n, first + rowsPerSection) - first;
+      const own = shared ?? columns(m);
+      const ids = own.ids.subarray(0, 2 * m);
+      const values = own.values.subarray(0, stride * m);
+      const lastSeen = own.lastSeen.subarray(0, m);
+      const count = own.count.subarray(0, m);
+      for (let k = 0; k < m; k++) {
+        const row = order[first + k]!;
+        const chunk = chunks[row >>> shift]!;
+        const i = row & rowMask;
+        ids[2 * k] = chunk.idLo[i]!;
+        ids[2 * k + 1] = chunk.idHi[i]!;
+        // An element loop, not `set` of a `subarray`: no allocation per row.
         const from = i * stride;
         const to = k * stride;
         for (let e = 0; e < stride; e++) values[to + e] = chunk.values[from + e]!;
         lastSeen[k] = chunk.lastSeen[i]!;
         count[k] = chunk.count[i]!;
-        rowBuckets[k] = bucket;
       }
+      yield {
+        ids: new Uint8Array(ids.buffer, ids.byteOffset, 8 * m),
+        values,
+        lastSeen,
+        count,
+        firstBucket: bucketOf(ids[0]!, ids[1]!),
+        lastBucket: bucketOf(ids[2 * m - 2]!, ids[2 * m - 1]!),
+      };
     }
-    const sections: TableRowsSection[] = [];
-    for (let first = 0; first < n; first += rowsPerSection) {
-      const end = Math.min(n, first + rowsPerSection);
-      sections.push({
-        ids: new Uint8Array(ids.buffer, ids.byteOffset + 8 * first, 8 * (end - first)),
-        values: values.subarray(first * stride, end * stride),
-        lastSeen: lastSeen.subarray(first, end),
-        count: count.subarray(first, end),
-        firstBucket: rowBuckets[first]!,
-        lastBucket: rowBuckets[end - 1]!,
-      });
-    }
-    return sections;
   }
 
   /** Ids waiting for admission by count, copied. */

@@ -1,4 +1,5 @@
 import type { SnapshotBuffers, TableSnapshot } from '@pserver/checkpoint';
+import type { TableRowsSection } from '@pserver/embedding';
 import type {
   TableEvictions__Output,
   TableRecord__Output,
@@ -25,9 +26,19 @@ export function snapshotTable(
   const { table, spec } = shardTable;
   const take = (n: number): Uint8Array => buffers.take(n);
   const rowsPerSection = rowsPerSectionOf(table.stride);
-  const changes = delta ? table.snapshotChanges(rowsPerSection, take) : undefined;
-  if (delta && !changes) return undefined;
-  const sections = changes?.sections ?? table.snapshotRows(rowsPerSection, take);
+  let rows: { rows: number; sections: Iterable<TableRowsSection> };
+  let evictedIds: Uint8Array | undefined;
+  if (delta) {
+    const changes = table.snapshotChanges(rowsPerSection, take);
+    if (!changes) return undefined;
+    const count = changes.sections.reduce((n, s) => n + s.lastSeen.length, 0);
+    rows = { rows: count, sections: changes.sections };
+    evictedIds = changes.evictedIds;
+  } else {
+    // The chunks are copied now; each section is ordered and gathered as the writer reads it,
+    // into the same buffers (the writer has encoded a section's frame before it asks for more).
+    rows = table.snapshotAllRows(rowsPerSection, take, true);
+  }
   const pending = table.snapshotPending();
   const bytes = (a: ArrayBufferView): Uint8Array =>
     new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -37,8 +48,9 @@ export function snapshotTable(
     stride: table.stride,
     pendingIds: pending.ids,
     pendingCounts: bytes(pending.counts),
-    ...(changes && { evictedIds: changes.evictedIds }),
-    sections: sections.map((s) => ({
+    ...(evictedIds && { evictedIds }),
+    rows: rows.rows,
+    sections: mapIterable(rows.sections, (s) => ({
       ids: s.ids,
       values: bytes(s.values),
       lastSeen: bytes(s.lastSeen),
@@ -47,6 +59,10 @@ export function snapshotTable(
       lastBucket: s.lastBucket!,
     })),
   };
+}
+
+function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {
+  for (const item of items) yield map(item);
 }
 
 /**
