@@ -5,6 +5,9 @@
     client.init_params({"w": numpy.zeros(1 << 20, numpy.float32)}, {"adam": {}, "learning_rate": {"base": 1e-3}})
     client.step(lambda ctx: ctx.send_grads({"w": gradient(ctx.get_params(["w"])["w"])}))
 
+Sparse tables: init_params(..., tables=[{"name": "emb", "dim": 16, ...}]), then in a step
+ctx.lookup("emb", ids) and ctx.push_rows("emb", ids, grads).
+
 TLS and tokens: connect(..., tls=pserver_client.TlsOptions(ca=..., cert=..., key=...), token=...),
 or connect(..., **pserver_client.load_security(ca_file=..., token_file=...)).
 
@@ -32,6 +35,7 @@ from .placement import (
 from .read_lines import read_lines
 from .security import TlsOptions, load_security, open_channel
 from .step_context import StepContext
+from .tables import DEFAULT_TABLE_BUCKETS, TableLayout, table_spec
 from .tasks import DatasetTask, read_records
 from .tensors import ElementType, Param, TensorSpec
 from .view import ShardRoute, View
@@ -41,6 +45,7 @@ __all__ = [
     "Client",
     "ClientError",
     "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_TABLE_BUCKETS",
     "DatasetTask",
     "ElementType",
     "Error",
@@ -50,6 +55,7 @@ __all__ = [
     "PserverError",
     "ShardRoute",
     "StepContext",
+    "TableLayout",
     "TensorSpec",
     "TlsOptions",
     "View",
@@ -74,4 +80,5 @@ __all__ = [
     "shard_of",
     "table_shard_of",
     "table_shards",
+    "table_spec",
 ]

@@ -15,7 +15,7 @@ import os
 import random
 import threading
 import time
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 import grpc
 from google.protobuf import json_format
@@ -29,9 +29,13 @@ from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
 from .security import ChannelFactory, TlsOptions
 from .shard_calls import DEFAULT_MAX_MESSAGE_BYTES, ShardCalls
 from .step_context import StepContext, backoff_s
+from .tables import TableDirectory, TableLayout, TableLike, table_spec
 from .tasks import TaskIterator
 from .tensors import TensorSpec, Values, Wire, elements_of, to_wire
 from .view import ShardRoute, View, changed_shards
+
+if TYPE_CHECKING:
+    from .sparse_rows import Float32Array
 
 T = TypeVar("T")
 #: An optimizer config: an OptimizerConfig proto, or a dict of its fields, snake_case
@@ -133,6 +137,8 @@ class Client:
         self._view_changed = threading.Condition(self._lock)
         self._contexts: set[StepContext] = set()
         self._specs: dict[str, TensorSpec] = {}
+        #: The tables this client knows (declared by init_params or listed) and their routes.
+        self.table_directory = TableDirectory()
         self._next_step = 0
         self._threads: list[threading.Thread] = []
         #: The dataset pass steps are stamped with (tasks() sets it).
@@ -186,6 +192,7 @@ class Client:
         self,
         tensors: Mapping[str, Values],
         optimizer: Optional[Union[OptimizerLike, Mapping[str, OptimizerLike]]] = None,
+        tables: Sequence[TableLike] = (),
     ) -> None:
         """Declares the model's tensors ({name: array or Param}, each with its array's shape) and,
         if this trainer is the one chosen to (the master's init election, or `initializer`
@@ -194,7 +201,21 @@ class Client:
 
         Configs are protos or dicts, snake_case or camelCase. An unset learning rate is PyTorch's
         default (Adam, AdamW 1e-3; Adagrad, RMSProp 1e-2; Adadelta 1.0); plain SGD has none, so
-        give `learning_rate.base` (the pserver refuses it without: OPTIMIZER_INVALID_CONFIG)."""
+        give `learning_rate.base` (the pserver refuses it without: OPTIMIZER_INVALID_CONFIG).
+
+        `tables` are the job's sparse tables, each a TableSpec proto or a dict of its fields
+        ({"name": "emb", "dim": 16, "initializer": {"normal": {"stddev": 0.01}}, "optimizer":
+        {"adagrad": {}}}); unset buckets are 4096. Each is created on every shard (InitTable,
+        before the shards finish their init). A table may not share a name with a tensor."""
+        specs = [table_spec(t) for t in tables]
+        for spec in specs:
+            if spec.name in tensors:
+                raise ClientError(
+                    codes.CLIENT_UNKNOWN_TENSOR,
+                    f"table {spec.name}: a tensor has the same name (they share one namespace)",
+                )
+        for spec in specs:
+            self.table_directory.declare(TableLayout(spec.name, spec.dim, spec.buckets))
         entries: list[tuple[str, Wire]] = []
         for name, values in tensors.items():
             if BLOCK_SEPARATOR in name:
@@ -219,14 +240,14 @@ class Client:
         }
         if self._master is None:
             if self._initializer:
-                self._write_init(entries, configs)
+                self._write_init(entries, configs, specs)
             return
         while True:
             decision = self._master.begin_init(self.trainer_id).decision
             if decision == InitDecision.INIT_DECISION_DONE:
                 return
             if decision == InitDecision.INIT_DECISION_INITIALIZE:
-                self._write_init(entries, configs)
+                self._write_init(entries, configs, specs)
                 self._master.finish_init(self.trainer_id)
                 log.info("initialized the parameters")
                 return
@@ -257,7 +278,10 @@ class Client:
             with self._lock:
                 self._contexts.add(ctx)
             try:
-                return fn(ctx)
+                result = fn(ctx)
+                # Rows pushed without a send_grads go out now, still within this run's context.
+                ctx.flush()
+                return result
             except Exception as err:
                 past_deadline = isinstance(err, ClientError) and err.code == codes.CLIENT_DEADLINE_EXCEEDED
                 if not (is_stale(err) or past_deadline) or self._closed.is_set():
@@ -285,6 +309,18 @@ class Client:
         process that never initialized the model reads it by name: the client lists it first."""
         names = list(names)
         return self.step(lambda ctx: ctx.get_params(names))
+
+    def lookup(self, table: str, ids: Any) -> Float32Array:
+        """Reads rows of a table outside a training step (a step of its own, with no push): a
+        float32 array of shape (len(ids), dim), as StepContext.lookup."""
+        return self.step(lambda ctx: ctx.lookup(table, ids))
+
+    def tables(self) -> dict[str, TableLayout]:
+        """The job's sparse tables, {name: TableLayout(name, dim, buckets)}, as declared at
+        init_params or listed from the shards; lists the model when the client knows none."""
+        if not self.table_directory.all():
+            self.step(lambda ctx: ctx.list_params())
+        return self.table_directory.all()
 
     def list_params(self) -> dict[str, ParamInfo]:
         """The model as the shards hold it, {name: ParamInfo(element_type, shape, length,
@@ -459,9 +495,11 @@ class Client:
             except Error as err:
                 log.info("keep-alive failed: %s", err)
 
-    def _write_init(self, entries: Sequence[tuple[str, Wire]], configs: Mapping[str, Any]) -> None:
-        """Writes every block with its optimizer, then finishes every shard, in one step (so a
-        shard replaced meanwhile gets the whole write again)."""
+    def _write_init(
+        self, entries: Sequence[tuple[str, Wire]], configs: Mapping[str, Any], tables: Sequence[Any] = ()
+    ) -> None:
+        """Writes every block with its optimizer and every table on every shard, then finishes
+        every shard, in one step (so a shard replaced meanwhile gets the whole write again)."""
 
         def fn(ctx: StepContext) -> None:
             def init_block(name: str, wire: Wire, block: Any) -> None:
@@ -475,6 +513,14 @@ class Client:
                     block.shard,
                     lambda address, context, timeout: _Tolerant(
                         self.calls.init_param(address, context, param, configs[name], timeout)
+                    ),
+                )
+
+            def init_table(shard: int, spec: Any) -> None:
+                ctx.with_retries(
+                    shard,
+                    lambda address, context, timeout: _Tolerant(
+                        self.calls.init_table(address, context, spec, timeout)
                     ),
                 )
 
@@ -494,6 +540,8 @@ class Client:
                     for block in place_tensor(name, wire.length, view.block_size, view.shard_count)
                 ]
             )
+            # Every shard holds some of a table's buckets: each gets the table.
+            ctx._fan_out([functools.partial(init_table, s.index, spec) for spec in tables for s in view.shards])
             ctx._fan_out([functools.partial(finish, s.index) for s in view.shards])
 
         self.step(fn)

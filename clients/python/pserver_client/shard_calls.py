@@ -10,6 +10,7 @@ import grpc
 
 from ._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from ._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
+from ._proto.pserver.v1 import table_pb2
 from .security import ChannelFactory
 
 MIB = 1024 * 1024
@@ -64,6 +65,22 @@ class ShardCalls:
         request = ps_pb2.FinishInitParamsRequest(context=context)
         return self.stub(address).FinishInitParams.future(request, timeout=timeout)
 
+    def init_table(self, address: str, context: Any, spec: Any, timeout: float) -> grpc.Future:
+        """Creates a table's part (its buckets) on the shard; before FinishInitParams, as InitParam."""
+        request = ps_pb2.InitTableRequest(context=context, spec=spec)
+        return self.stub(address).InitTable.future(request, timeout=timeout)
+
+    def get_rows(self, address: str, context: Any, table: str, ids: bytes, timeout: float) -> grpc.Future:
+        """Rows of a table by id (int64 little-endian bytes), read-only, in request order."""
+        request = ps_pb2.GetRowsRequest(context=context, table=table, ids=ids)
+        return self.stub(address).GetRows.future(request, timeout=timeout)
+
+    def rows_per_call(self, dim: int) -> int:
+        """Ids per GetRows call of a table with `dim` values per row, so that a reply (dim float32
+        values and a found bit per id) and a request (8 bytes per id) stay under the reply budget."""
+        per_row = max(dim * 4 + 1, 8)
+        return max(1, (self.reply_budget_bytes() - REQUEST_OVERHEAD_BYTES) // per_row)
+
     def get_params(self, address: str, context: Any, names: Sequence[str], timeout: float) -> grpc.Future:
         request = ps_pb2.GetParamsRequest(context=context, names=names)
         return self.stub(address).GetParams.future(request, timeout=timeout)
@@ -77,17 +94,25 @@ class ShardCalls:
         tensors' names and shapes, and a server whose limit is somewhat lower, still fit."""
         return self.max_message_bytes // 2
 
-    def send_grads(self, address: str, context: Any, grads: Sequence[Any], timeout: float) -> grpc.Future:
-        """One push: unary when it fits in a message, else streamed (applied all or nothing)."""
-        size = sum(len(g.content) + TENSOR_OVERHEAD_BYTES for g in grads) + REQUEST_OVERHEAD_BYTES
+    def send_grads(
+        self, address: str, context: Any, grads: Sequence[Any], timeout: float, sparse: Sequence[Any] = ()
+    ) -> grpc.Future:
+        """One push, dense and row gradients together: unary when it fits in a message, else
+        streamed (applied all or nothing), the row gradients in slices of whole rows."""
+        size = (
+            sum(len(g.content) + TENSOR_OVERHEAD_BYTES for g in grads)
+            + sum(len(s.ids) + len(s.grads) + len(s.counts) + TENSOR_OVERHEAD_BYTES for s in sparse)
+            + REQUEST_OVERHEAD_BYTES
+        )
         if size < self.max_message_bytes:
-            request = ps_pb2.SendGradsRequest(context=context, grads=grads)
+            request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse)
             return self.stub(address).SendGrads.future(request, timeout=timeout)
-        return self.stub(address).SendGradsStream.future(self.pieces(context, grads), timeout=timeout)
+        return self.stub(address).SendGradsStream.future(self.pieces(context, grads, sparse), timeout=timeout)
 
-    def pieces(self, context: Any, grads: Sequence[Any]) -> Iterator[Any]:
+    def pieces(self, context: Any, grads: Sequence[Any], sparse: Sequence[Any] = ()) -> Iterator[Any]:
         """A push as stream chunks: each gradient in pieces of `stream_chunk_bytes` from offset 0,
-        its shape on the first piece (the pserver reads it there only)."""
+        its shape on the first piece (the pserver reads it there only); then each table's rows in
+        slices of whole rows of about that size (the pserver concatenates a table's slices)."""
         chunk = self.stream_chunk_bytes
         first = True
         for grad in grads:
@@ -110,6 +135,10 @@ class ShardCalls:
                 offset += chunk
                 if offset >= len(content):
                     break
+        for rows in sparse:
+            for piece in row_slices(rows, chunk):
+                yield ps_pb2.SendGradsChunk(context=context if first else None, sparse=[piece])
+                first = False
 
     def close(self) -> None:
         with self._lock:
@@ -117,3 +146,25 @@ class ShardCalls:
                 channel.close()
             self._channels.clear()
             self._stubs.clear()
+
+
+def row_slices(rows: Any, chunk_bytes: int) -> Iterator[Any]:
+    """A table's row gradients (a SparseGrad) in slices of whole rows (ids, their gradient rows
+    and counts together) of about `chunk_bytes` each."""
+    n = len(rows.ids) // 8
+    if n == 0:
+        yield rows
+        return
+    row_bytes = len(rows.grads) // n
+    counted = len(rows.counts) > 0
+    step = max(1, chunk_bytes // (8 + row_bytes + (4 if counted else 0)))
+    for start in range(0, n, step):
+        end = min(n, start + step)
+        piece = table_pb2.SparseGrad(
+            table=rows.table,
+            ids=rows.ids[start * 8 : end * 8],
+            grads=rows.grads[start * row_bytes : end * row_bytes],
+        )
+        if counted:
+            piece.counts = rows.counts[start * 4 : end * 4]
+        yield piece

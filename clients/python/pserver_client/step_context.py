@@ -27,11 +27,14 @@ from .errors import ClientError, Error, PserverError, error_of, is_retryable, is
 from .listing import ParamInfo, assemble
 from .placement import place_tensor
 from .shard_calls import TENSOR_OVERHEAD_BYTES, REQUEST_OVERHEAD_BYTES
+from .sparse_rows import RowStage, as_ids, check_rows, distinct_ids, group_by_shard, scatter_rows
+from .tables import TableLayout
 from .tensors import TensorSpec, Values, from_wire, to_wire
 from .view import View
 
 if TYPE_CHECKING:
     from .client import Client
+    from .sparse_rows import Float32Array
 
 try:
     import numpy as np
@@ -74,6 +77,10 @@ class StepContext:
         self._reason: Optional[BaseException] = None
         self._lock = threading.Lock()
         self._calls: set[Any] = set()
+        #: Row gradients given to push_rows, by table, until the step's push takes them.
+        self._staged = RowStage()
+        #: Whether the step's push went out (rows given later could not join it).
+        self._pushed = False
 
     # --- lifecycle (used by the client) ---
 
@@ -155,7 +162,75 @@ class StepContext:
         self._fan_out([functools.partial(list_shard, s.index) for s in self.view.shards])
         model = assemble((p for reply in replies for p in reply.params), self.view.block_size)
         self._host.learn({name: info.spec() for name, info in model.items()})
+        self._host.table_directory.learn(t for reply in replies for t in reply.tables)
         return model
+
+    def lookup(self, table: str, ids: Any) -> Float32Array:
+        """The rows of `ids` (a 1-D integer numpy array or a sequence of ints, each a signed
+        64-bit id) in table `table`: a float32 array of shape (len(ids), dim) in the order of
+        `ids`, duplicates included. Each distinct id is read once: the ids are grouped by shard
+        (bucket, then the view's bucket → shard array), one GetRows per shard in parallel, split
+        into calls whose replies stay under half the message limit (one after another per shard),
+        and the rows scattered back. An id without a row reads as the table's pull_missing says
+        (its init value by default). A table the client does not know is learned by listing the
+        model first."""
+        import numpy as np
+
+        layout = self._table(table)
+        id_array = as_ids(ids, f"lookup of table {table}")
+        dim = layout.dim
+        distinct = distinct_ids(id_array)
+        groups = group_by_shard(
+            distinct.ids, layout, self._host.table_directory.shards_of(layout, self.view.shard_count)
+        )
+        rows = np.zeros((distinct.count, dim), dtype=np.float32)
+        per_call = self._host.calls.rows_per_call(dim)
+
+        def fetch_shard(shard: int, indices: Any) -> None:
+            shard_ids = distinct.ids[indices]
+            for start in range(0, len(indices), per_call):
+                part = shard_ids[start : start + per_call]
+                reply = self.with_retries(
+                    shard,
+                    lambda address, context, timeout: self._host.calls.get_rows(
+                        address, context, table, part.tobytes(), timeout
+                    ),
+                )
+                if len(reply.values) != len(part) * dim * 4:
+                    raise ClientError(
+                        codes.CLIENT_SHAPE_MISMATCH,
+                        f"table {table}: shard {shard} answered {len(reply.values)} bytes for "
+                        f"{len(part)} rows of dim {dim}",
+                    )
+                rows[indices[start : start + len(part)]] = np.frombuffer(reply.values, dtype="<f4").reshape(-1, dim)
+
+        self._fan_out([functools.partial(fetch_shard, s, i) for s, i in groups.items()])
+        return scatter_rows(distinct, rows)
+
+    def push_rows(self, table: str, ids: Any, grads: Any, counts: Any = None) -> None:
+        """Adds row gradients of table `table` to the step's push: `grads` holds len(ids) × dim
+        float32 values (shape (len(ids), dim), or flat), row i for ids[i]; `counts`, if given, the
+        occurrences of each id in the batch (the table's admission counts them; 1 each
+        otherwise). Lengths are checked at once (CLIENT_SHAPE_MISMATCH); the arrays are copied.
+        Duplicate ids, within a call and across calls, are summed in order of first appearance
+        (float32 arithmetic). The rows go out with the step's push — in the same SendGrads as
+        send_grads's dense gradients for each shard, or by themselves when the step function
+        returns — so a shard applies a step's dense and sparse gradients together, once. Call it
+        before send_grads: rows given after the push went out are CLIENT_STEP_FAILED."""
+        layout = self._table(table)
+        rows = check_rows(layout, ids, grads, counts)
+        if self._pushed:
+            raise ClientError(
+                codes.CLIENT_STEP_FAILED,
+                f"step {self.step}: rows of table {table} given after the step's push was sent "
+                "(a second push of the step would be a duplicate): call push_rows before send_grads",
+            )
+        self._staged.add(table, rows)
+
+    def flush(self) -> None:
+        """Sends the rows push_rows staged if send_grads did not (the step function returned)."""
+        if not self._staged.empty and not self._pushed:
+            self._push({})
 
     def send_grads(self, grads: Mapping[str, Values]) -> None:
         """Pushes the step's gradients ({name: array}): clipped by global norm if configured,
@@ -179,14 +254,25 @@ class StepContext:
                         content=bytes(wire.block(block.start, block.end)),
                     )
                 )
+        self._push(by_shard)
 
-        def push(shard: int, tensors: list[Any]) -> None:
+    def _push(self, dense: Mapping[int, list[Any]]) -> None:
+        """The step's push: per shard one SendGrads with its dense blocks and the staged row
+        gradients of its buckets (one SparseGrad per table), in parallel, each retried until known
+        applied."""
+        sparse = self._staged.take(self._host.table_directory, self.view.shard_count) if not self._staged.empty else {}
+        shards = sorted(set(dense) | set(sparse))
+        if shards:
+            self._pushed = True
+
+        def push(shard: int) -> None:
+            tensors, rows = dense.get(shard, []), sparse.get(shard, [])
             self.with_retries(
                 shard,
-                lambda address, context, timeout: self._host.calls.send_grads(address, context, tensors, timeout),
+                lambda address, context, timeout: self._host.calls.send_grads(address, context, tensors, timeout, rows),
             )
 
-        self._fan_out([functools.partial(push, s, t) for s, t in by_shard.items()])
+        self._fan_out([functools.partial(push, s) for s in shards])
 
     def request_context(self, shard: int) -> Any:
         """The RequestContext of a call to `shard`: this context's own view and the step's identity."""
@@ -236,6 +322,18 @@ class StepContext:
         if any(self._host.known(name) is None for name in names):
             self.list_params()
         return {name: self._host.spec(name) for name in names}
+
+    def _table(self, name: str) -> TableLayout:
+        """The table's layout, listing the model first when the client does not know the table."""
+        if self._host.table_directory.get(name) is None:
+            self.list_params()
+        layout = self._host.table_directory.get(name)
+        if layout is None:
+            raise ClientError(
+                codes.CLIENT_UNKNOWN_TENSOR,
+                f"table {name}: no shard holds it (neither declared by init_params nor listed by the shards)",
+            )
+        return layout
 
     def _batches(self, blocks: list[_Block]) -> list[list[_Block]]:
         """One shard's blocks in GetParams calls whose replies carry at most the reply budget of

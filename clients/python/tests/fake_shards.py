@@ -1,9 +1,12 @@
 """In-memory stand-ins for the pserver calls, for unit tests of the step context: a client whose
 `calls` is a FakeShards answers from dicts, records what it was sent, and fails on demand."""
 
-import grpc
+import struct
 
-from pserver_client import connect
+import grpc
+import numpy as np
+
+from pserver_client import bucket_of_id, connect, table_shards
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from pserver_client._proto.pserver.v1 import tensor_pb2
 from pserver_client.shard_calls import ShardCalls
@@ -45,12 +48,16 @@ class Done:
 class FakeShards(ShardCalls):
     """The calls of a client against `shards` in-memory pservers: `params[shard][block name]` is a
     Tensor; `fail` (a function of (method, shard, request) returning an error or None) injects
-    failures; `sent` records every (method, shard, request)."""
+    failures; `sent` records every (method, shard, request). Tables: `tables[shard][name]` (a
+TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`."""
 
     def __init__(self, shards, max_message_bytes=64 << 20):
         super().__init__(max_message_bytes=max_message_bytes)
         self.params = [dict() for _ in range(shards)]
         self.optimizers = [dict() for _ in range(shards)]
+        #: tables[shard][name] is the TableSpec InitTable gave; rows[shard][name][id] a row.
+        self.tables = [dict() for _ in range(shards)]
+        self.rows = [dict() for _ in range(shards)]
         self.sent = []
         self.fail = lambda method, shard, request: None
 
@@ -82,13 +89,58 @@ class FakeShards(ShardCalls):
                 if name in self.optimizers[shard]:
                     spec.optimizer.CopyFrom(self.optimizers[shard][name])
                 specs.append(spec)
-            return ps_pb2.ListParamsResponse(params=specs)
+            return ps_pb2.ListParamsResponse(params=specs, tables=list(self.tables[shard].values()))
 
         return self._answer("ListParams", address, ps_pb2.ListParamsRequest(context=context), answer)
 
-    def send_grads(self, address, context, grads, timeout):
-        request = ps_pb2.SendGradsRequest(context=context, grads=grads)
+    def send_grads(self, address, context, grads, timeout, sparse=()):
+        request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse)
         return self._answer("SendGrads", address, request, lambda shard: ps_pb2.SendGradsResponse())
+
+    def init_param(self, address, context, param, optimizer, timeout):
+        def answer(shard):
+            self.params[shard][param.name] = param
+            return ps_pb2.InitParamResponse()
+
+        request = ps_pb2.InitParamRequest(context=context, param=param, optimizer=optimizer)
+        return self._answer("InitParam", address, request, answer)
+
+    def finish_init_params(self, address, context, timeout):
+        request = ps_pb2.FinishInitParamsRequest(context=context)
+        return self._answer("FinishInitParams", address, request, lambda shard: ps_pb2.FinishInitParamsResponse())
+
+    def init_table(self, address, context, spec, timeout):
+        def answer(shard):
+            self.tables[shard][spec.name] = spec
+            return ps_pb2.InitTableResponse()
+
+        return self._answer("InitTable", address, ps_pb2.InitTableRequest(context=context, spec=spec), answer)
+
+    def get_rows(self, address, context, table, ids, timeout):
+        """Rows from `rows[shard][table][id]`; an id without one reads `missing_row(table, id,
+        dim)` (by default id + e/8 for element e: every id its own value). An id placed on
+        another shard fails the test."""
+
+        def answer(shard):
+            spec = self.tables[shard][table]
+            route = table_shards(spec.name, spec.buckets, len(self.tables))
+            values, found = [], bytearray((len(ids) // 8 + 7) // 8)
+            for i, (id_,) in enumerate(struct.iter_unpack("<q", ids)):
+                assert route[bucket_of_id(id_, spec.buckets)] == shard, f"id {id_} sent to shard {shard}"
+                row = self.rows[shard].get(table, {}).get(id_)
+                if row is not None:
+                    found[i // 8] |= 1 << (i % 8)
+                else:
+                    row = self.missing_row(table, id_, spec.dim)
+                values.append(np.asarray(row, dtype="<f4").tobytes())
+            return ps_pb2.GetRowsResponse(values=b"".join(values), found=bytes(found))
+
+        request = ps_pb2.GetRowsRequest(context=context, table=table, ids=ids)
+        return self._answer("GetRows", address, request, answer)
+
+    @staticmethod
+    def missing_row(table, id_, dim):
+        return [id_ + e / 8 for e in range(dim)]
 
     def status(self, address, timeout):
         return Done(ps_pb2.GetShardStatusResponse(shard_epoch=1))

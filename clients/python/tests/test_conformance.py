@@ -13,7 +13,7 @@ from pserver_client import ClientError, Param, PserverError, codes, optimizer_co
 from pserver_client._proto.pserver.v1 import master_pb2, master_pb2_grpc
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from pserver_client._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
-from pserver_client._proto.pserver.v1 import context_pb2, tensor_pb2
+from pserver_client._proto.pserver.v1 import context_pb2, table_pb2, tensor_pb2
 from pserver_client.errors import call
 from conftest import REPO_ROOT
 
@@ -29,6 +29,7 @@ IMPLEMENTED = {
     "badInput",
     "defaultLearningRate",
     "attach",
+    "tables",
 }
 #: Float tensors need a learning rate (plain SGD has no default); 1 keeps values as sent.
 SGD_AS_SENT = {"sgd": {}, "learning_rate": {"base": 1}}
@@ -393,3 +394,61 @@ def test_attach(scenarios, cluster):
         for read in (got, again):
             assert read[n].dtype == values.dtype and read[n].shape == values.shape
             assert np.array_equal(read[n], values), n
+
+
+def test_tables(scenarios, cluster):
+    spec = scenarios["tables"]
+    tables, probe, push, gated_push, expect = spec["tables"], spec["probe"], spec["push"], spec["gatedPush"], spec["expect"]
+
+    def ids(values):
+        return np.array([int(v) for v in values], dtype=np.int64)
+
+    def rows(grads):
+        return f32(grads)
+
+    def hex_of(values):
+        return values.astype("<f4").tobytes().hex()
+
+    with pserver_client.connect(master=cluster.masters, name="tables") as client:
+        client.init_params({}, tables=tables)  # the scenario's specs are in proto JSON's camelCase
+        emb, gated = tables[0]["name"], tables[1]["name"]
+        assert {n: (t.dim, t.buckets) for n, t in client.tables().items()} == {
+            t["name"]: (t["dim"], t["buckets"]) for t in tables
+        }
+
+        def step1(ctx):
+            read = ctx.lookup(emb, ids(probe))
+            ctx.push_rows(push["table"], ids(push["ids"]), rows(push["grads"]))
+            return read
+
+        first = client.step(step1)
+        assert first.shape == (len(probe), tables[0]["dim"]) and first.dtype == np.float32
+        assert hex_of(first) == expect["initHex"]
+        assert hex_of(client.step(lambda ctx: ctx.lookup(emb, ids(probe)))) == expect["afterHex"]
+        for after in expect["gatedAfter"]:
+            client.step(lambda ctx: ctx.push_rows(gated_push["table"], ids(gated_push["ids"]), rows(gated_push["grads"])))
+            read = client.step(lambda ctx: ctx.lookup(gated, ids(gated_push["ids"])))
+            assert read.reshape(-1).tolist() == after
+
+        buckets = tables[0]["buckets"]
+        view = client.view
+        shard = pserver_client.table_shards(emb, buckets, view.shard_count)[pserver_client.bucket_of_id(5, buckets)]
+        stub = shard_stub(view.shards[shard].address)
+        epoch = call(stub.GetShardStatus, ps_pb2.GetShardStatusRequest(), timeout=10).shard_epoch
+        for bad in spec["badPushes"]:
+            sparse = bad["sparse"]
+            request = ps_pb2.SendGradsRequest(
+                context=context(client.trainer_id, 1000, epoch),
+                sparse=[
+                    table_pb2.SparseGrad(
+                        table=sparse["table"], ids=bytes.fromhex(sparse["idsHex"]), grads=bytes.fromhex(sparse["gradsHex"])
+                    )
+                ],
+            )
+            with pytest.raises(PserverError) as caught:
+                call(stub.SendGrads, request, timeout=10)
+            assert (caught.value.status, caught.value.code) == (bad["code"], bad["errorCode"]), bad["name"]
+        # Refused whole: nothing changed. An attached reader learns the table from ListParams.
+        assert hex_of(client.step(lambda ctx: ctx.lookup(emb, ids(probe)))) == expect["afterHex"]
+        with pserver_client.connect(master=cluster.masters, name="tables-reader") as reader:
+            assert hex_of(reader.lookup(emb, [int(v) for v in probe])) == expect["afterHex"]
