@@ -144,6 +144,35 @@ type scenarios struct {
 			} `json:"listed"`
 		} `json:"expect"`
 	} `json:"attach"`
+	Tables struct {
+		// Tables are TableSpecs in proto3 JSON (protojson reads them).
+		Tables    []json.RawMessage `json:"tables"`
+		Probe     []string          `json:"probe"`
+		Push      rowPush           `json:"push"`
+		GatedPush rowPush           `json:"gatedPush"`
+		Expect    struct {
+			InitHex    string      `json:"initHex"`
+			AfterHex   string      `json:"afterHex"`
+			GatedAfter [][]float32 `json:"gatedAfter"`
+		} `json:"expect"`
+		BadPushes []struct {
+			Name   string `json:"name"`
+			Sparse struct {
+				Table    string `json:"table"`
+				IdsHex   string `json:"idsHex"`
+				GradsHex string `json:"gradsHex"`
+			} `json:"sparse"`
+			Code      codes.Code `json:"code"`
+			ErrorCode string     `json:"errorCode"`
+		} `json:"badPushes"`
+	} `json:"tables"`
+}
+
+// rowPush is row gradients of one table: ids as decimal strings (int64 beyond 2^53), a row each.
+type rowPush struct {
+	Table string      `json:"table"`
+	IDs   []string    `json:"ids"`
+	Grads [][]float32 `json:"grads"`
 }
 
 func loadScenarios(t *testing.T) scenarios {

@@ -62,6 +62,7 @@ type Client struct {
 	nextStep  uint64
 	pass      uint64
 	specs     map[string]spec
+	tables    *tableDirectory
 	contexts  map[*StepContext]struct{}
 	closed    bool
 }
@@ -81,6 +82,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		calls:     &shardCalls{conns: conns, timeout: opts.CallTimeout, maxMessageBytes: opts.MaxMessageBytes, streamChunkBytes: 4 << 20},
 		viewMoved: make(chan struct{}),
 		specs:     map[string]spec{},
+		tables:    newTableDirectory(),
 		contexts:  map[*StepContext]struct{}{},
 	}
 	c.background, c.stop = context.WithCancel(context.Background())
@@ -219,6 +221,11 @@ func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
 			return err
 		}
 		err = fn(sc)
+		if err == nil {
+			// Rows staged without a SendGrads go out now, within this run: a stale view re-runs
+			// fn, which stages them again under the same identity.
+			err = sc.flush()
+		}
 		pastDeadline := sc.ctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		c.end(sc)
 		if err == nil {

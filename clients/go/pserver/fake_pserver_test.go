@@ -2,7 +2,9 @@ package pserver
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"testing"
@@ -30,10 +32,25 @@ type fakePserver struct {
 	lists      int
 	unary      []*pb.SendGradsRequest
 	streamed   [][]*pb.SendGradsChunk
+	// tables holds what InitTable created; rowGets every GetRows; calls the init calls in order.
+	tables  map[string]*pb.TableSpec
+	rowGets []*pb.GetRowsRequest
+	calls   []string
+	// pushFailures are answered to the next SendGrads calls, one each, before any is recorded.
+	pushFailures []fakeFailure
 }
 
+// fakeFailure is an error answer: a gRPC code and the pserver-error-code trailer.
+type fakeFailure struct {
+	code      codes.Code
+	errorCode string
+}
+
+// fakeRow is what the fake answers for element e of id's row: distinct for every id and element.
+func fakeRow(id int64, e int) float32 { return float32(id)*10 + float32(e) }
+
 func newFakePserver() *fakePserver {
-	return &fakePserver{params: map[string]*pb.Tensor{}, optimizers: map[string]*pb.OptimizerConfig{}}
+	return &fakePserver{params: map[string]*pb.Tensor{}, optimizers: map[string]*pb.OptimizerConfig{}, tables: map[string]*pb.TableSpec{}}
 }
 
 func (f *fakePserver) GetShardStatus(context.Context, *pb.GetShardStatusRequest) (*pb.GetShardStatusResponse, error) {
@@ -43,13 +60,46 @@ func (f *fakePserver) GetShardStatus(context.Context, *pb.GetShardStatusRequest)
 func (f *fakePserver) InitParam(_ context.Context, req *pb.InitParamRequest) (*pb.InitParamResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls = append(f.calls, "InitParam "+req.GetParam().GetName())
 	f.params[req.GetParam().GetName()] = req.GetParam()
 	f.optimizers[req.GetParam().GetName()] = req.GetOptimizer()
 	return &pb.InitParamResponse{}, nil
 }
 
 func (f *fakePserver) FinishInitParams(context.Context, *pb.FinishInitParamsRequest) (*pb.FinishInitParamsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "FinishInitParams")
 	return &pb.FinishInitParamsResponse{}, nil
+}
+
+func (f *fakePserver) InitTable(_ context.Context, req *pb.InitTableRequest) (*pb.InitTableResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "InitTable "+req.GetSpec().GetName())
+	f.tables[req.GetSpec().GetName()] = req.GetSpec()
+	return &pb.InitTableResponse{}, nil
+}
+
+func (f *fakePserver) GetRows(ctx context.Context, req *pb.GetRowsRequest) (*pb.GetRowsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rowGets = append(f.rowGets, req)
+	spec, ok := f.tables[req.GetTable()]
+	if !ok {
+		_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", "PSERVER_UNKNOWN_TENSOR"))
+		return nil, status.Errorf(codes.NotFound, "table %s: not held", req.GetTable())
+	}
+	ids := req.GetIds()
+	dim := int(spec.GetDim())
+	values := make([]byte, 0, len(ids)/8*dim*4)
+	for i := 0; i+8 <= len(ids); i += 8 {
+		id := int64(binary.LittleEndian.Uint64(ids[i:]))
+		for e := 0; e < dim; e++ {
+			values = binary.LittleEndian.AppendUint32(values, math.Float32bits(fakeRow(id, e)))
+		}
+	}
+	return &pb.GetRowsResponse{ShardEpoch: 3, Values: values, Found: make([]byte, (len(ids)/8+7)/8)}, nil
 }
 
 func (f *fakePserver) GetParams(ctx context.Context, req *pb.GetParamsRequest) (*pb.GetParamsResponse, error) {
@@ -79,6 +129,9 @@ func (f *fakePserver) ListParams(context.Context, *pb.ListParamsRequest) (*pb.Li
 	defer f.mu.Unlock()
 	f.lists++
 	reply := &pb.ListParamsResponse{ShardEpoch: 3}
+	for _, spec := range f.tables {
+		reply.Tables = append(reply.Tables, spec)
+	}
 	for name, p := range f.params {
 		reply.Params = append(reply.Params, &pb.ParamSpec{
 			Name: name, ElementType: p.GetElementType(), Shape: p.GetShape(),
@@ -88,9 +141,15 @@ func (f *fakePserver) ListParams(context.Context, *pb.ListParamsRequest) (*pb.Li
 	return reply, nil
 }
 
-func (f *fakePserver) SendGrads(_ context.Context, req *pb.SendGradsRequest) (*pb.SendGradsResponse, error) {
+func (f *fakePserver) SendGrads(ctx context.Context, req *pb.SendGradsRequest) (*pb.SendGradsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.pushFailures) > 0 {
+		failure := f.pushFailures[0]
+		f.pushFailures = f.pushFailures[1:]
+		_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", failure.errorCode))
+		return nil, status.Errorf(failure.code, "%s", failure.errorCode)
+	}
 	f.unary = append(f.unary, req)
 	return &pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED}, nil
 }
@@ -140,4 +199,23 @@ func fakeClient(t *testing.T, srv pb.ParameterServerServer, opts Options, server
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// fakeCluster connects a standalone client to n fake pservers, shards 0 … n-1.
+func fakeCluster(t *testing.T, n int, opts Options) ([]*fakePserver, *Client) {
+	t.Helper()
+	fakes := make([]*fakePserver, n)
+	for i := range fakes {
+		fakes[i] = newFakePserver()
+		opts.Pservers = append(opts.Pservers, serve(t, fakes[i]))
+	}
+	if opts.StepTimeout == 0 {
+		opts.StepTimeout = 20 * time.Second
+	}
+	c, err := Connect(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return fakes, c
 }

@@ -26,6 +26,28 @@ func (c *Client) InitParams(ctx context.Context, tensors map[string]Tensor, opti
 
 // InitParamsWith is InitParams with an optimizer per tensor: configOf(name).
 func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, configOf func(name string) *pb.OptimizerConfig) error {
+	return c.InitParamsWithTables(ctx, tensors, configOf, nil)
+}
+
+// InitParamsWithTables is InitParamsWith with sparse tables: each spec is completed
+// (CompleteTableSpec: Buckets defaults to DefaultTableBuckets) and checked before anything is
+// sent, and, inside the init election, created with InitTable on every shard (a table is spread
+// over all of them by bucket) before FinishInitParams. A table may not have a tensor's name (they
+// share one namespace: CLIENT_UNKNOWN_TENSOR). Every trainer calls it with the same tables.
+func (c *Client) InitParamsWithTables(ctx context.Context, tensors map[string]Tensor, configOf func(name string) *pb.OptimizerConfig, tables []*pb.TableSpec) error {
+	completed := make([]*pb.TableSpec, len(tables))
+	for i, spec := range tables {
+		var err error
+		if completed[i], err = CompleteTableSpec(spec); err != nil {
+			return err
+		}
+		if _, ok := tensors[spec.GetName()]; ok {
+			return clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_UNKNOWN_TENSOR, nil, "table %s: a tensor has the same name (they share one namespace)", spec.GetName())
+		}
+	}
+	for _, spec := range completed {
+		c.tables.declare(layoutOf(spec))
+	}
 	c.mu.Lock()
 	for name, t := range tensors {
 		if strings.Contains(name, "@") || name == "" {
@@ -43,7 +65,7 @@ func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, 
 		if c.opts.NotInitializer {
 			return nil
 		}
-		return c.writeInit(ctx, tensors, configOf)
+		return c.writeInit(ctx, tensors, configOf, completed)
 	}
 	for {
 		var reply *pb.BeginInitResponse
@@ -59,7 +81,7 @@ func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, 
 		case pb.InitDecision_INIT_DECISION_DONE:
 			return nil
 		case pb.InitDecision_INIT_DECISION_INITIALIZE:
-			if err := c.writeInit(ctx, tensors, configOf); err != nil {
+			if err := c.writeInit(ctx, tensors, configOf, completed); err != nil {
 				return err
 			}
 			return c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
@@ -74,8 +96,9 @@ func (c *Client) InitParamsWith(ctx context.Context, tensors map[string]Tensor, 
 	}
 }
 
-// writeInit writes every block with InitParam, then FinishInitParams on every shard, in one step.
-func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, configOf func(string) *pb.OptimizerConfig) error {
+// writeInit writes every block with InitParam and every table with InitTable (on every shard),
+// then FinishInitParams on every shard, in one step.
+func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, configOf func(string) *pb.OptimizerConfig, tables []*pb.TableSpec) error {
 	return c.Step(ctx, func(s *StepContext) error {
 		byShard := map[int][]*pb.InitParamRequest{}
 		for name, t := range tensors {
@@ -108,6 +131,21 @@ func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, confi
 		all := make([]int, s.view.ShardCount)
 		for i := range all {
 			all[i] = i
+		}
+		// Every shard holds some of a table's buckets: each gets the table.
+		err = s.eachShard(all, func(shard int) error {
+			for _, spec := range tables {
+				err := s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
+					return ignoreAlreadyInitialized(c.calls.initTable(ctx, address, rc, spec))
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		return s.eachShard(all, func(shard int) error {
 			return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {

@@ -41,7 +41,8 @@ func (c *Client) ListParams(ctx context.Context) (map[string]TensorInfo, error) 
 }
 
 // ListParams is Client.ListParams in this step's context: every shard is asked under the step's
-// view. The tensors learned are declared to the client (those it declared itself stay as they are).
+// view. The tensors learned are declared to the client (those it declared itself stay as they
+// are), and so are the tables the shards hold (ListParamsResponse.tables).
 func (s *StepContext) ListParams() (map[string]TensorInfo, error) {
 	all := make([]int, s.view.ShardCount)
 	for i := range all {
@@ -49,6 +50,7 @@ func (s *StepContext) ListParams() (map[string]TensorInfo, error) {
 	}
 	var mu sync.Mutex
 	var entries []*pb.ParamSpec
+	var tables []*pb.TableSpec
 	err := s.eachShard(all, func(shard int) error {
 		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
 			reply, err := s.client.calls.listParams(ctx, address, rc)
@@ -57,6 +59,7 @@ func (s *StepContext) ListParams() (map[string]TensorInfo, error) {
 			}
 			mu.Lock()
 			entries = append(entries, reply.GetParams()...)
+			tables = append(tables, reply.GetTables()...)
 			mu.Unlock()
 			return nil
 		})
@@ -69,6 +72,7 @@ func (s *StepContext) ListParams() (map[string]TensorInfo, error) {
 		return nil, err
 	}
 	s.client.learn(model)
+	s.client.tables.learn(tables)
 	return model, nil
 }
 

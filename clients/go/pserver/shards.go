@@ -71,19 +71,38 @@ func (s *shardCalls) listParams(ctx context.Context, address string, rc *pb.Requ
 	return reply, err
 }
 
-// sendGrads makes one push: unary when it fits in a message, else streamed in pieces (which the
-// pserver applies all or nothing when the stream is half-closed).
-func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor) (reply *pb.SendGradsResponse, err error) {
+// sendGrads makes one push, dense and row gradients together: unary when it fits in a message,
+// else streamed in pieces (which the pserver applies all or nothing when the stream is
+// half-closed).
+func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad) (reply *pb.SendGradsResponse, err error) {
 	bytes := 1024
 	for _, g := range grads {
 		bytes += len(g.Content) + len(g.Name) + 16*len(g.Shape) + 64
 	}
+	for _, r := range sparse {
+		bytes += len(r.Ids) + len(r.Grads) + len(r.Counts) + len(r.Table) + 64
+	}
 	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
 		if bytes < s.maxMessageBytes {
-			reply, err = c.SendGrads(ctx, &pb.SendGradsRequest{Context: rc, Grads: grads}, o...)
+			reply, err = c.SendGrads(ctx, &pb.SendGradsRequest{Context: rc, Grads: grads, Sparse: sparse}, o...)
 			return err
 		}
-		reply, err = s.stream(ctx, c, rc, grads, o)
+		reply, err = s.stream(ctx, c, rc, grads, sparse, o)
+		return err
+	})
+	return reply, err
+}
+
+func (s *shardCalls) initTable(ctx context.Context, address string, rc *pb.RequestContext, spec *pb.TableSpec) error {
+	return s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		_, err := c.InitTable(ctx, &pb.InitTableRequest{Context: rc, Spec: spec}, o...)
+		return err
+	})
+}
+
+func (s *shardCalls) getRows(ctx context.Context, address string, rc *pb.RequestContext, table string, ids []byte) (reply *pb.GetRowsResponse, err error) {
+	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
+		reply, err = c.GetRows(ctx, &pb.GetRowsRequest{Context: rc, Table: table, Ids: ids}, o...)
 		return err
 	})
 	return reply, err
@@ -101,7 +120,9 @@ func (s *shardCalls) chunkBytes() int {
 	return s.streamChunkBytes
 }
 
-func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
+// stream sends a push as SendGradsStream: each dense gradient in pieces (the shape on its first),
+// then each table's rows in slices of whole rows (the pserver concatenates a table's slices).
+func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
 	stream, err := c.SendGradsStream(ctx, o...)
 	if err != nil {
 		return nil, err
@@ -130,5 +151,45 @@ func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc 
 			}
 		}
 	}
+	for _, rows := range sparse {
+		for _, slice := range rowSlices(rows, chunkBytes) {
+			if err := stream.Send(&pb.SendGradsChunk{Context: first, Sparse: []*pb.SparseGrad{slice}}); err != nil {
+				_, err = stream.CloseAndRecv()
+				return nil, err
+			}
+			first = nil
+		}
+	}
 	return stream.CloseAndRecv()
+}
+
+// rowSlices cuts a table's row gradients into slices of whole rows (ids, their gradient rows and
+// counts together) of about chunkBytes each.
+func rowSlices(rows *pb.SparseGrad, chunkBytes int) []*pb.SparseGrad {
+	n := len(rows.Ids) / 8
+	if n == 0 {
+		return []*pb.SparseGrad{rows}
+	}
+	rowBytes := len(rows.Grads) / n
+	perRow := 8 + rowBytes
+	if len(rows.Counts) > 0 {
+		perRow += 4
+	}
+	step := chunkBytes / perRow
+	if step < 1 {
+		step = 1
+	}
+	var out []*pb.SparseGrad
+	for start := 0; start < n; start += step {
+		end := start + step
+		if end > n {
+			end = n
+		}
+		slice := &pb.SparseGrad{Table: rows.Table, Ids: rows.Ids[start*8 : end*8], Grads: rows.Grads[start*rowBytes : end*rowBytes]}
+		if len(rows.Counts) > 0 {
+			slice.Counts = rows.Counts[start*4 : end*4]
+		}
+		out = append(out, slice)
+	}
+	return out
 }

@@ -31,6 +31,14 @@ type StepContext struct {
 	cancel    context.CancelFunc
 	// ended holds why the client ended the context (a stale view, the client closed), if it did.
 	ended atomic.Value
+
+	mu sync.Mutex
+	// staged holds the row gradients PushRows was given, by table (stagedOrder: in the order the
+	// tables were first given), until the step's push takes them.
+	staged      map[string][]stagedRows
+	stagedOrder []string
+	// pushed says the step's push went out: rows given later could not join it.
+	pushed bool
 }
 
 // stepIdentity is who a step is on every shard and every run: captured once when it begins.
@@ -85,7 +93,8 @@ func (s *StepContext) abort(reason *Error) {
 // was applied is acknowledged as a duplicate. Call it once per step. A gradient must fit its
 // tensor (element type, element count, and its shape if it has one: CLIENT_SHAPE_MISMATCH);
 // its shape is sent along and checked by the pserver too (PSERVER_SHAPE_MISMATCH). A tensor the
-// client does not know yet is learned from the shards first (ListParams).
+// client does not know yet is learned from the shards first (ListParams). The rows PushRows
+// staged go out in the same push, a shard's dense and sparse gradients in one SendGrads.
 func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 	byShard := map[int][]*pb.Tensor{}
 	names := make([]string, 0, len(grads))
@@ -114,12 +123,44 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 			})
 		}
 	}
-	return s.eachShard(shardsOf(byShard), func(shard int) error {
+	return s.push(byShard)
+}
+
+// push is the step's push: per shard one SendGrads with its dense blocks and the staged row
+// gradients of its buckets (one SparseGrad per table), in parallel, each retried until known
+// applied.
+func (s *StepContext) push(dense map[int][]*pb.Tensor) error {
+	s.mu.Lock()
+	sparse := s.sparseByShard()
+	s.staged, s.stagedOrder = nil, nil
+	shards := map[int]bool{}
+	for shard := range dense {
+		shards[shard] = true
+	}
+	for shard := range sparse {
+		shards[shard] = true
+	}
+	if len(shards) > 0 {
+		s.pushed = true
+	}
+	s.mu.Unlock()
+	return s.eachShard(shardsOf(shards), func(shard int) error {
 		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
-			_, err := s.client.calls.sendGrads(ctx, address, rc, byShard[shard])
+			_, err := s.client.calls.sendGrads(ctx, address, rc, dense[shard], sparse[shard])
 			return err
 		})
 	})
+}
+
+// flush sends the rows PushRows staged if SendGrads did not (the step function returned).
+func (s *StepContext) flush() error {
+	s.mu.Lock()
+	pending := len(s.staged) > 0 && !s.pushed
+	s.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	return s.push(nil)
 }
 
 // eachShard runs fn for every shard in parallel and returns the first error.
