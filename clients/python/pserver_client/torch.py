@@ -70,10 +70,10 @@ def bags_of(
     with `include_last_offset` its last entry is the input's length and ends the last bag). A bag
     of no ids is empty (its output row is zeros). `per_sample_weights`, if given, has the input's
     shape. Input errors are ValueError, naming the value."""
-    ids = torch.as_tensor(input)
+    ids = torch.as_tensor(input).cpu()  # ids are read into numpy for the lookup
     if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
         raise ValueError(f"input: integer ids expected, got {ids.dtype}")
-    weights = None if per_sample_weights is None else torch.as_tensor(per_sample_weights)
+    weights = None if per_sample_weights is None else torch.as_tensor(per_sample_weights).cpu()
     if weights is not None and weights.shape != ids.shape:
         raise ValueError(
             f"per_sample_weights: shape {tuple(weights.shape)} expected (the input's), got {tuple(ids.shape)}"
@@ -209,7 +209,7 @@ class RemoteEmbedding(_RemoteTable):
     gradients of the batch's distinct ids (summed over repeats) in the step's push."""
 
     def forward(self, ctx: StepContext, ids: Any) -> Any:
-        flat = torch.as_tensor(ids)
+        flat = torch.as_tensor(ids).cpu()
         if flat.dtype.is_floating_point or flat.dtype == torch.bool:
             raise ValueError(f"ids: integer ids expected, got {flat.dtype}")
         shape = tuple(flat.shape)
