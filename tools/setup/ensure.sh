@@ -35,7 +35,7 @@ if [ -n "${tests_need_more:-}" ]; then
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
   system_python=$(command -pv python3 || true)
-  for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest; do
+  for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest torch:python3-torch; do
     if [ -z "$system_python" ] || ! "$system_python" -c "import ${module%%:*}" >/dev/null 2>&1; then
       missing+=("${module#*:}")
     fi
