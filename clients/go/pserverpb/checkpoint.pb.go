@@ -632,9 +632,10 @@ type TableRows struct {
 	LastSeen []byte `protobuf:"bytes,5,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
 	// Occurrences pushed per row (saturating), uint32 little-endian.
 	Counts []byte `protobuf:"bytes,6,opt,name=counts,proto3" json:"counts,omitempty"`
-	// The buckets of the section's first and last rows.
+	// The bucket of the section's first row.
 	FirstBucket uint32 `protobuf:"varint,7,opt,name=first_bucket,json=firstBucket,proto3" json:"first_bucket,omitempty"`
-	LastBucket  uint32 `protobuf:"varint,8,opt,name=last_bucket,json=lastBucket,proto3" json:"last_bucket,omitempty"`
+	// The bucket of its last row.
+	LastBucket uint32 `protobuf:"varint,8,opt,name=last_bucket,json=lastBucket,proto3" json:"last_bucket,omitempty"`
 }
 
 func (x *TableRows) Reset() {
@@ -927,9 +928,10 @@ type SectionPlace struct {
 
 	// The frame.
 	Frame *FramePlace `protobuf:"bytes,1,opt,name=frame,proto3" json:"frame,omitempty"`
-	// The buckets of its first and last rows.
+	// The bucket of its first row.
 	FirstBucket uint32 `protobuf:"varint,2,opt,name=first_bucket,json=firstBucket,proto3" json:"first_bucket,omitempty"`
-	LastBucket  uint32 `protobuf:"varint,3,opt,name=last_bucket,json=lastBucket,proto3" json:"last_bucket,omitempty"`
+	// The bucket of its last row.
+	LastBucket uint32 `protobuf:"varint,3,opt,name=last_bucket,json=lastBucket,proto3" json:"last_bucket,omitempty"`
 	// Its rows.
 	Rows uint64 `protobuf:"varint,4,opt,name=rows,proto3" json:"rows,omitempty"`
 }

@@ -12,9 +12,12 @@ export interface SectionPlace {
    */
   'frame'?: (_pserver_v1_FramePlace | null);
   /**
-   * The buckets of its first and last rows.
+   * The bucket of its first row.
    */
   'firstBucket'?: (number);
+  /**
+   * The bucket of its last row.
+   */
   'lastBucket'?: (number);
   /**
    * Its rows.
@@ -31,9 +34,12 @@ export interface SectionPlace__Output {
    */
   'frame': (_pserver_v1_FramePlace__Output | null);
   /**
-   * The buckets of its first and last rows.
+   * The bucket of its first row.
    */
   'firstBucket': (number);
+  /**
+   * The bucket of its last row.
+   */
   'lastBucket': (number);
   /**
    * Its rows.

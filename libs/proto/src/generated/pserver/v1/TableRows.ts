@@ -31,9 +31,12 @@ export interface TableRows {
    */
   'counts'?: (Buffer | Uint8Array | string);
   /**
-   * The buckets of the section's first and last rows.
+   * The bucket of the section's first row.
    */
   'firstBucket'?: (number);
+  /**
+   * The bucket of its last row.
+   */
   'lastBucket'?: (number);
 }
 
@@ -67,8 +70,11 @@ export interface TableRows__Output {
    */
   'counts': (Buffer);
   /**
-   * The buckets of the section's first and last rows.
+   * The bucket of the section's first row.
    */
   'firstBucket': (number);
+  /**
+   * The bucket of its last row.
+   */
   'lastBucket': (number);
 }
