@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""One trainer of a click-through-rate model on pserver, DLRM-style: one RemoteEmbeddingBag per
+categorical feature (rows on the pservers, trained by the tables' row Adagrad), their rows
+concatenated into a small MLP whose parameters live on the pservers too (RemoteParameters, Adam),
+trained with BCE-with-logits on its share of the synthetic click log of data.py.
+
+    /usr/bin/python3 examples/python/ctr/trainer.py --master 127.0.0.1:8200 --index 0 --count 2
+
+Every trainer of a job makes the same log from the same seed and reads every count-th impression
+from its index; they train one model asynchronously (each step reads the current values and
+pushes its gradients). Every --eval-every steps and at the end it evaluates the model on the
+held-out set and prints one JSON line:
+
+    {"step": 200, "trainer": 0, "auc": 0.81, "logloss": 0.40, "optimal_auc": 0.86, "optimal_logloss": 0.36}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+try:
+    import pserver_client
+except ImportError:  # run from the repository: the package lives in clients/python
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "clients", "python")
+    )
+    import pserver_client
+from pserver_client.torch import RemoteEmbeddingBag, RemoteParameters
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from data import DEFAULT_VOCABS, auc, logloss, make_dataset  # noqa: E402
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Trains the click-through-rate model on its share of the log.")
+    parser.add_argument("--master", required=True, type=lambda v: v.split(","), help="master replicas, comma-separated")
+    parser.add_argument("--index", type=int, default=0, help="this trainer's index, 0 ≤ index < count")
+    parser.add_argument("--count", type=positive, default=1, help="how many trainers share the log")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the log and of the initial model")
+    parser.add_argument("--train-size", type=positive, default=200_000, help="impressions to train on (all trainers)")
+    parser.add_argument("--test-size", type=positive, default=50_000, help="held-out impressions")
+    parser.add_argument(
+        "--vocabs", default=",".join(map(str, DEFAULT_VOCABS)), help="each feature's vocabulary, comma-separated"
+    )
+    parser.add_argument("--passes", type=positive, default=1, help="passes over the share")
+    parser.add_argument("--batch", type=positive, default=256, help="impressions per step")
+    parser.add_argument("--dim", type=positive, default=8, help="embedding dim")
+    parser.add_argument("--hidden", type=positive, default=32, help="hidden units of the MLP")
+    parser.add_argument("--row-learning-rate", type=float, default=0.1, help="the tables' Adagrad rate")
+    parser.add_argument("--learning-rate", type=float, default=3e-3, help="the MLP's Adam rate")
+    parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end only)")
+    parser.add_argument("--name", help="this trainer's name (default ctr-<index>)")
+    return parser.parse_args(argv)
+
+
+class ClickModel(torch.nn.Module):  # type: ignore[misc]
+    """Embeddings per feature, concatenated, then an MLP to one logit per impression."""
+
+    def __init__(self, client: Any, vocabs: Sequence[int], dim: int, hidden: int) -> None:
+        super().__init__()
+        self.embeddings = [RemoteEmbeddingBag(client, f"feature{f}", dim, mode="sum") for f in range(len(vocabs))]
+        self.head = torch.nn.Sequential(
+            torch.nn.Linear(dim * len(vocabs), hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden // 2),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden // 2, 1),
+        )
+
+    def forward(self, ctx: Any, ids: torch.Tensor) -> torch.Tensor:
+        # Each impression is a bag of one id per feature (a (batch, 1) input).
+        rows = [emb(ctx, ids[:, f : f + 1]) for f, emb in enumerate(self.embeddings)]
+        return self.head(torch.cat(rows, dim=1)).squeeze(1)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    vocabs = [int(v) for v in args.vocabs.split(",")]
+    data = make_dataset(args.seed, args.train_size, args.test_size, vocabs)
+    share = data.train.share(args.index, args.count)
+    optimal = {"optimal_auc": round(data.optimal_auc, 4), "optimal_logloss": round(data.optimal_logloss, 4)}
+    test_ids = torch.from_numpy(data.test.ids)
+
+    torch.manual_seed(args.seed)  # every trainer proposes the same initial MLP; one writes it
+    with pserver_client.connect(master=args.master, name=args.name or f"ctr-{args.index}") as client:
+        model = ClickModel(client, vocabs, args.dim, args.hidden)
+        params = RemoteParameters(
+            client, model.head, optimizer={"adam": {}, "learning_rate": {"base": args.learning_rate}}, prefix="head."
+        )
+        params.init(
+            tables=[
+                emb.table_spec(
+                    initializer={"uniform": {"low": -0.05, "high": 0.05}, "seed": args.seed + f},
+                    optimizer={"adagrad": {}, "learning_rate": {"base": args.row_learning_rate}},
+                )
+                for f, emb in enumerate(model.embeddings)
+            ]
+        )
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+
+        def evaluate(step: int) -> None:
+            def fn(ctx: Any) -> np.ndarray:
+                params.pull(ctx)
+                with torch.no_grad():
+                    out: np.ndarray = model(ctx, test_ids).numpy().astype(np.float64)
+                    return out
+
+            scores = client.step(fn)
+            line = {
+                "step": step,
+                "trainer": args.index,
+                "auc": round(auc(data.test.clicks, scores), 4),
+                "logloss": round(logloss(data.test.clicks, scores), 4),
+                **optimal,
+            }
+            print(json.dumps(line), flush=True)
+
+        steps = 0
+        for pass_ in range(args.passes):
+            order = np.random.default_rng([args.seed, args.index, pass_]).permutation(len(share))
+            for start in range(0, len(order), args.batch):
+                rows = order[start : start + args.batch]
+                # The batch is read before the step: a re-run after a failover reads the same one.
+                ids = torch.from_numpy(share.ids[rows])
+                clicks = torch.from_numpy(share.clicks[rows])
+
+                def fn(ctx: Any) -> None:
+                    params.pull(ctx)
+                    loss_fn(model(ctx, ids), clicks).backward()
+                    params.push(ctx)
+
+                client.step(fn)
+                steps += 1
+                if args.eval_every and steps % args.eval_every == 0:
+                    evaluate(steps)
+        if not args.eval_every or steps % args.eval_every:
+            evaluate(steps)
+
+
+if __name__ == "__main__":
+    main()
