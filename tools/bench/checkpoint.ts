@@ -8,7 +8,6 @@
  *
  * As root, the page cache is dropped before each read, so reads come from the disk.
  */
-import { spawnSync } from 'node:child_process';
 import { TensorMemory } from '@pserver/optimizer';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,22 +18,12 @@ import {
   stopAllProcesses,
   workspaceRoot,
 } from '@pserver/testing';
+import { ddAndRead, gbps, median, restoreByNewProcess } from './disk-baselines';
 
 const mib = 1024 * 1024;
 const blocks = 256;
 const blockBytes = 4 * mib;
 const totalBytes = blocks * blockBytes;
-
-function dropCaches(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  spawnSync('sync');
-  try {
-    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function seconds<T>(fn: () => T): [T, number] {
   const start = performance.now();
@@ -52,20 +41,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(base, { recursive: true });
 
   // Baselines: dd with fsync, then a plain read of its file.
-  const ddFile = path.join(base, 'dd.bin');
-  const [, ddSeconds] = seconds(() =>
-    spawnSync('dd', ['if=/dev/zero', `of=${ddFile}`, 'bs=4M', `count=${blocks}`, 'conv=fsync'], {
-      stdio: 'ignore',
-    }),
-  );
-  const cold = dropCaches();
-  const [, readSeconds] = seconds(() => {
-    const fd = fs.openSync(ddFile, 'r');
-    const buffer = Buffer.alloc(blockBytes);
-    while (fs.readSync(fd, buffer, 0, blockBytes, null) > 0);
-    fs.closeSync(fd);
-  });
-  fs.rmSync(ddFile);
+  const { ddSeconds, readSeconds, coldRead: cold } = ddAndRead(base, blocks);
   // What a process restoring 1 GiB pays before reading a byte: faulting in new WebAssembly memory.
   const [, faultSeconds] = seconds(() => new TensorMemory().allocate([totalBytes / 4], 'all'));
 
@@ -127,22 +103,12 @@ async function main(): Promise<void> {
   await pserver.process.stop({ signal: 'SIGKILL' });
 
   // Restore: a new process recovers the shard from the checkpoint.
-  const coldRestore = dropCaches();
-  const restarted = await startPserverProcess([], {
+  const { recovered, coldRestore } = await restoreByNewProcess(
     checkpointDir,
-    name: 'bench-pserver-restore',
-    timeoutMs: 600_000,
-  });
-  const recovered = restarted.process
-    .jsonLines()
-    .find((e) => e.msg === 'recovered the shard from a checkpoint')!;
-  await restarted.process.stop({ signal: 'SIGKILL' });
-  await stopAllProcesses();
+    'bench-pserver-restore',
+  );
   fs.rmSync(base, { recursive: true, force: true });
 
-  const gbps = (bytes: number, s: number): string => `${(bytes / s / 1e9).toFixed(2)} GB/s`;
-  const median = (values: number[]): number =>
-    [...values].sort((a, b) => a - b)[values.length >> 1]!;
   const restoreSeconds = Number(recovered.ms) / 1000;
   console.log(`1 GiB shard (${blocks} float32 blocks of 4 MiB), in ${base}`);
   console.log(`dd bs=4M count=${blocks} conv=fsync: ${gbps(totalBytes, ddSeconds)}`);

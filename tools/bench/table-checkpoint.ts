@@ -9,7 +9,6 @@
  *
  *   npx nx run tools:bench-table-checkpoint [-- --rows 10000000 --dir <directory>]
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TableSpec } from '@pserver/proto';
@@ -20,6 +19,7 @@ import {
   stopAllProcesses,
   workspaceRoot,
 } from '@pserver/testing';
+import { ddAndRead, gbps, median, restoreByNewProcess } from './disk-baselines';
 
 const flag = (name: string, fallback: string): string => {
   const at = process.argv.indexOf(name);
@@ -29,17 +29,6 @@ const rows = Number(flag('--rows', '10000000'));
 const dim = 16;
 const perPush = 100_000;
 const touched = Math.floor(rows / 100);
-
-function dropCaches(): boolean {
-  if (process.getuid?.() !== 0) return false;
-  spawnSync('sync');
-  try {
-    fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function rssBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -151,39 +140,15 @@ async function main(): Promise<void> {
   await pserver.process.stop({ signal: 'SIGKILL' });
 
   const fullBytes = Number(full.bytes);
-  const ddFile = path.join(base, 'dd.bin');
   const count = Math.ceil(fullBytes / (4 << 20));
-  const ddStart = performance.now();
-  spawnSync('dd', ['if=/dev/zero', `of=${ddFile}`, 'bs=4M', `count=${count}`, 'conv=fsync'], {
-    stdio: 'ignore',
-  });
-  const ddSeconds = (performance.now() - ddStart) / 1000;
-  const coldRead = dropCaches();
-  const readStart = performance.now();
-  const fd = fs.openSync(ddFile, 'r');
-  const buffer = Buffer.alloc(4 << 20);
-  while (fs.readSync(fd, buffer, 0, buffer.length, null) > 0);
-  fs.closeSync(fd);
-  const readSeconds = (performance.now() - readStart) / 1000;
-  fs.rmSync(ddFile);
-
-  const coldRestore = dropCaches();
-  const restarted = await startPserverProcess([], {
+  const { ddSeconds, readSeconds, coldRead } = ddAndRead(base, count);
+  const { recovered, coldRestore } = await restoreByNewProcess(
     checkpointDir,
-    name: 'bench-table-restore',
-    timeoutMs: 600_000,
-  });
-  const recovered = restarted.process
-    .jsonLines()
-    .find((e) => e.msg === 'recovered the shard from a checkpoint')!;
-  await restarted.process.stop({ signal: 'SIGKILL' });
-  await stopAllProcesses();
+    'bench-table-restore',
+  );
   fs.rmSync(base, { recursive: true, force: true });
 
-  const gbps = (bytes: number, s: number): string => `${(bytes / s / 1e9).toFixed(2)} GB/s`;
   const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
-  const median = (values: number[]): number =>
-    [...values].sort((a, b) => a - b)[values.length >> 1]!;
   const table = status.tables[0]!;
   console.log(`table of ${rows} rows, dim ${dim}, row-wise Adagrad, in ${base}`);
   console.log(
