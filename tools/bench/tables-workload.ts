@@ -4,16 +4,7 @@
  * client does before it sends, and the ids spread over the int64 range by a fixed bijection so
  * that popular ids are neither small nor consecutive.
  */
-
-/** Murmur3's 32-bit finalizer: a bijection on uint32. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+import { fmix32 } from '@pserver/proto';
 
 /**
  * The id of Zipf rank `rank` (< 2^32) as its two uint32 halves: three Feistel-like rounds, each a
