@@ -11,7 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  checksumAlgorithm,
+  chainOf,
+  checkpointMeta,
   checkpointPath,
   ManifestStore,
   writeCheckpointFile,
@@ -98,31 +99,9 @@ async function writeShard(
       root,
       path: checkpointPath(index, store.epoch, seq, uuid),
     });
-    await store.commit(
-      {
-        uuid,
-        path: written.path,
-        size: written.size,
-        checksumAlgorithm,
-        checksum: written.checksum,
-        timestampNs: snapshot.createdUnixNs,
-        shardEpoch: store.epoch,
-        index,
-        seq,
-        updatesApplied: seq,
-        formatVersion: written.formatVersion,
-        chain: [...chain],
-        ...(written.indexPlace && { indexPlace: written.indexPlace }),
-      },
-      deltas + 1,
-    );
-    chain.push({
-      uuid,
-      path: written.path,
-      size: written.size,
-      checksum: written.checksum,
-      ...(written.indexPlace && { indexPlace: written.indexPlace }),
-    });
+    const meta = checkpointMeta(snapshot, written, [...chain]);
+    await store.commit(meta, deltas + 1);
+    chain.push(...chainOf(meta).slice(-1));
   }
 }
 

@@ -4,8 +4,7 @@ import path from 'node:path';
 import { bucketsOfIds } from '@pserver/proto';
 import { readTableBucket } from './bucket-reader';
 import { readCheckpointChain } from './chain';
-import { checksumAlgorithm } from './format';
-import type { CheckpointMeta } from './meta';
+import { chainOf, checkpointMeta, type CheckpointMeta } from './meta';
 import type { ShardSnapshot, TableSnapshot } from './snapshot';
 import { writeCheckpointFile } from './writer';
 
@@ -72,33 +71,7 @@ async function commit(
     root,
     path: `shard-0/e1-s${seq}-${uuid}.ckpt`,
   });
-  const { path: p, size, checksum, indexPlace } = written;
-  return {
-    uuid,
-    path: p,
-    size,
-    checksumAlgorithm,
-    checksum,
-    timestampNs: '1',
-    shardEpoch: 1,
-    index: 0,
-    seq,
-    updatesApplied: seq,
-    formatVersion: written.formatVersion,
-    ...(indexPlace && { indexPlace }),
-    chain: parent
-      ? [
-          ...parent.chain,
-          {
-            uuid: parent.uuid,
-            path: parent.path,
-            size: parent.size,
-            checksum: parent.checksum,
-            ...(parent.indexPlace && { indexPlace: parent.indexPlace }),
-          },
-        ]
-      : [],
-  };
+  return checkpointMeta(snapshot, written, parent ? chainOf(parent) : []);
 }
 
 const key = (ids: Uint8Array, k: number): string =>

@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ChainFileError, readCheckpointChain, type ChainPosition } from './chain';
-import { checksumAlgorithm } from './format';
 import { removeUnreferenced } from './files';
-import type { CheckpointMeta } from './meta';
+import { chainOf, checkpointMeta, type CheckpointMeta } from './meta';
 import { readCheckpointFile } from './reader';
 import type { ShardSnapshot, TableSnapshot } from './snapshot';
 import { writeCheckpointFile } from './writer';
@@ -68,31 +67,7 @@ async function commit(
     root,
     path: `shard-0/e1-s${seq}-${uuid}.ckpt`,
   });
-  const chain = previous
-    ? [
-        ...previous.chain,
-        {
-          uuid: previous.uuid,
-          path: previous.path,
-          size: previous.size,
-          checksum: previous.checksum,
-        },
-      ]
-    : [];
-  return {
-    uuid,
-    path: written.path,
-    size: written.size,
-    checksumAlgorithm,
-    checksum: written.checksum,
-    timestampNs: snapshot.createdUnixNs,
-    shardEpoch: 1,
-    index: 0,
-    seq,
-    updatesApplied: seq,
-    formatVersion: written.formatVersion,
-    chain,
-  };
+  return checkpointMeta(snapshot, written, previous ? chainOf(previous) : []);
 }
 
 /** Replays a chain the way a restorer does: evictions, then rows, into a map id → value. */

@@ -26,7 +26,7 @@ export { fsyncDirectory, writeFileAtomic } from './fs-sync';
 export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
 export type { ChainFile, CheckpointMeta, FramePlace } from './meta';
-export { chainOf, metaFromJson, metaToJson } from './meta';
+export { chainOf, checkpointMeta, metaFromJson, metaToJson } from './meta';
 export type {
   CheckpointHeader,
   CheckpointVisitor,

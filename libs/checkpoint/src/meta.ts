@@ -1,5 +1,7 @@
 import { messageType } from '@pserver/proto';
 import { checksumAlgorithm } from './format';
+import type { ShardSnapshot } from './snapshot';
+import type { WrittenFile } from './writer';
 
 /**
  * Names a committed checkpoint file and how to verify it. Kept in the standalone manifest (and,
@@ -46,6 +48,32 @@ export interface FramePlace {
   length: number;
   /** 8 hex digits. */
   checksum: string;
+}
+
+/**
+ * The meta of a file `writeCheckpointFile` wrote from `snapshot`; `chain` is what a delta applies
+ * on (the parent's `chainOf`), empty for a full checkpoint.
+ */
+export function checkpointMeta(
+  snapshot: ShardSnapshot,
+  written: WrittenFile,
+  chain: ChainFile[] = [],
+): CheckpointMeta {
+  return {
+    uuid: snapshot.uuid,
+    path: written.path,
+    size: written.size,
+    checksumAlgorithm,
+    checksum: written.checksum,
+    timestampNs: snapshot.createdUnixNs,
+    shardEpoch: snapshot.shardEpoch,
+    index: snapshot.index,
+    seq: snapshot.seq,
+    updatesApplied: snapshot.updatesApplied,
+    formatVersion: written.formatVersion,
+    chain,
+    ...(written.indexPlace && { indexPlace: written.indexPlace }),
+  };
 }
 
 /** The files restoring `meta` reads, in order: its chain, then its own. */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   chainOf,
   CheckpointError,
+  checkpointMeta,
   checkpointPath,
-  checksumAlgorithm,
   markBroken,
   readCheckpointChain,
   SnapshotBuffers,
@@ -246,21 +246,7 @@ export class Checkpointer {
         path: checkpointPath(shard.index, epoch, seq, uuid),
         hook,
       });
-      const meta: CheckpointMeta = {
-        uuid,
-        path: written.path,
-        size: written.size,
-        checksumAlgorithm,
-        checksum: written.checksum,
-        timestampNs: snapshot.createdUnixNs,
-        shardEpoch: epoch,
-        index: shard.index,
-        seq,
-        updatesApplied: snapshot.updatesApplied,
-        formatVersion: written.formatVersion,
-        chain,
-        ...(written.indexPlace && { indexPlace: written.indexPlace }),
-      };
+      const meta = checkpointMeta(snapshot, written, chain);
       await hook?.('before-commit');
       await store.commit(meta, retain);
       this.extendChain(meta);
