@@ -1,9 +1,4 @@
-import type {
-  ShardSnapshot,
-  SnapshotBuffers,
-  StepMarkSnapshot,
-  TableSnapshot,
-} from '@pserver/checkpoint';
+import type { ShardSnapshot, SnapshotBuffers, StepMarkSnapshot } from '@pserver/checkpoint';
 import { nowUnixNs } from '@pserver/checkpoint';
 import { OptimizerError, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
@@ -74,22 +69,15 @@ export class Shard {
   /**
    * A copy of everything a checkpoint holds, taken synchronously: no update can land in the
    * middle, and updates resume as soon as the copy is taken. With `parentUuid`, a delta: the
-   * tables hold only what changed since the last copy (tensors and marks are whole); when a
-   * table cannot give a delta, the copy is a full one (`parentUuid` unset in the result).
+   * tables hold only what changed since the last copy (tensors and marks are whole); the caller
+   * asks for one only when every table can give it (`changedBytes` is finite).
    */
   snapshot(
     file: { shardEpoch: number; seq: number; uuid: string; parentUuid?: string },
     buffers: SnapshotBuffers,
   ): ShardSnapshot {
-    const tables = [...this.tables.values()];
-    let delta = file.parentUuid !== undefined && tables.length > 0;
-    let tableSnapshots = delta ? tables.map((table) => snapshotTable(table, buffers, true)) : [];
-    if (tableSnapshots.some((t) => t === undefined)) {
-      // Rows of the tables copied so far are clean now: a full copy of every table follows.
-      delta = false;
-      tableSnapshots = [];
-    }
-    if (!delta) tableSnapshots = tables.map((table) => snapshotTable(table, buffers));
+    const delta = file.parentUuid !== undefined;
+    const tables = [...this.tables.values()].map((table) => snapshotTable(table, buffers, delta));
     return {
       index: this.index,
       shardCount: this.shardCount,
@@ -102,7 +90,7 @@ export class Shard {
       createdUnixNs: nowUnixNs(),
       updatesApplied: this.updatesApplied,
       tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
-      tables: tableSnapshots as TableSnapshot[],
+      tables,
       marks: this.marks.entries(),
     };
   }

@@ -15,14 +15,14 @@ function rowsPerSectionOf(stride: number): number {
 
 /**
  * A copy of a table's part for a checkpoint, taken synchronously (no push lands in between):
- * every row, or for a delta the rows pushed and the ids evicted since the last copy (undefined
- * when the table cannot say, and a full copy is needed).
+ * every row, or for a delta the rows pushed and the ids evicted since the last copy (asked for
+ * only while the table can give one: its `changedBytes` is finite).
  */
 export function snapshotTable(
   shardTable: ShardTable,
   buffers: SnapshotBuffers,
   delta = false,
-): TableSnapshot | undefined {
+): TableSnapshot {
   const { table, spec } = shardTable;
   const take = (n: number): Uint8Array => buffers.take(n);
   const rowsPerSection = rowsPerSectionOf(table.stride);
@@ -30,7 +30,10 @@ export function snapshotTable(
   let evictedIds: Uint8Array | undefined;
   if (delta) {
     const changes = table.snapshotChanges(rowsPerSection, take);
-    if (!changes) return undefined;
+    if (!changes)
+      throw new Error(
+        `table ${table.name}: a delta was asked for after its eviction log overflowed`,
+      );
     const count = changes.sections.reduce((n, s) => n + s.lastSeen.length, 0);
     rows = { rows: count, sections: changes.sections };
     evictedIds = changes.evictedIds;
