@@ -219,8 +219,7 @@ describe('incremental checkpoints of a shard with a table', () => {
     await shard.save();
     await shard.train(5, 10);
     await shard.save();
-    const json = JSON.parse(fs.readFileSync(path.join(dir, 'shard-0', 'manifest.json'), 'utf8'));
-    const meta = metaFromJson(json.checkpoints[0]);
+    const meta = metaFromJson(manifest(dir).checkpoints[0]);
     expect(meta.chain).toHaveLength(2);
     const bucketOf = bucketsOfIds(allIds, spec.buckets!);
     const served = await shard.driver.getRows(shard.ctx(), 'emb', allIds);
