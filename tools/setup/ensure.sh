@@ -25,21 +25,31 @@ fi
 # sets up etcd's users in the tests as SECURITY.md shows) and the Python and Go
 # clients' toolchains. Python means Debian's own interpreter (`command -pv
 # python3`, on the default system PATH), the one Debian's python3-* packages install into.
-# `--demo` (npm run demo) asks for etcd alone.
+# `--demo` (npm run demo) asks for etcd alone; `--demo-ctr` (the click-through-rate demo, PyTorch
+# trainers) for etcd and the Python client's and PyTorch's packages.
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
-[ "${1:-}" = --demo ] || tests_need_more=true
+python_modules() {
+  local system_python module
+  system_python=$(command -pv python3 || true)
+  for module in "$@"; do
+    if [ -z "$system_python" ] || ! "$system_python" -c "import ${module%%:*}" >/dev/null 2>&1; then
+      missing+=("${module#*:}")
+    fi
+  done
+}
+demo_python=(grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy torch:python3-torch)
+case "${1:-}" in
+  --demo) ;;
+  --demo-ctr) python_modules "${demo_python[@]}" ;;
+  *) tests_need_more=true ;;
+esac
 if [ -n "${tests_need_more:-}" ]; then
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
-  system_python=$(command -pv python3 || true)
-  for module in grpc:python3-grpcio google.protobuf:python3-protobuf numpy:python3-numpy pytest:python3-pytest torch:python3-torch; do
-    if [ -z "$system_python" ] || ! "$system_python" -c "import ${module%%:*}" >/dev/null 2>&1; then
-      missing+=("${module#*:}")
-    fi
-  done
+  python_modules "${demo_python[@]}" pytest:python3-pytest
   # mypy checks the Python client's type hints (`mypy --strict` in its tests).
   command -v mypy >/dev/null 2>&1 || missing+=(mypy)
   command -v go >/dev/null 2>&1 || missing+=(golang-go)

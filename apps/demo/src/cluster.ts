@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { positive } from './cli-options';
 import { defaultOutDir } from './run/out-dir';
-import { loadDigits, splitDigits, writeCsvFiles } from './digits/digits';
+import { DigitsDemo } from './digits/digits-demo';
 import { DemoCluster } from './run/demo-cluster';
 import { lineupOf, withTrainerOptions, type TrainerCounts } from './run/trainer-programs';
 import { compactLine } from './view/compact-line';
@@ -30,12 +30,10 @@ const options = withTrainerOptions(
 
 async function main(): Promise<void> {
   const outDir = path.resolve(options.out ?? defaultOutDir('cluster-'));
-  const { train } = splitDigits(loadDigits(), 2000, options.seed);
-  writeCsvFiles(path.join(outDir, 'data'), train, 4);
+  const model = new DigitsDemo({ ...options, trainers: lineupOf(options), testSize: 2000 });
+  model.prepare(path.join(outDir, 'data'));
   const demo = await DemoCluster.start({
-    ...options,
-    trainers: lineupOf(options),
-    data: path.join(outDir, 'data', 'train-*.csv'),
+    pservers: options.pservers,
     logDir: path.join(outDir, 'logs'),
     onLine: (name, line) => {
       const text = compactLine(line);
@@ -53,7 +51,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
 
-  demo.startTrainers();
+  demo.startTrainers(model.trainerCommands(demo.cluster.masterAddresses));
   const { cluster } = demo;
   for (const p of demo.processes()) console.log(`started ${p.name} (pid ${p.pid})`);
   console.log(

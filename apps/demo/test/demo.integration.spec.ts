@@ -149,6 +149,46 @@ describe('npm run demo -- --ci', () => {
   });
 });
 
+describe('npm run demo -- --model ctr --ci', () => {
+  it('trains the PyTorch click model past its AUC floor through a pserver kill', async () => {
+    const outDir = tempDir('demo-ctr');
+    const demo = spawnNode(demoBundle, ['--model', 'ctr', '--ci', '--out', outDir], {
+      name: 'demo-ctr',
+    });
+    const status = await demo.exited;
+    if (status.code !== 0) throw demo.failure(`exited with ${JSON.stringify(status)}`);
+
+    const events = eventsOf(outDir);
+    const judged = events.find((e) => e.kind === 'auc')!;
+    // The reduced log's floor (demo README); nothing ranks better than the planted truth.
+    expect(judged.auc).toBeGreaterThanOrEqual(0.72);
+    expect(judged.auc).toBeLessThan(judged.optimalAuc as number);
+    expect(judged.logloss).toBeGreaterThan(judged.optimalLogloss as number);
+    // The first trainer's evaluations during the run, each a line of the story.
+    const evaluations = events.filter((e) => e.kind === 'model' && e.trainer === 'ctr-0');
+    expect(evaluations.length).toBeGreaterThanOrEqual(5);
+
+    const killed = events.filter((e) => e.kind === 'killed');
+    expect(killed.map((e) => e.index)).toEqual([expect.any(Number)]);
+    const takenOver = events.find((e) => e.kind === 'taken over')!;
+    expect(takenOver.takenOverBy).not.toBe(killed[0]!.victim);
+    expect(takenOver.restoredUpdates).toBeGreaterThan(0);
+    expect(events.find((e) => e.kind === 'resumed')?.resumedAt).toBeGreaterThan(
+      killed[0]!.killedAt as number,
+    );
+    const trainers = events.filter((e) => e.kind === 'trainer');
+    expect(trainers.map((e) => e.name).sort()).toEqual(['ctr-0', 'ctr-1']);
+    for (const t of trainers) expect(t.steps).toBeGreaterThan(100);
+
+    const started = events.filter((e) => e.kind === 'started');
+    for (const { pid } of started) expect(alive(pid as number)).toBe(false);
+    const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
+    expect(report).toContain('<h2>Held-out AUC</h2>');
+    expect(report).toContain(`held-out AUC <b>${(judged.auc as number).toFixed(3)}</b>`);
+    expect(badJsonLines(path.join(outDir, 'logs')).slice(0, 5)).toEqual([]);
+  });
+});
+
 describe('nx run demo:cluster', () => {
   it('keeps the cluster up after training and stops every process on Ctrl-C', async () => {
     const outDir = tempDir('demo-cluster');

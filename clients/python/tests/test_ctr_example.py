@@ -54,8 +54,39 @@ def test_the_log_is_made_from_its_seed_and_its_true_logit_ranks_best():
     np.testing.assert_array_equal(np.sort(together), np.sort(a.train.logits))
 
 
+def test_the_truth_alone_gives_the_logs_logits():
+    vocabs = (100, 200, 300, 400)
+    log = data.make_dataset(5, 3_000, 1_000, vocabs)
+    weights, pairs, factors = data.truth(5, vocabs)
+    logits = np.full(len(log.train), data.BIAS)
+    for f in range(len(vocabs)):
+        logits += weights[f][log.train.ids[:, f]]
+    for (a, b), (u, v) in zip(pairs, factors):
+        logits += data.INTERACTION_SCALE * u[log.train.ids[:, a]] * v[log.train.ids[:, b]]
+    np.testing.assert_allclose(logits, log.train.logits, rtol=0, atol=1e-12)
+
+
+def test_the_local_baseline_trains_the_model_between_chance_and_the_truth():
+    out = subprocess.run(
+        [
+            "/usr/bin/python3",
+            os.path.join(EXAMPLE, "local_baseline.py"),
+            *["--seed", "2", "--train-size", "40000", "--test-size", "10000", "--vocabs", "100,200,300,400"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    figures = json.loads(out.stdout)
+    assert 0.65 < figures["local_auc"] < figures["optimal_auc"]
+    # Small vocabularies: every id is seen, so knowing the seen ids is knowing the truth.
+    assert figures["seen_ids_auc"] == figures["optimal_auc"]
+    assert figures["local_logloss"] > figures["optimal_logloss"]
+
+
 class Trainer:
-    """One trainer.py process; its stdout's JSON lines in a queue, its stderr in a file."""
+    """One trainer.py process; its eval events in a queue, its stderr in a file."""
 
     def __init__(self, index, masters, seed, log_dir):
         self._stderr = open(os.path.join(log_dir, f"trainer-{index}.stderr.log"), "w", encoding="utf-8")
@@ -82,7 +113,9 @@ class Trainer:
 
     def _read(self):
         for line in self.process.stdout:
-            self.lines.put(json.loads(line))
+            event = json.loads(line)
+            if event["event"] == "eval":
+                self.lines.put(event)
         self.lines.put(None)
 
     def next_evaluation(self, timeout):

@@ -84,10 +84,7 @@ def make_dataset(
         raise ValueError(f"vocabs: 2 to {len(WEIGHT_SCALES)} features expected, got {len(vocabs)}")
     rng = np.random.default_rng(seed)
     n = train_size + test_size
-    # The truth first, so that it does not depend on the log's size.
-    weights = [rng.normal(0.0, WEIGHT_SCALES[f], size=v) for f, v in enumerate(vocabs)]
-    pairs = [(0, 1)] + ([(2, 3)] if len(vocabs) >= 4 else [])
-    factors = [(rng.normal(size=vocabs[a]), rng.normal(size=vocabs[b])) for a, b in pairs]
+    weights, pairs, factors = _draw_truth(rng, vocabs)
     frequent_first = [rng.permutation(v) for v in vocabs]
 
     ids = np.empty((n, len(vocabs)), dtype=np.int64)
@@ -108,6 +105,24 @@ def make_dataset(
         train=ClickLog(log.ids[:train_size], log.clicks[:train_size], log.logits[:train_size]),
         test=ClickLog(log.ids[train_size:], log.clicks[train_size:], log.logits[train_size:]),
     )
+
+
+def truth(
+    seed: int, vocabs: Sequence[int]
+) -> tuple[list[np.ndarray], list[tuple[int, int]], list[tuple[np.ndarray, np.ndarray]]]:
+    """The log's truth alone: each feature's per-id weights, the interacting feature pairs and
+    their per-id factors (the first draws of the seed, the same whatever the log's size)."""
+    return _draw_truth(np.random.default_rng(seed), vocabs)
+
+
+def _draw_truth(
+    rng: np.random.Generator, vocabs: Sequence[int]
+) -> tuple[list[np.ndarray], list[tuple[int, int]], list[tuple[np.ndarray, np.ndarray]]]:
+    # The truth first, so that it does not depend on the log's size.
+    weights = [rng.normal(0.0, WEIGHT_SCALES[f], size=v) for f, v in enumerate(vocabs)]
+    pairs = [(0, 1)] + ([(2, 3)] if len(vocabs) >= 4 else [])
+    factors = [(rng.normal(size=vocabs[a]), rng.normal(size=vocabs[b])) for a, b in pairs]
+    return weights, pairs, factors
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

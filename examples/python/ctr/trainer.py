@@ -8,10 +8,15 @@ trained with BCE-with-logits on its share of the synthetic click log of data.py.
 
 Every trainer of a job makes the same log from the same seed and reads every count-th impression
 from its index; they train one model asynchronously (each step reads the current values and
-pushes its gradients). Every --eval-every steps and at the end it evaluates the model on the
-held-out set and prints one JSON line:
+pushes its gradients). It reports what it does as one JSON line per event on stdout, the same
+events as the digits trainers (ready, step, pass over, done, failed), so that it can run in the
+demo (`npm run demo -- --model ctr`); every --eval-every steps and at the end it evaluates the
+model on the held-out set and prints an eval event:
 
-    {"step": 200, "trainer": 0, "auc": 0.81, "logloss": 0.40, "optimal_auc": 0.86, "optimal_logloss": 0.36}
+    {"event": "eval", "t": 1764614400000, "step": 200, "trainer": 0, "auc": 0.81, "logloss": 0.40,
+     "optimal_auc": 0.86, "optimal_logloss": 0.36}
+
+With --evaluate-only it trains nothing: it evaluates the job's model once and exits.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import argparse
 import json
 import os
 import sys
+import threading
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -62,9 +69,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hidden", type=positive, default=32, help="hidden units of the MLP")
     parser.add_argument("--row-learning-rate", type=float, default=0.1, help="the tables' Adagrad rate")
     parser.add_argument("--learning-rate", type=float, default=3e-3, help="the MLP's Adam rate")
-    parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end only)")
+    parser.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: never while training)")
+    parser.add_argument(
+        "--final-eval", action=argparse.BooleanOptionalAction, default=True, help="evaluate when done"
+    )
+    parser.add_argument("--evaluate-only", action="store_true", help="train nothing: evaluate the job's model once")
     parser.add_argument("--name", help="this trainer's name (default ctr-<index>)")
+    parser.add_argument("--exit-on-stdin-close", action="store_true", help="exit when standard input closes")
     return parser.parse_args(argv)
+
+
+def report(event: str, **fields: Any) -> None:
+    print(json.dumps({"event": event, "t": int(time.time() * 1000), **fields}), flush=True)
+
+
+def click_head(inputs: int, hidden: int) -> torch.nn.Module:
+    """The MLP over the concatenated rows: inputs → hidden → hidden/2 → one logit, ReLU between."""
+    return torch.nn.Sequential(
+        torch.nn.Linear(inputs, hidden),
+        torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden // 2),
+        torch.nn.ReLU(),
+        torch.nn.Linear(hidden // 2, 1),
+    )
 
 
 class ClickModel(torch.nn.Module):  # type: ignore[misc]
@@ -73,13 +100,7 @@ class ClickModel(torch.nn.Module):  # type: ignore[misc]
     def __init__(self, client: Any, vocabs: Sequence[int], dim: int, hidden: int) -> None:
         super().__init__()
         self.embeddings = [RemoteEmbeddingBag(client, f"feature{f}", dim, mode="sum") for f in range(len(vocabs))]
-        self.head = torch.nn.Sequential(
-            torch.nn.Linear(dim * len(vocabs), hidden),
-            torch.nn.ReLU(),
-            torch.nn.Linear(hidden, hidden // 2),
-            torch.nn.ReLU(),
-            torch.nn.Linear(hidden // 2, 1),
-        )
+        self.head = click_head(len(vocabs) * dim, hidden)
 
     def forward(self, ctx: Any, ids: torch.Tensor) -> torch.Tensor:
         # Each impression is a bag of one id per feature (a (batch, 1) input).
@@ -87,8 +108,19 @@ class ClickModel(torch.nn.Module):  # type: ignore[misc]
         return self.head(torch.cat(rows, dim=1)).squeeze(1)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+def exit_when_stdin_closes() -> None:
+    """The demo holds the other end of standard input: when it dies, even by SIGKILL, so does this."""
+
+    def watch() -> None:
+        # os.read on the raw descriptor: a buffered reader's lock would block the shutdown.
+        while os.read(0, 4096):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def train(args: argparse.Namespace) -> None:
     vocabs = [int(v) for v in args.vocabs.split(",")]
     data = make_dataset(args.seed, args.train_size, args.test_size, vocabs)
     share = data.train.share(args.index, args.count)
@@ -120,35 +152,60 @@ def main(argv: Sequence[str] | None = None) -> None:
                     return out
 
             scores = client.step(fn)
-            line = {
-                "step": step,
-                "trainer": args.index,
-                "auc": round(auc(data.test.clicks, scores), 4),
-                "logloss": round(logloss(data.test.clicks, scores), 4),
+            report(
+                "eval",
+                step=step,
+                trainer=args.index,
+                auc=round(auc(data.test.clicks, scores), 4),
+                logloss=round(logloss(data.test.clicks, scores), 4),
                 **optimal,
-            }
-            print(json.dumps(line), flush=True)
+            )
 
+        if args.evaluate_only:
+            evaluate(0)
+            return
+        report("ready")
         steps = 0
         for pass_ in range(args.passes):
             order = np.random.default_rng([args.seed, args.index, pass_]).permutation(len(share))
             for start in range(0, len(order), args.batch):
+                started = int(time.time() * 1000)
                 rows = order[start : start + args.batch]
                 # The batch is read before the step: a re-run after a failover reads the same one.
                 ids = torch.from_numpy(share.ids[rows])
                 clicks = torch.from_numpy(share.clicks[rows])
 
-                def fn(ctx: Any) -> None:
+                def fn(ctx: Any) -> float:
                     params.pull(ctx)
-                    loss_fn(model(ctx, ids), clicks).backward()
+                    loss = loss_fn(model(ctx, ids), clicks)
+                    loss.backward()
                     params.push(ctx)
+                    return float(loss)
 
-                client.step(fn)
+                loss = client.step(fn)
                 steps += 1
+                report("step", **{"pass": pass_, "loss": loss, "samples": len(rows), "started": started})
                 if args.eval_every and steps % args.eval_every == 0:
                     evaluate(steps)
-        if not args.eval_every or steps % args.eval_every:
+            report("pass over", **{"pass": pass_})
+        if args.final_eval and (not args.eval_every or steps % args.eval_every):
             evaluate(steps)
+    report("done")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.exit_on_stdin_close:
+        exit_when_stdin_closes()
+    try:
+        train(args)
+    except Exception as err:  # one line for the demo, and a failing exit status
+        report("failed", error=f"{type(err).__name__}: {err}")
+        sys.stdout.flush()
+        os._exit(1)
+    # Exits at once: a pipe on standard input would keep the process alive.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -81,4 +81,17 @@ describe('Chaos', () => {
     expect(chaos.failures[1]).toMatchObject({ killedAt: 5_000, resumedAt: 6_950 });
     expect(events).toEqual(['killed', 'taken over', 'resumed', 'killed', 'taken over', 'resumed']);
   });
+
+  it('kills only what its plan names', () => {
+    const cluster = new FakeCluster();
+    const progress = new TrainingProgress(['a'], 1, 1000);
+    const chaos = new Chaos(cluster, progress, 0, () => undefined, ['pserver']);
+    progress.onTrainerLine('a', step(500, 0, 900));
+    chaos.tick(1_000);
+    progress.onTrainerLine('a', step(400, 1_000, 1_900));
+    chaos.tick(2_000);
+    expect(cluster.pservers[0]!.killedBy).toBe('SIGKILL');
+    expect(cluster.masters[0]!.killedBy).toBeUndefined();
+    expect(chaos.failures.map((f) => f.target)).toEqual(['pserver']);
+  });
 });

@@ -42,16 +42,17 @@ export interface ChaosCluster {
 const logTime = (entry: Record<string, unknown> | undefined): number =>
   entry ? Date.parse(String(entry.time)) : NaN;
 
+/** When in the run (the share of it done) each kill comes: the first at 40 %, the second at 65 %. */
+const killAt = [0.4, 0.65];
+
 /**
- * The demo's chaos: `kill -9` of the pserver serving one shard when the run is 40 % done, then of
- * the leading master at 65 %; then it watches the logs and the trainers' steps for the recovery.
+ * The demo's chaos: `kill -9` of the pserver serving one shard when the run is 40 % done, then
+ * (by default) of the leading master at 65 %; then it watches the logs and the trainers' steps
+ * for the recovery.
  */
 export class Chaos {
   readonly failures: Failure[] = [];
-  private readonly plan: { at: number; target: Failure['target'] }[] = [
-    { at: 0.4, target: 'pserver' },
-    { at: 0.65, target: 'master' },
-  ];
+  private readonly plan: { at: number; target: Failure['target'] }[];
 
   constructor(
     private readonly cluster: ChaosCluster,
@@ -59,7 +60,10 @@ export class Chaos {
     /** The shard whose pserver is killed. */
     private readonly victimIndex: number,
     private readonly onEvent: (event: ChaosEvent) => void,
-  ) {}
+    targets: readonly Failure['target'][] = ['pserver', 'master'],
+  ) {
+    this.plan = targets.slice(0, killAt.length).map((target, k) => ({ at: killAt[k]!, target }));
+  }
 
   /** Injects what is due and notes recoveries; called on every tick of the demo's loop. */
   tick(now = Date.now()): void {

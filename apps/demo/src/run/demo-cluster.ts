@@ -1,5 +1,5 @@
 import { LocalCluster, spawnProcess, type ManagedProcess } from '@pserver/local-cluster';
-import { trainerProgram, type TrainerSpec } from './trainer-programs';
+import type { TrainerCommand } from './demo-model';
 
 /**
  * How long a trainer may hold a task before the master hands it to another. A task is some 60
@@ -17,12 +17,6 @@ export const demoStallMs = demoTaskTimeoutMs / 2;
 
 export interface DemoClusterOptions {
   pservers: number;
-  /** The trainer processes, in TypeScript, Python or Go. */
-  trainers: TrainerSpec[];
-  passes: number;
-  seed: number;
-  /** The training files, a glob the master expands. */
-  data: string;
   logDir: string;
   /** Every line of every process, with the process's name. */
   onLine: (name: string, line: string) => void;
@@ -60,39 +54,18 @@ export class DemoCluster {
   }
 
   /** Starts the trainer processes. */
-  startTrainers(): void {
+  startTrainers(commands: TrainerCommand[]): void {
     const { options } = this;
-    for (const { name, language } of options.trainers) {
-      const program = trainerProgram(language);
+    for (const { name, command, args, env } of commands)
       this.trainers.push(
-        spawnProcess(
-          program.command,
-          [
-            ...program.args,
-            '--master',
-            this.cluster.masterAddresses.join(','),
-            '--data',
-            options.data,
-            '--name',
-            name,
-            '--passes',
-            String(options.passes),
-            '--seed',
-            String(options.seed),
-            '--task-timeout-ms',
-            String(demoTaskTimeoutMs),
-            '--exit-on-stdin-close',
-          ],
-          {
-            name,
-            env: program.env,
-            stdinPipe: true,
-            logDir: options.logDir,
-            onLine: (line) => options.onLine(name, line),
-          },
-        ),
+        spawnProcess(command, args, {
+          name,
+          env,
+          stdinPipe: true,
+          logDir: options.logDir,
+          onLine: (line) => options.onLine(name, line),
+        }),
       );
-    }
   }
 
   /** Every process started, running or not: etcd, masters, pservers, trainers. */

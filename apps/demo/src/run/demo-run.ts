@@ -1,34 +1,29 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { connect } from '@pserver/client';
 import { sleep } from '@pserver/local-cluster';
-import { loadDigits, splitDigits, writeCsvFiles } from '../digits/digits';
-import { hyperparameters } from '../model/hyperparameters';
-import { accuracy, initialParams, paramNames, type Sample } from '../model/mlp';
 import { chaosLine } from '../view/chaos-line';
 import { renderReport } from '../view/report';
 import type { DemoSnapshot, DemoView } from '../view/demo-view';
 import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
-import type { TrainerSpec } from './trainer-programs';
+import type { DemoModel, Judgement } from './demo-model';
 import { TrainingProgress } from './training-progress';
 
 export interface DemoOptions {
+  model: DemoModel;
   pservers: number;
-  trainers: TrainerSpec[];
   passes: number;
+  /** Picks the shard whose pserver is killed. */
   seed: number;
   chaos: boolean;
   /** Where the data, logs, events and report go. */
   outDir: string;
-  /** Held-out digits for the test accuracy. */
-  testSize: number;
   /** A generous bound on the whole run: past it, the demo stops with an error. */
   timeoutMs: number;
 }
 
 export interface DemoResult {
-  accuracy: number;
+  judgement: Judgement;
   failures: Failure[];
   durationMs: number;
   /** The longest time no trainer applied a step (see `TrainingProgress.longestPause`). */
@@ -37,8 +32,8 @@ export interface DemoResult {
 }
 
 /**
- * The demo, start to end: split the digits and write the training files, start the cluster and
- * the trainers, inject the failures, wait for the trainers, measure the test accuracy, stop every
+ * The demo, start to end: write the model's training data, start the cluster and the trainers,
+ * inject the failures, wait for the trainers, judge the model on held-out data, stop every
  * process and write the report. Every event also goes to `<outDir>/events.jsonl`.
  */
 export async function runDemo(
@@ -49,30 +44,30 @@ export async function runDemo(
   const startedAt = Date.now();
   fs.mkdirSync(options.outDir, { recursive: true });
   const eventsFile = path.join(options.outDir, 'events.jsonl');
-  const { train, test } = splitDigits(loadDigits(), options.testSize, options.seed);
-  const dataDir = path.join(options.outDir, 'data');
-  writeCsvFiles(dataDir, train, 4);
-
-  const names = options.trainers.map((t) => t.name);
-  const progress = new TrainingProgress(names, options.passes, train.length);
-  const view = makeView(names, train.length);
+  const { model } = options;
+  const progress = new TrainingProgress(model.trainers, options.passes, model.samplesPerPass);
+  const view = makeView(model.trainers, model.samplesPerPass);
   const record = (event: Record<string, unknown>, text?: string): void => {
     const at = Date.now();
     fs.appendFileSync(eventsFile, JSON.stringify({ t: at, ...event }) + '\n');
     if (text) view.note(text, at);
   };
   record(
-    { kind: 'data', train: train.length, test: test.length, seed: options.seed },
-    `${train.length} digits to train on in ${dataDir}, ${test.length} held out for the test`,
+    { kind: 'data', train: model.samplesPerPass, seed: options.seed },
+    model.prepare(path.join(options.outDir, 'data')),
   );
 
   let demo: DemoCluster | undefined;
   try {
+    const logDir = path.join(options.outDir, 'logs');
     demo = await DemoCluster.start({
-      ...options,
-      data: path.join(dataDir, 'train-*.csv'),
-      logDir: path.join(options.outDir, 'logs'),
-      onLine: (name, line) => progress.onTrainerLine(name, line),
+      pservers: options.pservers,
+      logDir,
+      onLine: (name, line) => {
+        progress.onTrainerLine(name, line);
+        const said = model.onTrainerLine(name, line);
+        if (said) record({ kind: 'model', trainer: name, line }, said);
+      },
     });
     const cluster = demo;
     // Ctrl-C is acted on between phases and at each tick of the training loop.
@@ -80,12 +75,16 @@ export async function runDemo(
       if (signal.aborted) throw new Error('interrupted');
     };
     interrupted();
-    demo.startTrainers();
+    demo.startTrainers(model.trainerCommands(cluster.cluster.masterAddresses));
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
-    const chaos = new Chaos(demo.cluster, progress, options.seed % options.pservers, (event) =>
-      record({ kind: event.kind, ...event.failure }, chaosLine(event)),
+    const chaos = new Chaos(
+      demo.cluster,
+      progress,
+      options.seed % options.pservers,
+      (event) => record({ kind: event.kind, ...event.failure }, chaosLine(event)),
+      model.kills,
     );
     let passesOver = 0;
     while (!progress.allFinished()) {
@@ -112,22 +111,18 @@ export async function runDemo(
     record({ kind: 'longest pause', ...pause });
 
     interrupted();
-    const measured = await testAccuracy(demo, options.seed, test);
+    const judgement = await model.judge(cluster.cluster, logDir);
     interrupted();
-    record(
-      { kind: 'accuracy', accuracy: measured },
-      `test accuracy ${(measured * 100).toFixed(1)} % on ${test.length} held-out digits`,
-    );
+    record(judgement.event, judgement.text);
     const finishedAt = Date.now();
     const reportPath = path.join(options.outDir, 'demo-report.html');
     fs.writeFileSync(
       reportPath,
       renderReport({
-        title: 'pserver demo: MNIST digits on a fault-tolerant cluster',
+        title: model.title,
         settings: {
           pservers: options.pservers,
-          trainers: options.trainers.map((t) => t.name).join(' '),
-          passes: options.passes,
+          ...model.settings,
           seed: options.seed,
           chaos: options.chaos,
         },
@@ -135,11 +130,13 @@ export async function runDemo(
         finishedAt,
         steps: progress.steps,
         failures: chaos.failures,
-        accuracy: measured,
+        headline: judgement.headline,
+        lossLabel: model.lossLabel,
+        curves: model.curves(),
       }),
     );
     return {
-      accuracy: measured,
+      judgement,
       failures: chaos.failures,
       durationMs: finishedAt - startedAt,
       longestPauseMs: pause?.ms ?? 0,
@@ -149,18 +146,6 @@ export async function runDemo(
     view.close();
     if (demo) await demo.stop();
     record({ kind: 'stopped' });
-  }
-}
-
-/** The test accuracy of the weights on the pservers, read by a client of its own. */
-async function testAccuracy(demo: DemoCluster, seed: number, test: Sample[]): Promise<number> {
-  const client = await connect({ master: demo.cluster.masterAddresses, name: 'evaluator' });
-  try {
-    // Declares the tensors; they are initialized already, so nothing is written.
-    await client.initParams(initialParams(hyperparameters.hidden, seed));
-    return accuracy(await client.getParams(paramNames, Float32Array), test);
-  } finally {
-    await client.close();
   }
 }
 

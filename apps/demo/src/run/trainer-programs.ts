@@ -52,6 +52,11 @@ export function lineupOf(counts: TrainerCounts): TrainerSpec[] {
   });
 }
 
+/** Debian's Python, the one with python3-grpcio and python3-torch (`command -pv python3`). */
+export function systemPython(): string {
+  return execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' }).trim();
+}
+
 /**
  * How to start a trainer of `language`: the TypeScript bundle next to this one, the Python
  * example with Debian's interpreter (the one with python3-grpcio; `command -pv python3`), the Go
@@ -72,7 +77,7 @@ export function trainerProgram(language: TrainerLanguage): {
       return { command: process.execPath, args: [path.join(__dirname, 'trainer.js')] };
     case 'python':
       return {
-        command: execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' }).trim(),
+        command: systemPython(),
         args: [
           required(
             path.join(root, 'examples', 'python', 'digits_trainer.py'),

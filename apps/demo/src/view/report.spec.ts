@@ -29,7 +29,8 @@ describe('renderReport', () => {
           resumedAt: 6_500,
         },
       ],
-      accuracy: 0.9312,
+      headline: 'test accuracy <b>93.1 %</b>',
+      lossLabel: 'cross-entropy',
     });
     expect(html).toContain('<title>a &lt;demo&gt;</title>');
     expect(html).toContain('test accuracy <b>93.1 %</b>');
@@ -40,6 +41,38 @@ describe('renderReport', () => {
     expect(html).toContain('kill -9 pserver-1 (shard 1, lease epoch 5)');
     expect(html).toContain('pserver-3 after 1.0 s, lease epoch 9');
     expect(html).not.toMatch(/[^e] epoch/);
+  });
+
+  it('draws a curve after loss and throughput, with its reference level', () => {
+    const html = renderReport({
+      title: 'curves',
+      settings: {},
+      startedAt: 0,
+      finishedAt: 10_000,
+      steps: [{ trainer: 't', pass: 0, loss: 0.5, samples: 256, started: 900, t: 1_000 }],
+      failures: [],
+      headline: 'held-out AUC <b>0.780</b>',
+      lossLabel: 'log-loss',
+      curves: [
+        {
+          title: 'Held-out AUC',
+          yLabel: 'AUC',
+          points: [
+            [2_000, 0.6],
+            [6_000, 0.75],
+            [9_000, 0.78],
+          ],
+          reference: { value: 0.85, label: 'optimum 0.850' },
+        },
+      ],
+    });
+    const charts = html.split('<svg').slice(1);
+    expect(charts).toHaveLength(3);
+    expect(html.indexOf('<h2>Held-out AUC</h2>')).toBeGreaterThan(html.indexOf('<h2>Throughput'));
+    expect(charts[2]!.match(/<circle /g)).toHaveLength(3);
+    expect(charts[2]).toContain('stroke-dasharray="6 4"');
+    expect(charts[2]).toContain('>optimum 0.850</text>');
+    expect(html).toContain('held-out AUC <b>0.780</b>');
   });
 
   it('puts the axis ticks at round numbers', () => {
@@ -53,7 +86,8 @@ describe('renderReport', () => {
         { trainer: 't', pass: 0, loss: 0.4, samples: 600, started: 9_000, t: 9_100 },
       ],
       failures: [],
-      accuracy: undefined,
+      headline: 'test accuracy not measured',
+      lossLabel: 'cross-entropy',
     });
     const labels = (svg: string, anchor: 'end' | 'middle'): string[] =>
       [...svg.matchAll(new RegExp(`text-anchor="${anchor}">([^<]+)</text>`, 'g'))].map(

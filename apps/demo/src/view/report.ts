@@ -10,13 +10,31 @@ export interface ReportData {
   finishedAt: number;
   steps: readonly StepRecord[];
   failures: readonly Failure[];
-  accuracy: number | undefined;
+  /** The result in one phrase, HTML: `test accuracy <b>91.2 %</b>`. */
+  headline: string;
+  /** What the trainers' loss is, for its axis. */
+  lossLabel: string;
+  /** More charts, after loss and throughput. */
+  curves?: readonly Curve[];
+}
+
+/** A quantity measured now and then during the run, such as the held-out AUC. */
+export interface Curve {
+  title: string;
+  caption?: string;
+  yLabel: string;
+  /** (when, ms since the epoch; value). */
+  points: readonly [t: number, y: number][];
+  /** A level to compare with, drawn dashed across the chart (e.g. the best achievable). */
+  reference?: { value: number; label: string };
 }
 
 interface Series {
   points: [x: number, y: number][];
-  style: 'dots' | 'line';
+  style: 'dots' | 'line' | 'dashed';
   color: string;
+  /** Written at the line's right end. */
+  label?: string;
 }
 
 const width = 900;
@@ -70,7 +88,12 @@ function chart(
         );
     else
       parts.push(
-        `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`,
+        `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.style === 'dashed' ? ' stroke-dasharray="6 4"' : ''} points="${s.points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`,
+      );
+    const end = s.points.at(-1);
+    if (s.label && end)
+      parts.push(
+        `<text x="${sx(end[0]) - 4}" y="${sy(end[1]) - 5}" text-anchor="end" fill="${s.color}">${escape(s.label)}</text>`,
       );
   }
   parts.push(
@@ -86,6 +109,27 @@ function movingAverage(points: [number, number][], window: number): [number, num
     sum += y - (i >= window ? points[i - window]![1] : 0);
     return [x, sum / Math.min(i + 1, window)];
   });
+}
+
+/** A curve's chart: its points as a line with dots, and its reference level dashed. */
+function curveChart(curve: Curve, failures: readonly Failure[], t0: number, x1: number): string {
+  const points = curve.points.map(([t, y]): [number, number] => [(t - t0) / 1000, y]);
+  const series: Series[] = [
+    { points, style: 'line', color: '#36c' },
+    { points, style: 'dots', color: '#124' },
+  ];
+  if (curve.reference)
+    series.push({
+      points: [
+        [0, curve.reference.value],
+        [x1, curve.reference.value],
+      ],
+      style: 'dashed',
+      color: '#2a7',
+      label: curve.reference.label,
+    });
+  return `<h2>${escape(curve.title)}</h2>
+${curve.caption ? `<p>${escape(curve.caption)}</p>\n` : ''}${chart(series, curve.yLabel, failures, t0, x1)}`;
 }
 
 /** The report of a demo run: one self-contained HTML page (no scripts, no network). */
@@ -117,7 +161,7 @@ export function renderReport(data: ReportData): string {
 <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}svg{font-size:11px}table{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}</style>
 </head><body>
 <h1>${escape(data.title)}</h1>
-<p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · test accuracy <b>${data.accuracy === undefined ? 'not measured' : `${(data.accuracy * 100).toFixed(1)} %`}</b></p>
+<p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · ${data.headline}</p>
 <h2>Loss</h2>
 <p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had completed a step after the takeover.</p>
 ${chart(
@@ -125,13 +169,14 @@ ${chart(
     { points: loss, style: 'dots', color: '#36c' },
     { points: movingAverage(loss, 25), style: 'line', color: '#124' },
   ],
-  'cross-entropy',
+  data.lossLabel,
   data.failures,
   t0,
   x1,
 )}
 <h2>Throughput</h2>
 ${chart([{ points: throughput, style: 'line', color: '#2a7' }], 'samples/s', data.failures, t0, x1)}
+${(data.curves ?? []).map((c) => curveChart(c, data.failures, t0, x1)).join('\n')}
 <h2>Failures</h2>
 <table><tr><th>at</th><th>what</th><th>taken over by</th><th>time lost</th></tr>${rows.join('') || '<tr><td colspan="4">none (run without chaos)</td></tr>'}</table>
 </body></html>
