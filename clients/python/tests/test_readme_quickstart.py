@@ -1,5 +1,5 @@
 """The README's PyTorch quick start, run as written against a real cluster: the first Python
-block of its "PyTorch" section, as a program of its own with PSERVER_MASTER naming the masters."""
+block of its "PyTorch quick start" section, as a program of its own with PSERVER_MASTER naming the masters."""
 
 import os
 import re
@@ -19,9 +19,9 @@ README = os.path.join(HERE, "..", "README.md")
 def quick_start() -> str:
     with open(README, encoding="utf-8") as f:
         text = f.read()
-    section = text[text.index("\n## PyTorch\n") :]
+    section = text[text.index("\n## PyTorch quick start\n") :]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the PyTorch section has no Python block"
+    assert match, "the PyTorch quick start has no Python block"
     return match.group(1)
 
 
