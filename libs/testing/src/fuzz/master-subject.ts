@@ -151,7 +151,18 @@ export class MasterFuzzSubject implements FuzzSubject<MasterState> {
 
   private async call(method: string, request: object): Promise<Record<string, unknown>> {
     const path = `/${this.service}/${method}`;
-    const answer = await this.client.unary(path, encodeMessage(`${method}Request`, request));
+    let answer = await this.client.unary(path, encodeMessage(`${method}Request`, request));
+    // The harness's own reads and idempotent calls are retried when the connection drops under
+    // them (INTERNAL "RST_STREAM … Session closed", UNAVAILABLE): that is the transport, not the
+    // master's answer. Calls that would act twice are not.
+    for (
+      let retry = 0;
+      retry < 3 && idempotent.has(method) && transportFailure(answer.status);
+      retry++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await this.client.unary(path, encodeMessage(`${method}Request`, request));
+    }
     if (answer.status !== status.OK)
       throw new Error(
         `${method} from the fuzz harness failed: ${status[answer.status]} ${answer.details}`,
@@ -159,3 +170,9 @@ export class MasterFuzzSubject implements FuzzSubject<MasterState> {
     return decodeMessage(`${method}Response`, answer.body!);
   }
 }
+
+/** The harness's calls that may be sent again without acting twice. */
+const idempotent = new Set(['Status', 'KeepAlive', 'SetDesiredShards']);
+
+const transportFailure = (code: status): boolean =>
+  code === status.UNAVAILABLE || code === status.INTERNAL;
