@@ -33,6 +33,8 @@ export interface MasterConfig extends LogSettings {
   desiredPservers: number | undefined;
   /** Written to `config/block-size` when absent; fixed for the life of the job. */
   blockSize: number;
+  /** Written to `config/replicas` when absent: replicas kept of each shard besides its primary. */
+  replicas: number;
   /** The election lease's TTL. */
   leaseTtlSeconds: number;
   /** A trainer session ends after this long without KeepAlive. */
@@ -117,6 +119,16 @@ export function loadConfig(argv: string[]): MasterConfig {
       ),
     )
     .addOption(
+      integerOption(
+        '--replicas <n>',
+        'replicas of each shard besides its primary, written if the job has none yet (0: restore from checkpoints)',
+        'MASTER_REPLICAS',
+        0,
+        0,
+        16,
+      ),
+    )
+    .addOption(
       integerOption('--lease-ttl-s <s>', 'election lease TTL', 'MASTER_LEASE_TTL_S', 5, 1, 600),
     )
     .addOption(
@@ -170,6 +182,7 @@ export function loadConfig(argv: string[]): MasterConfig {
     job: string;
     desiredPservers?: number;
     blockSize: number;
+    replicas: number;
     leaseTtlS: number;
     sessionTtlS: number;
     relistIntervalMs: number;
@@ -197,6 +210,7 @@ export function loadConfig(argv: string[]): MasterConfig {
     job: o.job,
     desiredPservers: o.desiredPservers,
     blockSize: o.blockSize,
+    replicas: o.replicas,
     leaseTtlSeconds: o.leaseTtlS,
     sessionTtlSeconds: o.sessionTtlS,
     relistIntervalMs: o.relistIntervalMs,

@@ -204,6 +204,7 @@ export class MasterNode {
         job: this.config.job,
         desiredPservers: this.config.desiredPservers,
         blockSize: this.config.blockSize,
+        replicas: this.config.replicas,
         sessionTtlMs: this.config.sessionTtlSeconds * 1000,
         relistIntervalMs: this.config.relistIntervalMs,
         logger: this.logger.child({ component: 'leader' }),

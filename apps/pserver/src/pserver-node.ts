@@ -1,9 +1,12 @@
+import path from 'node:path';
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 
 import { checkCheckpointDirectories } from '@pserver/checkpoint';
 import {
   ClusterMember,
   StandaloneTenure,
+  type EtcdShardTenure,
+  type ReplicaTenure,
   type ShardTenure,
   type TenureLostError,
 } from '@pserver/coordination';
@@ -17,6 +20,8 @@ import {
   loadServerSecurity,
   type ServerSecurity,
   parameterServerService,
+  replicationService,
+  clientChannelOptions,
   serveMetrics,
   serviceNames,
   shutdownServer,
@@ -30,7 +35,12 @@ import { Checkpointer } from './service/checkpointer';
 import { PserverError } from './service/errors';
 import { ParameterService } from './service/parameter-service';
 import { Shard } from './service/shard';
+import { PeerClients, peerSecurity } from './replication/peer-calls';
+import { ReplicaFollower } from './replication/replica-follower';
+import { ReplicaLinks } from './replication/replica-links';
+import { ReplicationService, type ReplicationRole } from './replication/replication-service';
 import { parameterServerHandlers } from './transport/parameter-server-handlers';
+import { replicationHandlers } from './transport/replication-handlers';
 
 /** Exit codes a supervisor can tell apart. */
 export const exitCodes = {
@@ -70,6 +80,15 @@ interface Serving {
   service: ParameterService;
   checkpointer: Checkpointer;
   tenure: ShardTenure;
+  /** Its replicas (cluster mode). */
+  links?: ReplicaLinks;
+  stopWatchingReplicas?: () => Promise<void>;
+}
+
+/** The shard this pserver keeps a copy of for its primary. */
+interface Following {
+  tenure: ReplicaTenure;
+  follower: ReplicaFollower;
 }
 
 /**
@@ -86,6 +105,8 @@ export class PserverNode {
   private readonly server: Server;
   private readonly abort = new AbortController();
   private serving: Serving | undefined;
+  private following: Following | undefined;
+  private readonly peers: PeerClients;
   /** The tenure being recovered or served. */
   private tenure: ShardTenure | undefined;
   private port: number | undefined;
@@ -120,6 +141,18 @@ export class PserverNode {
     this.server.addService(
       parameterServerService,
       handlers as unknown as UntypedServiceImplementation,
+    );
+    const replication = new ReplicationService(() => this.replicationRole());
+    this.server.addService(
+      replicationService,
+      replicationHandlers(replication, logger) as unknown as UntypedServiceImplementation,
+    );
+    this.peers = new PeerClients(
+      peerSecurity(config.security),
+      clientChannelOptions({
+        maxMessageBytes: config.maxMessageBytes,
+        flowControlWindowBytes: config.flowControlWindowBytes,
+      }) as Record<string, number>,
     );
     this.health.addTo(this.server);
     addReflection(this.server, [serviceNames.parameterServer]);
@@ -175,6 +208,11 @@ export class PserverNode {
       if (checkpointer.dirty) await checkpointer.save('shutdown');
     }
     await this.tenure?.close();
+    await this.serving?.stopWatchingReplicas?.();
+    this.serving?.links?.close();
+    this.following?.follower.stop();
+    await this.following?.tenure.close();
+    this.peers.close();
     await this.member
       ?.leave()
       .catch((err: unknown) => this.logger.warn('revoking the lease failed', { err }));
@@ -241,21 +279,99 @@ export class PserverNode {
       member: config.member,
     });
     await member.register(address);
-    await this.serveNextTenure(member, address, undefined);
+    await this.serveNextRole(member, address, undefined);
   }
 
   /**
-   * Waits for an index, takes up its tenure, recovers the shard, serves it and announces that.
-   * `previous` is the tenure that just ended, if any: its own assignment is never taken up again.
+   * Waits for a role (a hot spare until one comes) and takes it up: the primary of a shard
+   * (`servePrimary`) or a replica of one (`follow`).
    */
-  private async serveNextTenure(
+  private async serveNextRole(
     member: ClusterMember,
     address: string,
     previous: ShardTenure | undefined,
   ): Promise<void> {
+    this.logger.info('waiting for a shard index or a replica to keep (a hot spare until then)');
+    const role = await member.nextRole(this.abort.signal);
+    if (role.kind === 'replica') this.follow(member, address, role.tenure);
+    else await this.servePrimary(member, address, role.tenure, previous, undefined);
+  }
+
+  /**
+   * Keeps a copy of a shard for its primary until the replica key goes: fetches and loads the
+   * primary's copy, then applies what the primary forwards. When the key goes because the master
+   * promoted this replica, it serves the shard from its copy at once; otherwise it drops the copy
+   * and waits for a role again.
+   */
+  private follow(member: ClusterMember, address: string, tenure: ReplicaTenure): void {
     const { config, logger } = this;
-    logger.info('waiting for a shard index (a hot spare until one frees)');
-    const tenure = await member.nextTenure(this.abort.signal);
+    const follower = new ReplicaFollower({
+      tenure,
+      member: config.member,
+      scratchDir: path.join(config.checkpointDir, '.replication', 'in'),
+      primary: this.peers.primaryCalls(tenure.primaryAddress, {
+        index: tenure.index,
+        primaryEpoch: tenure.primaryEpoch,
+        member: config.member,
+      }),
+      logger: logger.child({ component: 'replica' }),
+      onDiverged: (reason) => this.fence(`the replica diverged from its primary: ${reason}`),
+    });
+    this.following = { tenure, follower };
+    logger.info('replicating a shard', {
+      index: tenure.index,
+      primaryEpoch: tenure.primaryEpoch,
+      primary: tenure.primaryAddress,
+    });
+    tenure.onLost((reason) => void this.onReplicaLost(member, address, tenure, follower, reason));
+    void follower.join();
+  }
+
+  private async onReplicaLost(
+    member: ClusterMember,
+    address: string,
+    tenure: ReplicaTenure,
+    follower: ReplicaFollower,
+    reason: string,
+  ): Promise<void> {
+    if (this.stopping || this.fenced || this.following?.tenure !== tenure) return;
+    if (!member.isAlive()) return this.fence(reason);
+    try {
+      const next = await member.currentRole();
+      follower.stop();
+      this.following = undefined;
+      if (next?.kind === 'primary') {
+        const copy =
+          next.tenure.index === follower.index && follower.inSync ? follower.shard : undefined;
+        await this.servePrimary(member, address, next.tenure, undefined, copy);
+      } else if (next?.kind === 'replica') {
+        if (next.tenure.replica.createRevision === tenure.replica.createRevision)
+          return this.fence(`the replica's watch ended while it is still a replica (${reason})`);
+        this.follow(member, address, next.tenure);
+      } else {
+        this.logger.info('no longer a replica; dropping the copy', { reason });
+        await this.serveNextRole(member, address, undefined);
+      }
+    } catch (err) {
+      if (this.stopping || this.fenced) return;
+      this.logger.fatal('taking up the next role failed', { err });
+      this.fence(`taking up the next role failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Takes up a primary's tenure, recovers the shard (or takes `copy`, an in-sync replica's: a
+   * promotion restores nothing), serves it and announces that. `previous` is the tenure that just
+   * ended, if any: its own assignment is never taken up again.
+   */
+  private async servePrimary(
+    member: ClusterMember,
+    address: string,
+    tenure: EtcdShardTenure,
+    previous: ShardTenure | undefined,
+    copy: Shard | undefined,
+  ): Promise<void> {
+    const { config, logger } = this;
     if (previous && tenure.index === previous.index && tenure.epoch === previous.epoch) {
       // Still the assignment that was lost (e.g. its watch failed): its shard was dropped, so
       // serving it again under the same epoch could answer for updates it no longer holds.
@@ -267,11 +383,11 @@ export class PserverNode {
     const { index, shardCount, blockSize, epoch } = tenure;
     logger.info('assigned a shard', { index, shardCount, blockSize, shardEpoch: epoch });
     await this.checkCheckpointDirectory(index);
-    const shard = new Shard(index, shardCount, undefined);
+    const shard = copy ?? new Shard(index, shardCount, undefined);
     const checkpointer = this.checkpointer(shard, tenure);
-    let recovery: Awaited<ReturnType<Checkpointer['recover']>>;
+    let recovery: Awaited<ReturnType<Checkpointer['recover']>> | { kind: 'promoted' };
     try {
-      recovery = await checkpointer.recover();
+      recovery = copy ? { kind: 'promoted' } : await checkpointer.recover();
     } catch (err) {
       // Ended while recovering: the tenure's holders (onTenureLost) decide what happens next.
       if (tenure.lost) return;
@@ -289,6 +405,7 @@ export class PserverNode {
     this.failpoint?.('after-recovery');
     if (!tenure.holds()) return;
     this.serve(shard, checkpointer, tenure);
+    await this.watchReplicas(tenure);
     // Trainers send to the shard once the view says it serves: after recovery, not before.
     await tenure.announceServing();
     if (!tenure.holds()) return;
@@ -298,7 +415,33 @@ export class PserverNode {
       shardEpoch: epoch,
       address,
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
+      promoted: recovery.kind === 'promoted' ? { appliedSeq: shard.appliedSeq } : undefined,
     });
+  }
+
+  /** Keeps the served shard's replica links in step with its replica keys. */
+  private async watchReplicas(tenure: EtcdShardTenure): Promise<void> {
+    const serving = this.serving;
+    if (!serving?.links) return;
+    const stop = await tenure.watchReplicas((replicas) => serving.links?.update(replicas));
+    if (this.serving === serving) serving.stopWatchingReplicas = stop;
+    else await stop();
+  }
+
+  /** What the replication calls act on: the served shard with its links, or the copy kept. */
+  private replicationRole(): ReplicationRole {
+    const serving = this.serving;
+    if (serving?.links)
+      return {
+        kind: 'primary',
+        shard: serving.shard,
+        tenure: serving.tenure,
+        links: serving.links,
+        checkpointer: serving.checkpointer,
+        scratchDir: path.join(this.config.checkpointDir, '.replication', 'out'),
+      };
+    if (this.following) return { kind: 'replica', follower: this.following.follower };
+    return undefined;
   }
 
   /**
@@ -332,7 +475,7 @@ export class PserverNode {
     void member
       .withdrawServing()
       .catch(() => undefined)
-      .then(() => this.serveNextTenure(member, address, tenure))
+      .then(() => this.serveNextRole(member, address, tenure))
       .catch((cause: unknown) => {
         if (this.stopping || this.fenced) return;
         this.logger.fatal('waiting for a shard index again failed', { err: cause });
@@ -372,6 +515,16 @@ export class PserverNode {
   }
 
   private serve(shard: Shard, checkpointer: Checkpointer, tenure: ShardTenure): void {
+    const links =
+      tenure.mode === 'cluster'
+        ? new ReplicaLinks({
+            index: shard.index,
+            epoch: tenure.epoch,
+            appliedSeq: () => shard.appliedSeq,
+            forward: this.peers.forward,
+            logger: this.logger.child({ component: 'replication' }),
+          })
+        : undefined;
     const service = new ParameterService({
       shard,
       tenure,
@@ -379,8 +532,12 @@ export class PserverNode {
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
       maxReplyBytes: this.config.maxMessageBytes,
+      replication: links && {
+        replicate: (seq, push) => links.replicate(seq, push),
+        replicated: () => links.settled(),
+      },
     });
-    this.serving = { shard, service, checkpointer, tenure };
+    this.serving = { shard, service, checkpointer, tenure, links };
     checkpointer.startPeriodic(this.config.checkpointIntervalMs);
     this.health.setAll('SERVING');
   }

@@ -103,6 +103,10 @@ var (
 	// ErrMemberTaken is PSERVER_MEMBER_TAKEN.
 	// Another live process holds this member name.
 	ErrMemberTaken error = sentinel(pb.ErrorCode_PSERVER_MEMBER_TAKEN)
+	// ErrNotReplica is PSERVER_NOT_REPLICA.
+	// A replication call this pserver cannot take: it does not replicate (or, for FetchSnapshot,
+	// serve) the shard under the caller's primary epoch. Nothing changed.
+	ErrNotReplica error = sentinel(pb.ErrorCode_PSERVER_NOT_REPLICA)
 	// ErrMasterDatasetAlreadySet is MASTER_DATASET_ALREADY_SET.
 	// SetDataset with a different dataset than the job's.
 	ErrMasterDatasetAlreadySet error = sentinel(pb.ErrorCode_MASTER_DATASET_ALREADY_SET)

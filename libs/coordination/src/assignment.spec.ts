@@ -1,5 +1,5 @@
-import { planAssignments, staleAssignments } from './assignment';
-import type { RegisteredPserver, ShardAssignment } from './job-state';
+import { planAssignments, planReplicas, staleAssignments } from './assignment';
+import type { RegisteredPserver, ReplicaAssignment, ShardAssignment } from './job-state';
 import { JobKeys } from './keys';
 
 const pserver = (
@@ -35,6 +35,7 @@ describe('planAssignments', () => {
       blockSize: 64,
       pservers: [pserver('c', 3), pserver('a', 1), pserver('b', 2)],
       assignments: [],
+      replicaAssignments: [],
     });
     expect(plan.map((p) => [p.index, p.pserver.member, p.shardCount, p.blockSize])).toEqual([
       [0, 'a', 2, 64],
@@ -48,6 +49,7 @@ describe('planAssignments', () => {
       blockSize: 64,
       pservers: [pserver('a', 1), pserver('b', 2), pserver('c', 3)],
       assignments: [held(0, 'a'), held(2, 'b')],
+      replicaAssignments: [],
     });
     expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'c']]);
   });
@@ -58,6 +60,7 @@ describe('planAssignments', () => {
       blockSize: 64,
       pservers: [pserver('a', 5, 'L-new')],
       assignments: [held(0, 'a', 'L-old')],
+      replicaAssignments: [],
     });
     expect(plan.map((p) => [p.index, p.pserver.lease])).toEqual([[1, 'L-new']]);
   });
@@ -69,6 +72,7 @@ describe('planAssignments', () => {
         blockSize: 64,
         pservers: [pserver('a', 1)],
         assignments: [],
+        replicaAssignments: [],
       }),
     ).toEqual([]);
   });
@@ -79,8 +83,84 @@ describe('planAssignments', () => {
       blockSize: 64,
       pservers: [pserver('a', 1), pserver('b', 2)],
       assignments: [held(0, 'x', 'L-x', 1)],
+      replicaAssignments: [],
     });
     expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'a']]);
+  });
+});
+
+const replica = (
+  index: number,
+  member: string,
+  primaryEpoch: number,
+  inSync: boolean,
+  createRevision = 100,
+): ReplicaAssignment => ({
+  index,
+  member,
+  address: `${member}:1`,
+  lease: `L-${member}`,
+  createRevision,
+  primaryEpoch,
+  inSync,
+});
+
+describe('replicas', () => {
+  const pservers = [pserver('a', 1), pserver('b', 2), pserver('c', 3), pserver('d', 4)];
+
+  it('promotes the in-sync replica of a free index instead of giving it to a spare', () => {
+    const plan = planAssignments({
+      desired: 2,
+      blockSize: 64,
+      pservers,
+      assignments: [held(1, 'b')],
+      replicaAssignments: [replica(0, 'c', 10, false, 100), replica(0, 'd', 10, true, 101)],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member, p.promotes?.member])).toEqual([
+      [0, 'd', 'd'],
+    ]);
+  });
+
+  it('gives a free index without an in-sync replica to a spare, not to a replica', () => {
+    const plan = planAssignments({
+      desired: 2,
+      blockSize: 64,
+      pservers,
+      assignments: [held(1, 'b')],
+      replicaAssignments: [replica(0, 'a', 10, false), replica(1, 'c', 11, true)],
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member, p.promotes])).toEqual([[0, 'd', undefined]]);
+  });
+
+  it('tops every current primary up to the job replica count from the spares left', () => {
+    const state = {
+      desired: 2,
+      blockSize: 64,
+      replicas: 1,
+      pservers,
+      assignments: [held(0, 'a', 'L-a', 2), held(1, 'b', 'L-b', 2)],
+      // c replicates shard 0's previous primary (epoch 3): not a replica of the current one.
+      replicaAssignments: [replica(0, 'c', 3, true)],
+    };
+    const plan = planReplicas(state, []);
+    expect(plan.map((r) => [r.index, r.primaryEpoch, r.pserver.member])).toEqual([[0, 10, 'd']]);
+    expect(planReplicas({ ...state, replicas: 0 }, [])).toEqual([]);
+  });
+
+  it('never makes a replica of a spare the same round gives an index', () => {
+    const state = {
+      desired: 2,
+      blockSize: 64,
+      replicas: 1,
+      pservers: [pserver('a', 1), pserver('b', 2), pserver('c', 3)],
+      assignments: [held(0, 'a', 'L-a', 2)],
+      replicaAssignments: [],
+    };
+    const assigning = planAssignments(state);
+    expect(assigning.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'b']]);
+    expect(planReplicas(state, assigning).map((r) => [r.index, r.pserver.member])).toEqual([
+      [0, 'c'],
+    ]);
   });
 });
 
@@ -111,6 +191,9 @@ describe('JobKeys', () => {
     expect(keys.assign(3)).toBe('/pserver/mnist-1/assign/3');
     expect(keys.indexOf('/pserver/mnist-1/assign/12')).toBe(12);
     expect(keys.indexOf('/pserver/mnist-1/assign/x')).toBeUndefined();
+    expect(keys.replica(2, 'ps-7')).toBe('/pserver/mnist-1/replica/2/ps-7');
+    expect(keys.replicaOf('/pserver/mnist-1/replica/2/ps-7')).toEqual({ index: 2, member: 'ps-7' });
+    expect(keys.replicaOf('/pserver/mnist-1/replica/x/ps-7')).toBeUndefined();
     expect(keys.checkpointHistory(0, 7, 3) < keys.checkpointHistory(0, 7, 10)).toBe(true);
     expect(keys.checkpointHistory(0, 7, 99) < keys.checkpointHistory(0, 8, 1)).toBe(true);
   });

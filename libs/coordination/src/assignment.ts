@@ -1,7 +1,14 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import type { Leader } from './election';
-import type { AssignmentValue, JobState, RegisteredPserver, ShardAssignment } from './job-state';
+import type {
+  AssignmentValue,
+  JobState,
+  RegisteredPserver,
+  ReplicaAssignment,
+  ReplicaValue,
+  ShardAssignment,
+} from './job-state';
 import type { JobKeys } from './keys';
 
 /** One index to give to one pserver, with the shard count and block size it is assigned under. */
@@ -10,6 +17,29 @@ export interface PlannedAssignment {
   pserver: RegisteredPserver;
   shardCount: number;
   blockSize: number;
+  /** The in-sync replica of the index this promotes (it serves at once, nothing restored). */
+  promotes?: ReplicaAssignment;
+}
+
+/** A pserver to keep a copy of shard `index` for its primary of `primaryEpoch`. */
+export interface PlannedReplica {
+  index: number;
+  primaryEpoch: number;
+  pserver: RegisteredPserver;
+}
+
+const holderKey = (member: string, lease: string): string => `${member}\u0000${lease}`;
+
+/** The pservers that hold neither an index nor a replica, first registered first. */
+function sparesOf(
+  state: Pick<JobState, 'pservers' | 'assignments' | 'replicaAssignments'>,
+): RegisteredPserver[] {
+  const holding = new Set(
+    [...state.assignments, ...state.replicaAssignments].map((a) => holderKey(a.member, a.lease)),
+  );
+  return state.pservers
+    .filter((p) => !holding.has(holderKey(p.member, p.lease)))
+    .sort((a, b) => a.createRevision - b.createRevision);
 }
 
 /**
@@ -34,25 +64,83 @@ export function isCurrentAssignment(
 }
 
 /**
- * Which free indices go to which waiting pservers: the lowest free index to the pserver that
- * registered first. A pserver already holding an index (under its current lease) gets none, so
- * extra pservers stay hot spares until an index frees. An index whose key exists, stale or not,
- * is not free: a stale one is deleted first (`retire`).
+ * Which free indices go to which pservers. An index with an in-sync replica goes to that replica
+ * (a promotion: its copy holds every acknowledged push). The others go, lowest free index first,
+ * to the spares that registered first: pservers holding neither an index nor a replica (under
+ * their current lease), so extra pservers stay hot spares until an index frees. An index whose
+ * key exists, stale or not, is not free: a stale one is deleted first (`retire`).
  */
 export function planAssignments(
-  state: Pick<JobState, 'desired' | 'blockSize' | 'pservers' | 'assignments'>,
+  state: Pick<
+    JobState,
+    'desired' | 'blockSize' | 'pservers' | 'assignments' | 'replicaAssignments'
+  >,
 ): PlannedAssignment[] {
   const { desired, blockSize } = state;
   if (desired === undefined || blockSize === undefined) return [];
   const taken = new Set(state.assignments.map((a) => a.index));
-  const holding = new Set(state.assignments.map((a) => `${a.member}\u0000${a.lease}`));
   const free = Array.from({ length: desired }, (_, i) => i).filter((i) => !taken.has(i));
-  const waiting = state.pservers
-    .filter((p) => !holding.has(`${p.member}\u0000${p.lease}`))
-    .sort((a, b) => a.createRevision - b.createRevision);
-  return free
-    .slice(0, waiting.length)
-    .map((index, k) => ({ index, pserver: waiting[k]!, shardCount: desired, blockSize }));
+  const planned: PlannedAssignment[] = [];
+  const unpromoted: number[] = [];
+  for (const index of free) {
+    const replica = promotable(state, index);
+    const pserver =
+      replica &&
+      state.pservers.find((p) => p.member === replica.member && p.lease === replica.lease);
+    if (replica && pserver)
+      planned.push({ index, pserver, shardCount: desired, blockSize, promotes: replica });
+    else unpromoted.push(index);
+  }
+  const spares = sparesOf(state);
+  return [
+    ...planned,
+    ...unpromoted
+      .slice(0, spares.length)
+      .map((index, k) => ({ index, pserver: spares[k]!, shardCount: desired, blockSize })),
+  ];
+}
+
+/**
+ * The replica of a free index to promote: in sync, for the index's latest primary (every replica
+ * key of an index is for its latest primary: each assignment deletes the older ones), the first
+ * one made.
+ */
+function promotable(
+  state: Pick<JobState, 'replicaAssignments'>,
+  index: number,
+): ReplicaAssignment | undefined {
+  return state.replicaAssignments
+    .filter((r) => r.index === index && r.inSync)
+    .sort((a, b) => b.primaryEpoch - a.primaryEpoch || a.createRevision - b.createRevision)[0];
+}
+
+/**
+ * Which spares become replicas: each current assignment gets copies from the spares left after
+ * `planAssignments` until it has `state.replicas` of them for its epoch; shards in index order,
+ * spares first registered first.
+ */
+export function planReplicas(
+  state: Pick<
+    JobState,
+    'desired' | 'blockSize' | 'replicas' | 'pservers' | 'assignments' | 'replicaAssignments'
+  >,
+  assigning: readonly PlannedAssignment[],
+): PlannedReplica[] {
+  if (state.replicas <= 0) return [];
+  const used = new Set(assigning.map((p) => holderKey(p.pserver.member, p.pserver.lease)));
+  const spares = sparesOf(state).filter((p) => !used.has(holderKey(p.member, p.lease)));
+  const planned: PlannedReplica[] = [];
+  const assignments = state.assignments
+    .filter((a) => isCurrentAssignment(a, state))
+    .sort((a, b) => a.index - b.index);
+  for (const a of assignments) {
+    const have = state.replicaAssignments.filter(
+      (r) => r.index === a.index && r.primaryEpoch === a.epoch,
+    ).length;
+    for (let k = have; k < state.replicas && spares.length > 0; k++)
+      planned.push({ index: a.index, primaryEpoch: a.epoch, pserver: spares.shift()! });
+  }
+  return planned;
 }
 
 /**
@@ -79,20 +167,34 @@ export async function assign(
   };
   const value = JSON.stringify(assigned);
   try {
-    const result = await client
+    let txn = client
       .if(leader.key, 'Create', '==', leader.revision)
       .and(key, 'Create', '==', 0)
       .and(keys.pserver(pserver.member), 'Lease', '==', pserver.lease)
       // Planned from a state read before a SetDesiredShards: not under the count of now.
-      .and(keys.desired, 'Value', '==', String(planned.shardCount))
-      .then(client.put(key).value(value).lease(pserver.lease))
+      .and(keys.desired, 'Value', '==', String(planned.shardCount));
+    // A promotion: the replica is still the one seen, in sync.
+    if (planned.promotes)
+      txn = txn.and(
+        keys.replica(index, planned.promotes.member),
+        'Create',
+        '==',
+        planned.promotes.createRevision,
+      );
+    const result = await txn
+      .then(
+        client.put(key).value(value).lease(pserver.lease),
+        // The replicas were the old primary's: each joins the new one afresh (or, promoted, is it).
+        client.delete().prefix(keys.replicaPrefix(index)),
+      )
       .commit();
     if (result.succeeded) {
-      logger.info('assigned a shard index', {
+      logger.info(planned.promotes ? 'promoted a replica' : 'assigned a shard index', {
         index,
         member: pserver.member,
         shardCount: planned.shardCount,
         epoch: Number(result.header.revision),
+        ...(planned.promotes && { previousEpoch: planned.promotes.primaryEpoch }),
       });
       return true;
     }
@@ -129,7 +231,7 @@ export async function retire(
       .if(leader.key, 'Create', '==', leader.revision)
       .and(key, 'Create', '==', stale.epoch)
       .and(keys.desired, 'Value', '==', String(desired))
-      .then(client.delete().key(key))
+      .then(client.delete().key(key), client.delete().prefix(keys.replicaPrefix(stale.index)))
       .commit();
     if (result.succeeded)
       logger.info('retired an assignment made under another shard count', {
@@ -144,4 +246,44 @@ export async function retire(
     logger.warn('retiring an assignment failed or timed out', { index: stale.index, err });
     return false;
   }
+}
+
+/**
+ * Makes a spare a replica of shard `index` in one transaction: while this master leads, the
+ * shard's primary is still the one of `primaryEpoch`, the spare's registration is alive under the
+ * lease the key is put under (so the replica key dies with the replica) and it is not yet this
+ * shard's replica. An unclear transaction is read back.
+ */
+export async function assignReplica(
+  client: Etcd3,
+  keys: JobKeys,
+  leader: Leader,
+  planned: PlannedReplica,
+  logger: Logger,
+): Promise<boolean> {
+  const { index, primaryEpoch, pserver } = planned;
+  const key = keys.replica(index, pserver.member);
+  const value: ReplicaValue = { member: pserver.member, address: pserver.address, primaryEpoch };
+  try {
+    const result = await client
+      .if(leader.key, 'Create', '==', leader.revision)
+      .and(keys.assign(index), 'Create', '==', primaryEpoch)
+      .and(keys.pserver(pserver.member), 'Lease', '==', pserver.lease)
+      .and(key, 'Create', '==', 0)
+      .then(client.put(key).value(JSON.stringify(value)).lease(pserver.lease))
+      .commit();
+    if (result.succeeded) {
+      logger.info('assigned a replica', { index, member: pserver.member, primaryEpoch });
+      return true;
+    }
+  } catch (err) {
+    logger.warn('replica assignment failed or timed out; reading it back', {
+      index,
+      member: pserver.member,
+      err,
+    });
+  }
+  const current = await client.get(key).exec();
+  const kv = current.kvs[0];
+  return kv !== undefined && kv.lease === pserver.lease;
 }

@@ -4,7 +4,8 @@ import { openEtcd, type EtcdOptions } from './etcd';
 import { EtcdShardTenure } from './etcd-shard-tenure';
 import { JobKeys } from './keys';
 import { LeaseKeeper } from './lease-keeper';
-import { PserverMembership } from './membership';
+import { PserverMembership, type MemberRole } from './membership';
+import { ReplicaTenure } from './replica-tenure';
 
 export interface ClusterMemberOptions {
   endpoints: string[];
@@ -14,6 +15,10 @@ export interface ClusterMemberOptions {
   leaseTtlSeconds: number;
   logger: Logger;
 }
+
+/** A role taken up: the tenure of a primary, or of a replica. */
+export type TakenRole =
+  { kind: 'primary'; tenure: EtcdShardTenure } | { kind: 'replica'; tenure: ReplicaTenure };
 
 /**
  * A pserver's presence in the cluster: its etcd client, its lease and its registration. It owns
@@ -78,19 +83,50 @@ export class ClusterMember {
     );
   }
 
-  /** Waits (a hot spare) for an index assigned to this member and takes up its tenure. */
-  async nextTenure(signal: AbortSignal): Promise<EtcdShardTenure> {
-    const membership = this.membership;
-    if (!membership) throw new Error('ClusterMember: register first');
-    const assignment = await membership.waitForAssignment(signal);
-    return EtcdShardTenure.open(
-      this.client,
-      this.keys,
-      this.lease,
-      membership,
-      assignment,
-      this.options.logger,
-    );
+  /**
+   * Waits (a hot spare) until the master gives this member a role and takes it up: a shard's
+   * tenure as its primary, or a replica's tenure.
+   */
+  async nextRole(signal: AbortSignal): Promise<TakenRole> {
+    return this.takeUp(await this.registered().waitForRole(signal));
+  }
+
+  /** This member's role now (one read), taken up; undefined while it has none. */
+  async currentRole(): Promise<TakenRole | undefined> {
+    const role = await this.registered().currentRole();
+    return role && this.takeUp(role);
+  }
+
+  private async takeUp(role: MemberRole): Promise<TakenRole> {
+    const { client, keys, lease, options } = this;
+    if (role.kind === 'primary')
+      return {
+        kind: 'primary',
+        tenure: await EtcdShardTenure.open(
+          client,
+          keys,
+          lease,
+          this.registered(),
+          role.assignment,
+          options.logger,
+        ),
+      };
+    return {
+      kind: 'replica',
+      tenure: await ReplicaTenure.open(
+        client,
+        keys,
+        lease,
+        role.replica,
+        role.primary,
+        options.logger,
+      ),
+    };
+  }
+
+  private registered(): PserverMembership {
+    if (!this.membership) throw new Error('ClusterMember: register first');
+    return this.membership;
   }
 
   /** Says this member serves no shard (after its tenure ended while it stays registered). */

@@ -1,6 +1,7 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { EtcdMetaStore } from './etcd-meta-store';
+import { parseReplica, type ReplicaAssignment } from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
 import type { CompleteAssignment, PserverMembership } from './membership';
@@ -21,6 +22,8 @@ export class EtcdShardTenure extends TenureBase {
   private stopWatching: (() => Promise<void>) | undefined;
 
   private constructor(
+    private readonly client: Etcd3,
+    private readonly keys: JobKeys,
     assignment: CompleteAssignment,
     store: EtcdMetaStore,
     private readonly lease: LeaseKeeper,
@@ -41,7 +44,7 @@ export class EtcdShardTenure extends TenureBase {
   ): Promise<EtcdShardTenure> {
     const { index, epoch } = assignment;
     const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
-    const tenure = new EtcdShardTenure(assignment, store, lease, membership, logger);
+    const tenure = new EtcdShardTenure(client, keys, assignment, store, lease, membership, logger);
     lease.onExpired((reason) => tenure.lose(`its lease can no longer be trusted (${reason})`));
     const stop = await membership.watchAssignment(index, epoch, (reason) => tenure.lose(reason));
     if (tenure.lost) await stop();
@@ -70,6 +73,42 @@ export class EtcdShardTenure extends TenureBase {
         await new Promise((resolve) => setTimeout(resolve, announceRetryMs));
       }
     }
+  }
+
+  /**
+   * Calls `listener` with the shard's replicas for this epoch, now and after every change of
+   * their keys (and every few seconds: events alone are not trusted), until the returned stop.
+   */
+  async watchReplicas(
+    listener: (replicas: ReplicaAssignment[]) => void,
+  ): Promise<() => Promise<void>> {
+    const prefix = this.keys.replicaPrefix(this.index);
+    let stopped = false;
+    let reading = Promise.resolve();
+    const relist = (): void => {
+      reading = reading.then(async () => {
+        if (stopped) return;
+        try {
+          const { kvs } = await this.client.getAll().prefix(prefix).exec();
+          const replicas = kvs
+            .flatMap((kv) => parseReplica(this.keys, kv))
+            .filter((r) => r.primaryEpoch === this.epoch);
+          if (!stopped) listener(replicas);
+        } catch (err) {
+          this.logger.warn("reading the shard's replicas failed; retrying", { err });
+        }
+      });
+    };
+    const watcher = await this.client.watch().prefix(prefix).create();
+    watcher.on('data', relist);
+    const timer = setInterval(relist, 5_000);
+    timer.unref();
+    relist();
+    return async () => {
+      stopped = true;
+      clearInterval(timer);
+      await watcher.cancel().catch(() => undefined);
+    };
   }
 
   async close(): Promise<void> {

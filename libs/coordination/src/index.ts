@@ -1,12 +1,14 @@
-export type { PlannedAssignment } from './assignment';
+export type { PlannedAssignment, PlannedReplica } from './assignment';
 export {
   assign,
+  assignReplica,
   isCurrentAssignment,
   planAssignments,
+  planReplicas,
   retire,
   staleAssignments,
 } from './assignment';
-export type { ClusterMemberOptions } from './cluster-member';
+export type { ClusterMemberOptions, TakenRole } from './cluster-member';
 export { ClusterMember } from './cluster-member';
 export type { DatasetStoreOptions, StoredDataset } from './dataset-store';
 export { DatasetStore, defaultDatasetStoreOptions } from './dataset-store';
@@ -26,6 +28,8 @@ export type {
   JobWatcherOptions,
   MemberValue,
   RegisteredPserver,
+  ReplicaAssignment,
+  ReplicaValue,
   ShardAssignment,
 } from './job-state';
 export { JobWatcher, readJobState } from './job-state';
@@ -34,8 +38,9 @@ export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';
 export type { InitDecision } from './master-term';
 export { MasterTerm } from './master-term';
-export type { CompleteAssignment } from './membership';
+export type { CompleteAssignment, MemberRole } from './membership';
 export { PserverMembership } from './membership';
+export { ReplicaTenure } from './replica-tenure';
 export type { ShardTenure, TenureFacts } from './shard-tenure';
 export { TenureBase, TenureLostError } from './shard-tenure';
 export { StandaloneTenure } from './standalone-tenure';

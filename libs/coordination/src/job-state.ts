@@ -36,6 +36,30 @@ export interface AssignmentValue {
   blockSize: number;
 }
 
+/**
+ * A `replica/<i>/<member>` key: a pserver the master chose to keep a copy of shard i for the
+ * primary of `primaryEpoch`, under the replica's own lease. `inSync` once the replica holds every
+ * push that primary acknowledged (it writes it, when the primary says so): only such a replica
+ * may be promoted.
+ */
+export interface ReplicaAssignment {
+  index: number;
+  member: string;
+  address: string;
+  lease: string;
+  createRevision: number;
+  primaryEpoch: number;
+  inSync: boolean;
+}
+
+/** What `replica/<i>/<member>` holds. */
+export interface ReplicaValue {
+  member: string;
+  address: string;
+  primaryEpoch: number;
+  inSync?: boolean;
+}
+
 /** What a pserver writes into `pservers/<member>`. */
 export interface MemberValue {
   address: string;
@@ -47,8 +71,11 @@ export interface MemberValue {
 export interface JobState {
   desired: number | undefined;
   blockSize: number | undefined;
+  /** Replicas kept of each shard besides its primary (0 or unset: none). */
+  replicas: number;
   pservers: RegisteredPserver[];
   assignments: ShardAssignment[];
+  replicaAssignments: ReplicaAssignment[];
   initOwner: number | undefined;
   initDone: boolean;
   /** The etcd revision the state was read at. */
@@ -66,6 +93,8 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.getAll().prefix(keys.assignPrefix),
       client.get(keys.initOwner),
       client.get(keys.initDone),
+      client.get(keys.replicas),
+      client.getAll().prefix(keys.replicaRoot),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
@@ -77,6 +106,8 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     assignments: (ranges[3] ?? []).flatMap((kv) => parseAssignment(keys, kv)),
     initOwner: optionalNumber(single(4)),
     initDone: single(5) !== undefined,
+    replicas: optionalNumber(single(6)) ?? 0,
+    replicaAssignments: (ranges[7] ?? []).flatMap((kv) => parseReplica(keys, kv)),
     revision: Number(result.header.revision),
   };
 }
@@ -124,6 +155,29 @@ export function parseAssignment(keys: JobKeys, kv: IKeyValue): ShardAssignment[]
         epoch: Number(kv.create_revision),
         shardCount: positiveInteger(value.shardCount),
         blockSize: positiveInteger(value.blockSize),
+      },
+    ];
+  } catch {
+    return [];
+  }
+}
+
+export function parseReplica(keys: JobKeys, kv: IKeyValue): ReplicaAssignment[] {
+  const at = keys.replicaOf(kv.key.toString());
+  if (!at) return [];
+  try {
+    const value = JSON.parse(kv.value.toString()) as Partial<ReplicaValue>;
+    const primaryEpoch = positiveInteger(value.primaryEpoch);
+    if (primaryEpoch === undefined || value.member !== at.member) return [];
+    return [
+      {
+        index: at.index,
+        member: at.member,
+        address: String(value.address),
+        lease: kv.lease,
+        createRevision: Number(kv.create_revision),
+        primaryEpoch,
+        inSync: value.inSync === true,
       },
     ];
   } catch {
@@ -201,6 +255,7 @@ export class JobWatcher {
       `${this.keys.root}config/`,
       this.keys.pserversPrefix,
       this.keys.assignPrefix,
+      this.keys.replicaRoot,
       `${this.keys.root}init/`,
     ];
     for (const prefix of prefixes) {

@@ -6,8 +6,10 @@
  * | `master/election/<lease>` | the candidate's address | the candidate's |
  * | `config/desired` | desired shard count | none |
  * | `config/block-size` | block size in elements | none |
+ * | `config/replicas` | replicas kept of each shard besides its primary | none |
  * | `pservers/<member>` | `{address, startedAtUnixMs, serving?: {index, epoch}}` | the pserver's |
  * | `assign/<i>` | `{member, address, shardCount, blockSize}` | the assigned pserver's |
+ * | `replica/<i>/<member>` | `{member, address, primaryEpoch, inSync?}` | the replica's |
  * | `trainers/<id>` | `{name, registeredAtUnixMs}` | none |
  * | `trainers/next-id` | the next trainer id | none |
  * | `init/owner`, `init/done` | trainer id | none |
@@ -39,6 +41,10 @@ export class JobKeys {
     return `${this.root}config/block-size`;
   }
 
+  get replicas(): string {
+    return `${this.root}config/replicas`;
+  }
+
   get pserversPrefix(): string {
     return `${this.root}pservers/`;
   }
@@ -60,6 +66,27 @@ export class JobKeys {
     if (!assignKey.startsWith(this.assignPrefix)) return undefined;
     const rest = assignKey.slice(this.assignPrefix.length);
     return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+  }
+
+  /** Every shard's replica keys. */
+  get replicaRoot(): string {
+    return `${this.root}replica/`;
+  }
+
+  /** The replica keys of shard `index`. */
+  replicaPrefix(index: number): string {
+    return `${this.replicaRoot}${index}/`;
+  }
+
+  replica(index: number, member: string): string {
+    return `${this.replicaPrefix(index)}${member}`;
+  }
+
+  /** The index and member of a `replica/<i>/<member>` key, or undefined for another key. */
+  replicaOf(key: string): { index: number; member: string } | undefined {
+    if (!key.startsWith(this.replicaRoot)) return undefined;
+    const match = /^(0|[1-9]\d*)\/(.+)$/.exec(key.slice(this.replicaRoot.length));
+    return match ? { index: Number(match[1]), member: match[2]! } : undefined;
   }
 
   get trainersPrefix(): string {

@@ -19,8 +19,13 @@ export class MasterTerm {
   ) {}
 
   /** Writes the job's shard count and block size where the job has none yet. */
-  async writeConfigIfAbsent(config: { desired?: number; blockSize: number }): Promise<void> {
+  async writeConfigIfAbsent(config: {
+    desired?: number;
+    blockSize: number;
+    replicas?: number;
+  }): Promise<void> {
     const writes: [string, string][] = [[this.keys.blockSize, String(config.blockSize)]];
+    if (config.replicas !== undefined) writes.push([this.keys.replicas, String(config.replicas)]);
     if (config.desired !== undefined) writes.push([this.keys.desired, String(config.desired)]);
     for (const [key, value] of writes) {
       await this.guarded()

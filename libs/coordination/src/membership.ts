@@ -1,13 +1,27 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { CoordinationError } from './errors';
-import { parseAssignment, type MemberValue, type ShardAssignment } from './job-state';
+import {
+  parseAssignment,
+  parseReplica,
+  type MemberValue,
+  type ReplicaAssignment,
+  type ShardAssignment,
+} from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
 import { nextWatchEvent } from './wait-for-watch';
 
 /** An assignment a pserver may act on: written with the shard count and block size. */
 export type CompleteAssignment = ShardAssignment & { shardCount: number; blockSize: number };
+
+/**
+ * What the master made of this member: the primary of a shard, or a replica of one (with the
+ * primary's assignment it replicates for).
+ */
+export type MemberRole =
+  | { kind: 'primary'; assignment: CompleteAssignment }
+  | { kind: 'replica'; replica: ReplicaAssignment; primary: CompleteAssignment };
 
 /**
  * A pserver's side of the assignment protocol: register `pservers/<member>` under its lease,
@@ -59,31 +73,73 @@ export class PserverMembership {
   }
 
   /**
-   * Resolves with the index assigned to this member (waiting as a hot spare until one frees). An
-   * assignment without a shard count and block size (written by an older master) is never acted
-   * on: the leader replaces it with a complete one and a new epoch.
+   * Resolves with this member's role: the primary of an index (a primary role wins), or a replica
+   * of one whose primary is assigned; waits as a hot spare until it has one. An assignment without
+   * a shard count and block size (written by an older master) is never acted on: the leader
+   * replaces it with a complete one and a new epoch.
    */
-  async waitForAssignment(signal: AbortSignal): Promise<CompleteAssignment> {
+  async waitForRole(signal: AbortSignal): Promise<MemberRole> {
     for (;;) {
       signal.throwIfAborted();
-      const { kvs, header } = await this.client.getAll().prefix(this.keys.assignPrefix).exec();
-      const mine = kvs
-        .flatMap((kv) => parseAssignment(this.keys, kv))
-        .filter((a) => this.isMine(a));
-      const complete = mine.find(isComplete);
-      if (complete) return complete;
-      for (const a of mine) this.warnIncomplete(a);
-      const watcher = await this.client
-        .watch()
-        .prefix(this.keys.assignPrefix)
-        .startRevision(String(Number(header.revision) + 1))
-        .create();
+      const { role, revision } = await this.readRole();
+      if (role) return role;
+      const watchers = await Promise.all(
+        [this.keys.assignPrefix, this.keys.replicaRoot].map((prefix) =>
+          this.client
+            .watch()
+            .prefix(prefix)
+            .startRevision(String(revision + 1))
+            .create(),
+        ),
+      );
+      // Either prefix's first event, then read again.
+      const stop = new AbortController();
+      const onAbort = (): void => stop.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
       try {
-        await nextWatchEvent(watcher, ['put'], 10_000, signal);
+        await Promise.race(
+          // An abort rejects them all; the loop's first line rethrows the caller's.
+          watchers.map((w) =>
+            nextWatchEvent(w, ['put', 'delete'], 10_000, stop.signal).catch(() => undefined),
+          ),
+        );
       } finally {
-        await watcher.cancel().catch(() => undefined);
+        signal.removeEventListener('abort', onAbort);
+        stop.abort();
+        await Promise.all(watchers.map((w) => w.cancel().catch(() => undefined)));
       }
     }
+  }
+
+  /** This member's role now, by one linearizable read (undefined: a spare). */
+  async currentRole(): Promise<MemberRole | undefined> {
+    return (await this.readRole()).role;
+  }
+
+  private async readRole(): Promise<{ role: MemberRole | undefined; revision: number }> {
+    const result = await this.client
+      .if(this.keys.desired, 'Version', '>', -1)
+      .then(
+        this.client.getAll().prefix(this.keys.assignPrefix),
+        this.client.getAll().prefix(this.keys.replicaRoot),
+      )
+      .commit();
+    const [assignKvs, replicaKvs] = result.responses.map((r) => r.response_range?.kvs ?? []);
+    const assignments = (assignKvs ?? []).flatMap((kv) => parseAssignment(this.keys, kv));
+    const revision = Number(result.header.revision);
+    const mine = assignments.filter((a) => this.isMine(a));
+    const complete = mine.find(isComplete);
+    if (complete) return { role: { kind: 'primary', assignment: complete }, revision };
+    for (const a of mine) this.warnIncomplete(a);
+    const replica = (replicaKvs ?? [])
+      .flatMap((kv) => parseReplica(this.keys, kv))
+      .find((r) => r.member === this.member && r.lease === this.lease.id);
+    const primary =
+      replica &&
+      assignments.find((a) => a.index === replica.index && a.epoch === replica.primaryEpoch);
+    if (replica && primary && isComplete(primary))
+      return { role: { kind: 'replica', replica, primary }, revision };
+    return { role: undefined, revision };
   }
 
   /** Whether `assign/<index>` is still this member's, with this epoch (a linearizable read). */

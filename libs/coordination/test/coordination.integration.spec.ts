@@ -7,6 +7,7 @@ import {
   ClusterMember,
   connectEtcd,
   EtcdMetaStore,
+  type EtcdShardTenure,
   JobKeys,
   JobWatcher,
   LeaderElection,
@@ -38,6 +39,13 @@ afterAll(async () => {
 const newJob = (): JobKeys => new JobKeys(`job-${process.pid}-${++jobNumber}`);
 const lease = (ttlSeconds = 2): Promise<LeaseKeeper> =>
   LeaseKeeper.grant(client, { ttlSeconds, logger: silentLogger });
+
+/** The member's next role, which must be a primary's (these tests keep no replicas). */
+async function primaryTenure(member: ClusterMember, signal: AbortSignal): Promise<EtcdShardTenure> {
+  const role = await member.nextRole(signal);
+  if (role.kind !== 'primary') throw new Error(`expected a primary role, got a ${role.kind}`);
+  return role.tenure;
+}
 
 describe('LeaseKeeper', () => {
   it('keeps a lease alive past its TTL and trusts it only for two thirds of it after each keep-alive', async () => {
@@ -132,7 +140,9 @@ describe('assignment through leases', () => {
       [0, 'ps-0'],
       [1, 'ps-1'],
     ]);
-    const first = await members[0]!.waitForAssignment(new AbortController().signal);
+    const role = await members[0]!.waitForRole(new AbortController().signal);
+    if (role.kind !== 'primary') throw new Error(`ps-0 is a ${role.kind}`);
+    const first = role.assignment;
     expect(first).toMatchObject({ index: 0, member: 'ps-0', epoch: state.assignments[0]!.epoch });
     expect(await members[0]!.holds(0, first.epoch)).toBe(true);
 
@@ -310,7 +320,7 @@ describe('EtcdShardTenure', () => {
     const { leader, stop } = await leading(keys);
     const member = await join(keys, 'ps');
     await reconcile(keys, leader);
-    const tenure = await member.nextTenure(new AbortController().signal);
+    const tenure = await primaryTenure(member, new AbortController().signal);
     const first = (await readJobState(client, keys)).assignments[0]!;
     expect(tenure).toMatchObject({ index: 0, shardCount: 1, blockSize: 8, epoch: first.epoch });
     expect(tenure.holds()).toBe(true);
@@ -338,7 +348,7 @@ describe('EtcdShardTenure', () => {
     // The registration lives on: the same member takes an index again, under the new count and
     // a new epoch.
     expect(member.isAlive()).toBe(true);
-    const next = await member.nextTenure(new AbortController().signal);
+    const next = await primaryTenure(member, new AbortController().signal);
     expect(next.shardCount).toBe(2);
     expect(next.epoch).toBeGreaterThan(tenure.epoch);
     expect(lost).toHaveLength(1);
@@ -361,7 +371,7 @@ describe('EtcdShardTenure', () => {
       .lease(registered!.lease);
     const waiting = new AbortController();
     let taken = false;
-    const next = member.nextTenure(waiting.signal).then((t) => {
+    const next = primaryTenure(member, waiting.signal).then((t) => {
       taken = true;
       return t;
     });
@@ -387,7 +397,7 @@ describe('EtcdShardTenure', () => {
     const { leader, stop } = await leading(keys);
     const member = await join(keys, 'ps');
     await reconcile(keys, leader);
-    const tenure = await member.nextTenure(new AbortController().signal);
+    const tenure = await primaryTenure(member, new AbortController().signal);
     const lost = new Promise<TenureLostError>((resolve) => tenure.onLost(resolve));
     const stoppedAt = performance.now();
     etcd.process.signal('SIGSTOP');

@@ -12,8 +12,10 @@ import { waitFor } from './wait-for';
 export interface LocalClusterOptions {
   /** Shards of the job: pservers that get an index. */
   pservers: number;
-  /** Extra pservers waiting as hot spares. */
+  /** Extra pservers waiting as hot spares (or to become replicas). */
   spares: number;
+  /** Replicas of each shard (the master's `--replicas`). */
+  replicas: number;
   /** Master replicas. */
   masters: number;
   job: string;
@@ -36,6 +38,7 @@ export interface LocalClusterOptions {
 export const defaultLocalClusterOptions: LocalClusterOptions = {
   pservers: 2,
   spares: 0,
+  replicas: 0,
   masters: 1,
   job: 'local',
   leaseTtlSeconds: 5,
@@ -110,6 +113,7 @@ export class LocalCluster {
         '--session-ttl-s',
         String(options.sessionTtlSeconds),
         ...(options.blockSize ? ['--block-size', String(options.blockSize)] : []),
+        ...(options.replicas ? ['--replicas', String(options.replicas)] : []),
         ...(port !== undefined ? ['--port', String(port)] : []),
         ...options.extraMasterArgs,
       ],

@@ -22,6 +22,8 @@ export {
   masterService,
   parameterServerClient,
   parameterServerService,
+  replicationClient,
+  replicationService,
   serviceNames,
 } from './services';
 export type { CallSettings } from './client-calls';

@@ -10,13 +10,19 @@ import {
   type MasterDefinition,
   type ParameterServerClient,
   type ParameterServerDefinition,
+  type ReplicationClient,
+  type ReplicationDefinition,
 } from '@pserver/proto';
 import { tolerantDeserializers } from './unparsable-request';
 
 const v1 = (
   loadPackageDefinition(packageDefinition) as unknown as {
     pserver: {
-      v1: { ParameterServer: ServiceClientConstructor; Master: ServiceClientConstructor };
+      v1: {
+        ParameterServer: ServiceClientConstructor;
+        Master: ServiceClientConstructor;
+        Replication: ServiceClientConstructor;
+      };
     };
   }
 ).pserver.v1;
@@ -32,6 +38,20 @@ export const parameterServerService = tolerantDeserializers(
 export const masterService = tolerantDeserializers(
   v1.Master.service,
 ) as unknown as MasterDefinition;
+
+/** The `pserver.v1.Replication` service (between the pservers of a shard); requests as above. */
+export const replicationService = tolerantDeserializers(
+  v1.Replication.service,
+) as unknown as ReplicationDefinition;
+
+/** A typed replication client of another pserver. */
+export function replicationClient(
+  address: string,
+  credentials: ChannelCredentials,
+  options?: ChannelOptions,
+): ReplicationClient {
+  return new v1.Replication(address, credentials, options) as unknown as ReplicationClient;
+}
 
 /** A typed client of a pserver. */
 export function parameterServerClient(
@@ -55,4 +75,5 @@ export function masterClient(
 export const serviceNames = {
   parameterServer: 'pserver.v1.ParameterServer',
   master: 'pserver.v1.Master',
+  replication: 'pserver.v1.Replication',
 } as const;

@@ -37,6 +37,8 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   initOwner: undefined,
   initDone: false,
   revision: 42,
+  replicas: 0,
+  replicaAssignments: [],
   ...overrides,
 });
 
@@ -47,13 +49,48 @@ describe('clusterViewOf', () => {
       shardCount: 3,
       blockSize: 1024,
       shards: [
-        { index: 0, address: 'a:1', shardEpoch: 7, member: 'a', serving: true },
-        { index: 1, address: '', shardEpoch: 0, member: '', serving: false },
-        { index: 2, address: 'c:1', shardEpoch: 9, member: 'c', serving: false },
+        { index: 0, address: 'a:1', shardEpoch: 7, member: 'a', serving: true, replicas: [] },
+        { index: 1, address: '', shardEpoch: 0, member: '', serving: false, replicas: [] },
+        { index: 2, address: 'c:1', shardEpoch: 9, member: 'c', serving: false, replicas: [] },
       ],
       revision: 42,
       initialized: false,
+      replicas: 0,
     });
+  });
+
+  it("lists each primary's replicas for its epoch, first made first", () => {
+    const replica = (
+      member: string,
+      primaryEpoch: number,
+      createRevision: number,
+      inSync: boolean,
+    ) => ({
+      index: 0,
+      member,
+      address: `${member}:1`,
+      lease: `L${member}`,
+      createRevision,
+      primaryEpoch,
+      inSync,
+    });
+    const view = clusterViewOf(
+      'job',
+      state({
+        replicas: 2,
+        replicaAssignments: [
+          replica('e', 7, 12, false),
+          replica('d', 7, 11, true),
+          replica('x', 5, 3, true),
+        ],
+      }),
+    );
+    expect(view.replicas).toBe(2);
+    expect(view.shards[0]!.replicas).toEqual([
+      { member: 'd', address: 'd:1', inSync: true },
+      { member: 'e', address: 'e:1', inSync: false },
+    ]);
+    expect(view.shards[2]!.replicas).toEqual([]);
   });
 
   it('shows an index as serving only when its pserver announced that index with that epoch', () => {

@@ -12,7 +12,11 @@ export interface View {
     member: string;
     /** The assigned pserver announced it serves this index with this epoch (recovery done). */
     serving: boolean;
+    /** The replicas of this primary. */
+    replicas: { member: string; address: string; inSync: boolean }[];
   }[];
+  /** Replicas the job keeps of each shard. */
+  replicas: number;
   revision: number;
   initialized: boolean;
 }
@@ -41,10 +45,15 @@ export function clusterViewOf(job: string, state: JobState): View {
         shardEpoch: a?.epoch ?? 0,
         member: a?.member ?? '',
         serving: announced?.index === index && announced.epoch === a?.epoch,
+        replicas: state.replicaAssignments
+          .filter((r) => a && r.index === index && r.primaryEpoch === a.epoch)
+          .sort((x, y) => x.createRevision - y.createRevision)
+          .map((r) => ({ member: r.member, address: r.address, inSync: r.inSync })),
       };
     }),
     revision: state.revision,
     initialized: state.initDone,
+    replicas: state.replicas,
   };
 }
 

@@ -1,9 +1,11 @@
 import {
   assign,
+  assignReplica,
   DatasetStore,
   JobWatcher,
   MasterTerm,
   planAssignments,
+  planReplicas,
   retire,
   staleAssignments,
   TrainerSessions,
@@ -20,6 +22,8 @@ export interface LeaderRoleOptions {
   job: string;
   desiredPservers: number | undefined;
   blockSize: number;
+  /** Replicas of each shard, written to the job's config when absent. */
+  replicas: number;
   sessionTtlMs: number;
   relistIntervalMs: number;
   logger: Logger;
@@ -69,6 +73,7 @@ export class LeaderRole {
     await this.term.writeConfigIfAbsent({
       desired: this.options.desiredPservers,
       blockSize: this.options.blockSize,
+      replicas: this.options.replicas,
     });
     await this.sessions.load();
     await this.dataset.load();
@@ -134,8 +139,15 @@ export class LeaderRole {
       return;
     }
     let assigned = false;
-    for (const planned of planAssignments(state)) {
-      if (await assign(this.client, this.keys, this.leader, planned, this.options.logger))
+    const planned = planAssignments(state);
+    for (const p of planned) {
+      if (await assign(this.client, this.keys, this.leader, p, this.options.logger))
+        assigned = true;
+    }
+    // Replicas from the spares left, for the primaries of this state (a new primary's come with
+    // the state that shows it).
+    for (const r of planReplicas(state, planned)) {
+      if (await assignReplica(this.client, this.keys, this.leader, r, this.options.logger))
         assigned = true;
     }
     // New assignments show up in the next state: publish that one.

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ChainFileError,
   chainOf,
   CheckpointError,
   checkpointMeta,
   checkpointPath,
   markBroken,
-  readCheckpointChain,
   SnapshotBuffers,
   removeLeftoverTemporaries,
   removeUnreferenced,
@@ -13,7 +13,6 @@ import {
   writeCheckpointFile,
   type ChainFile,
   type CheckpointMeta,
-  type StepMarkSnapshot,
   type WritePointHook,
 } from '@pserver/checkpoint';
 import { TenureLostError, type ShardTenure } from '@pserver/coordination';
@@ -21,8 +20,7 @@ import type { Logger } from '@pserver/logging';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from './shard';
-import { StoredTensor } from './stored-tensor';
-import { TableRestorer } from './table-checkpoint';
+import { restoreShard } from './restore-shard';
 
 export interface CheckpointerOptions {
   /** The checkpoint directory (shared by the shards of a job; each writes `shard-<i>/`). */
@@ -113,44 +111,8 @@ export class Checkpointer {
         forgotten.push(meta.path);
         continue;
       }
-      const tensors: StoredTensor[] = [];
-      const tables = new TableRestorer(shard.index, shard.shardCount);
-      let marks: StepMarkSnapshot[] = [];
-      let reading: ChainFile | undefined;
-      let last = false;
       try {
-        const read = await readCheckpointChain(
-          root,
-          meta,
-          {
-            file: (position) => {
-              reading = position.file;
-              last = position.last;
-              tables.startFile(position.index > 0);
-            },
-            header: (header) => {
-              if (header.shardIndex !== shard.index || header.shardCount !== shard.shardCount) {
-                throw new CheckpointError(
-                  'CHECKPOINT_INCOMPATIBLE',
-                  `checkpoint ${reading?.path} holds shard ${header.shardIndex} of ${header.shardCount}, not ${shard.index} of ${shard.shardCount}`,
-                );
-              }
-            },
-            // Tensors and step marks are whole in every file of a chain: the last file's count.
-            tensor: (record) => {
-              if (last) tensors.push(StoredTensor.restore(record, shard.memory));
-            },
-            table: (record) => tables.table(record),
-            tableEvictions: (evictions) => tables.tableEvictions(evictions),
-            tableRows: (rows) => tables.tableRows(rows),
-            stepMarks: (entries) => {
-              if (last) marks = entries;
-            },
-          },
-          // Each record is copied into the shard's storage inside the visitor.
-          { reuseBuffers: true },
-        );
-        shard.load(tensors, tables.tables, marks, meta.updatesApplied);
+        const read = await restoreShard(root, meta, shard);
         await store.forget(forgotten);
         this.latest = meta;
         this.lastSavedUpdates = meta.updatesApplied;
@@ -164,8 +126,8 @@ export class Checkpointer {
         logger.info('recovered the shard from a checkpoint', {
           checkpoint: meta.path,
           chain: meta.chain.map((file) => file.path),
-          tensors: tensors.length,
-          tables: tables.tables.length,
+          tensors: read.tensors,
+          tables: read.tables,
           bytes: read.bytes,
           updatesApplied: meta.updatesApplied,
           skippedBroken: broken,
@@ -174,9 +136,8 @@ export class Checkpointer {
         await this.removeUnreferenced();
         return { kind: 'restored', meta, broken };
       } catch (err) {
-        for (const tensor of tensors) tensor.release();
         if (err instanceof CheckpointError && err.code === 'CHECKPOINT_INCOMPATIBLE') throw err;
-        const faulty = reading ?? meta;
+        const faulty = err instanceof ChainFileError ? err.file : meta;
         const renamed = await markBroken(root, faulty.path);
         logger.error('checkpoint unusable, trying the previous one', {
           checkpoint: meta.path,
@@ -198,6 +159,29 @@ export class Checkpointer {
     const run = this.chain.then(() => this.saveNow(reason));
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Writes a full copy of the shard in the checkpoint format to `<root>/<name>` for a replica to
+   * fetch (nothing is committed). `taken` runs in the same tick as the copy, before any push can
+   * land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
+   * the next checkpoint is full.
+   */
+  async writeCopy(root: string, name: string, taken: () => void): Promise<CheckpointMeta> {
+    const { shard, tenure, hook } = this.options;
+    const buffers = new SnapshotBuffers();
+    try {
+      const snapshot = shard.snapshot(
+        { shardEpoch: tenure.epoch, seq: 0, uuid: randomUUID() },
+        buffers,
+      );
+      taken();
+      this.deltaChain = undefined;
+      const written = await writeCheckpointFile(snapshot, { root, path: name, hook });
+      return checkpointMeta(snapshot, written, []);
+    } finally {
+      buffers.release();
+    }
   }
 
   /** Whether the shard changed since the last committed checkpoint. */

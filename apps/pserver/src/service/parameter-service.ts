@@ -26,6 +26,7 @@ import {
 import type { CallContext } from '@pserver/rpc';
 import type { FramePlace, CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
 import { TenureLostError, type ShardTenure } from '@pserver/coordination';
+import type { ForwardedPush } from '../replication/forwarded-push';
 import type { AdmissionControl } from './admission';
 import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
@@ -61,6 +62,15 @@ export interface ParameterServiceOptions {
    * no limit.
    */
   maxReplyBytes?: number;
+  /**
+   * The shard's replicas (a primary with replicas): `replicate` forwards a push just applied, as
+   * the `seq`-th, and resolves once every replica in sync applied it; `replicated` resolves once
+   * they applied everything applied so far. A push is acknowledged only after that.
+   */
+  replication?: {
+    replicate(seq: number, push: ForwardedPush): Promise<void>;
+    replicated(): Promise<void>;
+  };
 }
 
 /**
@@ -251,7 +261,7 @@ export class ParameterService {
     if (request.grads.length === 0 && request.sparse.length === 0)
       throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
     const duplicate = this.duplicateOf(trainerId, step);
-    if (duplicate) return duplicate;
+    if (duplicate) return this.acknowledged(duplicate);
     const bytes =
       request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
       sparseBytes(request.sparse);
@@ -271,7 +281,13 @@ export class ParameterService {
           true,
         );
       }
-      return this.reply(this.applyPush(trainerId, step, push));
+      const forwarded: ForwardedPush = {
+        trainerId,
+        step,
+        grads: request.grads.map((g) => ({ ...g, offset: 0 })),
+        sparse: request.sparse,
+      };
+      return await this.acknowledged(this.reply(this.applyPush(trainerId, step, push)), forwarded);
     } finally {
       push.discard();
       this.admission.release(bytes);
@@ -286,6 +302,7 @@ export class ParameterService {
     let duplicate: SendGradsResponse | undefined;
     let admitted = 0;
     const push = this.newPush();
+    const forwarded: ForwardedPush = { trainerId: 0, step: 0, grads: [], sparse: [] };
     try {
       for await (const chunk of chunks) {
         if (!context) {
@@ -302,6 +319,8 @@ export class ParameterService {
         admitted += bytes;
         for (const sparse of chunk.sparse)
           push.addSparse(sparse.table, sparse.ids, sparse.grads, sparse.counts);
+        forwarded.sparse.push(...chunk.sparse);
+        forwarded.grads.push(...chunk.grads);
         for (const piece of chunk.grads) {
           const name = this.checkName(piece.name, 'grads.name');
           push.add(
@@ -321,9 +340,14 @@ export class ParameterService {
           'PSERVER_INVALID_STREAM',
           'SendGradsStream: the stream ended without a message',
         );
-      if (duplicate) return duplicate;
+      if (duplicate) return await this.acknowledged(duplicate);
       if (push.empty) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
-      return this.reply(this.applyPush(context.trainerId, context.step, push));
+      forwarded.trainerId = context.trainerId;
+      forwarded.step = context.step;
+      return await this.acknowledged(
+        this.reply(this.applyPush(context.trainerId, context.step, push)),
+        forwarded,
+      );
     } finally {
       push.discard();
       this.admission.release(admitted);
@@ -472,6 +496,25 @@ export class ParameterService {
     // A retry that arrived while the first send was being applied is caught by the shard.
     if (result.outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
     return { shardEpoch: this.tenure.epoch, ...result };
+  }
+
+  /**
+   * The reply once the shard's replicas hold what it acknowledges: an applied push once each
+   * replica in sync applied it, a duplicate once they applied everything applied so far (the
+   * first try may still be on its way to them). Without replicas, at once.
+   */
+  private async acknowledged(
+    reply: SendGradsResponse,
+    forwarded?: ForwardedPush,
+  ): Promise<SendGradsResponse> {
+    const replication = this.options.replication;
+    if (!replication) return reply;
+    if (reply.outcome === 'PUSH_OUTCOME_APPLIED' && forwarded)
+      await replication.replicate(this.shard.appliedSeq, forwarded);
+    else await replication.replicated();
+    // The tenure may have ended while the replicas answered: a deposed primary's ack is not one.
+    this.tenure.require();
+    return reply;
   }
 
   private newPush(): StagedPush {

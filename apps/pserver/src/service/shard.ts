@@ -35,6 +35,11 @@ export class Shard {
   readonly marks = new StepMarks();
   /** Gradients applied since start. */
   updatesApplied = 0;
+  /**
+   * Pushes applied, counted from the copy this shard started from: the sequence numbers of
+   * replication (a replica's shard counts the primary's pushes in the primary's order).
+   */
+  appliedSeq = 0;
   private initializedFlag = false;
   private readonly initWaiters = new Set<{ resolve: () => void; reject: (err: unknown) => void }>();
 
@@ -200,6 +205,7 @@ export class Shard {
       return { table: p.table.name, rowsUpdated, rowsCreated, rowsRejected };
     });
     this.marks.set(trainerId, step);
+    this.appliedSeq++;
     return { outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite, lastAppliedStep: step, sparse };
   }
 }

@@ -1,11 +1,15 @@
-import type { MasterDefinition, ParameterServerDefinition } from '@pserver/proto';
+import type {
+  MasterDefinition,
+  ParameterServerDefinition,
+  ReplicationDefinition,
+} from '@pserver/proto';
 import { serviceNames } from '../services';
 
 /**
  * Roles a caller can hold (SECURITY.md). `admin` may call everything; the others exactly what the
  * table below lists. A caller may hold several roles (a certificate rule and a token).
  */
-export const roles = ['trainer', 'viewer', 'admin'] as const;
+export const roles = ['trainer', 'viewer', 'admin', 'pserver'] as const;
 export type Role = (typeof roles)[number];
 
 export function isRole(value: unknown): value is Role {
@@ -18,6 +22,8 @@ export type Access = 'public' | 'authenticated' | readonly Role[];
 const training: Access = ['trainer'];
 const observing: Access = ['trainer', 'viewer'];
 const adminOnly: Access = [];
+/** The pservers of a shard, to each other. */
+const peers: Access = ['pserver'];
 
 /**
  * Typed by the services' definitions: a new RPC does not compile until it is placed here.
@@ -53,6 +59,12 @@ const master: Record<keyof MasterDefinition, Access> = {
   SetDesiredShards: adminOnly,
 };
 
+const replication: Record<keyof ReplicationDefinition, Access> = {
+  FetchSnapshot: peers,
+  ReplicaLoaded: peers,
+  Forward: peers,
+};
+
 const byPath = new Map<string, Access>([
   // Probes (Kubernetes, load balancers) carry no credentials.
   ['/grpc.health.v1.Health/Check', 'public'],
@@ -62,6 +74,7 @@ const byPath = new Map<string, Access>([
   ['/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo', 'authenticated'],
   ...pathsOf(serviceNames.parameterServer, parameterServer),
   ...pathsOf(serviceNames.master, master),
+  ...pathsOf(serviceNames.replication, replication),
 ]);
 
 function pathsOf(service: string, methods: Record<string, Access>): [string, Access][] {

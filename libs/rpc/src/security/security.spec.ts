@@ -72,7 +72,7 @@ describe('the access config', () => {
     [
       'an unknown role',
       { tokens: [{ name: 'x', file: 'trainer.token', role: 'root' }] },
-      /"role" must be one of trainer, viewer, admin, got "root"/,
+      /"role" must be one of trainer, viewer, admin, pserver, got "root"/,
     ],
     [
       'two match fields',

@@ -15,8 +15,10 @@ import { readRestoredCheckpoint, type RestoredCheckpoint } from './restored-chec
 
 export interface SupervisedClusterOptions {
   shards: number;
-  /** Pservers beyond the shards, waiting as hot spares; the supervisor keeps the count. */
+  /** Pservers beyond the shards and their replicas, waiting as hot spares; the supervisor keeps the count. */
   spares: number;
+  /** Replicas of each shard (the master's `--replicas`); a pserver is started for each. */
+  replicas: number;
   masters: number;
   job: string;
   leaseTtlSeconds: number;
@@ -33,6 +35,7 @@ export interface SupervisedClusterOptions {
 export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
   shards: 2,
   spares: 1,
+  replicas: 0,
   masters: 2,
   job: 'ledger',
   leaseTtlSeconds: 2,
@@ -105,7 +108,8 @@ export class SupervisedCluster {
       }
       for (let i = 0; i < settings.shards; i++) cluster.runPserver();
       await cluster.waitUntilServed(0, 60_000);
-      for (let i = 0; i < settings.spares; i++) cluster.runPserver();
+      const more = settings.spares + settings.shards * settings.replicas;
+      for (let i = 0; i < more; i++) cluster.runPserver();
       return cluster;
     } catch (err) {
       await cluster.stop();
@@ -207,6 +211,8 @@ export class SupervisedCluster {
       String(options.sessionTtlSeconds),
       '--block-size',
       String(options.blockSize),
+      '--replicas',
+      String(options.replicas),
     ]);
     entry.process = child;
     void child.exited.then(() => this.restartLater(() => this.runMaster(slot)));

@@ -31,6 +31,11 @@ export interface ClusterView {
    * Whether the parameters have been initialized.
    */
   'initialized'?: (boolean);
+  /**
+   * Replicas kept of each shard besides its primary (the job's `--replicas`; 0: none, a shard
+   * that fails over is restored from its last checkpoint).
+   */
+  'replicas'?: (number);
 }
 
 /**
@@ -61,4 +66,9 @@ export interface ClusterView__Output {
    * Whether the parameters have been initialized.
    */
   'initialized': (boolean);
+  /**
+   * Replicas kept of each shard besides its primary (the job's `--replicas`; 0: none, a shard
+   * that fails over is restored from its last checkpoint).
+   */
+  'replicas': (number);
 }

@@ -144,6 +144,11 @@ export const ErrorCode = {
    */
   PSERVER_MEMBER_TAKEN: 'PSERVER_MEMBER_TAKEN',
   /**
+   * A replication call this pserver cannot take: it does not replicate (or, for FetchSnapshot,
+   * serve) the shard under the caller's primary epoch. Nothing changed.
+   */
+  PSERVER_NOT_REPLICA: 'PSERVER_NOT_REPLICA',
+  /**
    * SetDataset with a different dataset than the job's.
    */
   MASTER_DATASET_ALREADY_SET: 'MASTER_DATASET_ALREADY_SET',
@@ -454,6 +459,12 @@ export type ErrorCode =
    */
   | 'PSERVER_MEMBER_TAKEN'
   | 302
+  /**
+   * A replication call this pserver cannot take: it does not replicate (or, for FetchSnapshot,
+   * serve) the shard under the caller's primary epoch. Nothing changed.
+   */
+  | 'PSERVER_NOT_REPLICA'
+  | 303
   /**
    * SetDataset with a different dataset than the job's.
    */

@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/master.proto
 
+import type { ShardReplica as _pserver_v1_ShardReplica, ShardReplica__Output as _pserver_v1_ShardReplica__Output } from '../../pserver/v1/ShardReplica';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -27,6 +28,10 @@ export interface ShardAssignment {
    * before it starts serving). Trainers send to a shard only when it serves, and wait otherwise.
    */
   'serving'?: (boolean);
+  /**
+   * The shard's replicas (for operators; trainers talk to the primary only).
+   */
+  'replicas'?: (_pserver_v1_ShardReplica)[];
 }
 
 /**
@@ -54,4 +59,8 @@ export interface ShardAssignment__Output {
    * before it starts serving). Trainers send to a shard only when it serves, and wait otherwise.
    */
   'serving': (boolean);
+  /**
+   * The shard's replicas (for operators; trainers talk to the primary only).
+   */
+  'replicas': (_pserver_v1_ShardReplica__Output)[];
 }

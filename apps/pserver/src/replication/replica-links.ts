@@ -1,0 +1,251 @@
+import type { ReplicaAssignment } from '@pserver/coordination';
+import type { Logger } from '@pserver/logging';
+import type { ForwardRequest, ForwardResponse__Output } from '@pserver/proto';
+import { abortableSleep } from '@pserver/rpc';
+import { PserverError } from '../service/errors';
+import type { ForwardedPush } from './forwarded-push';
+
+/** How the primary reaches one replica: a Forward call (a fake in unit tests). */
+export type ForwardCall = (
+  address: string,
+  request: ForwardRequest,
+  signal: AbortSignal,
+) => Promise<ForwardResponse__Output>;
+
+export interface ReplicaLinksOptions {
+  index: number;
+  /** The primary's shard epoch: every forward names it. */
+  epoch: number;
+  /** The primary's last applied sequence number, read synchronously. */
+  appliedSeq: () => number;
+  forward: ForwardCall;
+  logger: Logger;
+}
+
+/** A link's state: the copy not fetched yet, forwards flowing, or waited on (acks gate replies). */
+type LinkState = 'joining' | 'following' | 'waited';
+
+/** The primary's side of one replica. */
+class ReplicaLink {
+  state: LinkState = 'joining';
+  /** The replica's last applied sequence number, as it acknowledged. */
+  acked = 0;
+  /** The first push it is waited for (set when it becomes waited). */
+  waitFrom = Infinity;
+  inSync = false;
+  private readonly waiters: { seq: number; resolve: () => void }[] = [];
+  private readonly closed = new AbortController();
+
+  constructor(
+    readonly replica: ReplicaAssignment,
+    private readonly links: ReplicaLinks,
+  ) {}
+
+  get key(): string {
+    return `${this.replica.member}\u0000${this.replica.createRevision}`;
+  }
+
+  /** Resolves once the replica applied `seq`, or the link is gone. */
+  appliedAt(seq: number): Promise<void> {
+    if (this.acked >= seq || this.closed.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  /** Sends one push, again and again until the replica applied it or the link is gone. */
+  async send(request: ForwardRequest): Promise<void> {
+    let backoffMs = 20;
+    while (!this.closed.signal.aborted) {
+      try {
+        const reply = await this.links.options.forward(
+          this.replica.address,
+          { ...request, inSync: this.inSync },
+          this.closed.signal,
+        );
+        this.acknowledged(reply.appliedSeq);
+        return;
+      } catch (err) {
+        if (this.closed.signal.aborted) return;
+        this.links.options.logger.debug('forward to a replica failed; sending it again', {
+          member: this.replica.member,
+          seq: request.seq,
+          err,
+        });
+        await abortableSleep(backoffMs, this.closed.signal).catch(() => undefined);
+        backoffMs = Math.min(backoffMs * 2, 500);
+      }
+    }
+  }
+
+  acknowledged(seq: number): void {
+    if (seq <= this.acked) return;
+    this.acked = seq;
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i]!;
+      if (waiter.seq <= seq) {
+        this.waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+    this.links.checkInSync(this);
+  }
+
+  close(): void {
+    this.closed.abort();
+    for (const waiter of this.waiters.splice(0)) waiter.resolve();
+  }
+}
+
+/**
+ * The primary's side of replication (DESIGN section 8): one link per replica key of the shard for
+ * this epoch, as the tenure's watch reports them. A replica fetches a copy of the shard
+ * (`startFollowing`: forwards flow from the copy's sequence number on), loads it, and says so
+ * (`loaded`): from then on the primary waits for it — every later push is acknowledged to its
+ * trainer only after the replica applied it. Once it has applied every push before that moment
+ * too, it is in sync, and is told so (it writes that into its key, which makes it promotable).
+ * A replica stops being waited for only when its key is gone from etcd (the master dropped it,
+ * or its lease expired), never before: a primary never acknowledges with fewer replicas than etcd
+ * says hold every acknowledged push.
+ */
+export class ReplicaLinks {
+  private readonly links = new Map<string, ReplicaLink>();
+
+  constructor(readonly options: ReplicaLinksOptions) {}
+
+  /** The replicas the tenure's watch reports for this epoch: links come and go with their keys. */
+  update(replicas: readonly ReplicaAssignment[]): void {
+    const keys = new Set<string>();
+    for (const replica of replicas) {
+      const link = new ReplicaLink(replica, this);
+      keys.add(link.key);
+      if (!this.links.has(link.key)) {
+        this.links.set(link.key, link);
+        this.options.logger.info('a replica joins', {
+          member: replica.member,
+          address: replica.address,
+        });
+      }
+    }
+    for (const [key, link] of this.links) {
+      if (keys.has(key)) continue;
+      link.close();
+      this.links.delete(key);
+      this.options.logger.warn('a replica left (its key is gone); no longer waiting for it', {
+        member: link.replica.member,
+        acked: link.acked,
+      });
+    }
+  }
+
+  /**
+   * A replica begins to follow from the copy taken at the current sequence number (call in the
+   * same tick the copy is taken). PSERVER_NOT_REPLICA when `member` is not a replica of this
+   * primary.
+   */
+  startFollowing(member: string): number {
+    const link = this.linkOf(member);
+    // Waited for, it holds acknowledged pushes: starting it over would stop the waiting.
+    if (link.state === 'waited')
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `member ${member} follows this primary already; a replica that lost its copy joins again under a new key`,
+      );
+    const seq = this.options.appliedSeq();
+    // A replica that fetches again (its first copy failed to load) starts over from this copy.
+    link.state = 'following';
+    link.acked = seq;
+    link.inSync = false;
+    link.waitFrom = Infinity;
+    return seq;
+  }
+
+  /** The replica loaded the copy of `seq`: it is waited for from the next push on. */
+  loaded(member: string, seq: number): boolean {
+    const link = this.linkOf(member);
+    if (link.state === 'joining')
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `member ${member}: ReplicaLoaded before FetchSnapshot`,
+      );
+    link.acknowledged(seq);
+    if (link.state !== 'waited') {
+      link.state = 'waited';
+      link.waitFrom = this.options.appliedSeq() + 1;
+    }
+    this.checkInSync(link);
+    return link.inSync;
+  }
+
+  /**
+   * Forwards push `seq` (just applied) to every following replica; resolves once every waited
+   * replica applied it (or left).
+   */
+  replicate(seq: number, push: ForwardedPush): Promise<void> {
+    const request: ForwardRequest = {
+      index: this.options.index,
+      primaryEpoch: this.options.epoch,
+      seq,
+      trainerId: push.trainerId,
+      step: push.step,
+      grads: push.grads,
+      sparse: push.sparse,
+    };
+    const waits: Promise<void>[] = [];
+    for (const link of this.links.values()) {
+      if (link.state === 'joining') continue;
+      void link.send(request);
+      if (link.state === 'waited') waits.push(link.appliedAt(seq));
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** Resolves once every waited replica applied everything applied so far (a duplicate's reply). */
+  settled(): Promise<void> {
+    const seq = this.options.appliedSeq();
+    return Promise.all(
+      [...this.links.values()].filter((l) => l.state === 'waited').map((l) => l.appliedAt(seq)),
+    ).then(() => undefined);
+  }
+
+  /** Replicas, for status and metrics. */
+  describe(): { member: string; state: LinkState; acked: number; inSync: boolean }[] {
+    return [...this.links.values()].map((l) => ({
+      member: l.replica.member,
+      state: l.state,
+      acked: l.acked,
+      inSync: l.inSync,
+    }));
+  }
+
+  close(): void {
+    for (const link of this.links.values()) link.close();
+    this.links.clear();
+  }
+
+  /** A waited replica that holds every push before it was waited for is in sync: tell it. */
+  checkInSync(link: ReplicaLink): void {
+    if (link.inSync || link.state !== 'waited' || link.acked < link.waitFrom - 1) return;
+    link.inSync = true;
+    this.options.logger.info('a replica is in sync', {
+      member: link.replica.member,
+      seq: link.acked,
+    });
+    // A notice: a forward of a push it applied already changes nothing but says it is in sync.
+    void link.send({
+      index: this.options.index,
+      primaryEpoch: this.options.epoch,
+      seq: link.acked,
+      trainerId: 0,
+      step: 0,
+      grads: [],
+      sparse: [],
+    });
+  }
+
+  private linkOf(member: string): ReplicaLink {
+    for (const link of this.links.values()) if (link.replica.member === member) return link;
+    throw new PserverError(
+      'PSERVER_NOT_REPLICA',
+      `member ${member} is not a replica of shard ${this.options.index} at epoch ${this.options.epoch}`,
+    );
+  }
+}

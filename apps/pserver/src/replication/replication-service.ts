@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { metaToJson } from '@pserver/checkpoint';
+import type { ShardTenure } from '@pserver/coordination';
+import type {
+  FetchSnapshotRequest__Output,
+  ForwardRequest__Output,
+  ForwardResponse,
+  ReplicaLoadedRequest__Output,
+  ReplicaLoadedResponse,
+  SnapshotChunk,
+} from '@pserver/proto';
+import type { CallContext } from '@pserver/rpc';
+import type { Checkpointer } from '../service/checkpointer';
+import { staleEpoch } from '../service/epoch-guard';
+import { PserverError } from '../service/errors';
+import type { Shard } from '../service/shard';
+import type { ReplicaFollower } from './replica-follower';
+import type { ReplicaLinks } from './replica-links';
+
+/** What this pserver is to its shard now, for the replication calls. */
+export type ReplicationRole =
+  | {
+      kind: 'primary';
+      shard: Shard;
+      tenure: ShardTenure;
+      links: ReplicaLinks;
+      checkpointer: Checkpointer;
+      /** Where copies for replicas are written while they are sent. */
+      scratchDir: string;
+    }
+  | { kind: 'replica'; follower: ReplicaFollower }
+  | undefined;
+
+/** Bytes of a copy per SnapshotChunk. */
+const chunkBytes = 1 << 20;
+
+/**
+ * The `pserver.v1.Replication` service without gRPC: FetchSnapshot and ReplicaLoaded answered by
+ * a primary (its `ReplicaLinks`), Forward by a replica (its `ReplicaFollower`). A call for a shard
+ * or epoch this pserver does not hold that role for is refused and changes nothing.
+ */
+export class ReplicationService {
+  constructor(private readonly role: () => ReplicationRole) {}
+
+  async fetchSnapshot(
+    request: FetchSnapshotRequest__Output,
+    ctx: CallContext,
+    send: (chunk: SnapshotChunk) => Promise<void>,
+  ): Promise<void> {
+    const primary = this.primary(request.index, request.primaryEpoch);
+    await primary.shard.whenInitialized(ctx.signal);
+    const name = `copy-${randomUUID()}.ckpt`;
+    let seq = 0;
+    // The copy and the start of forwarding happen in one tick: no push falls between them.
+    const meta = await primary.checkpointer.writeCopy(primary.scratchDir, name, () => {
+      seq = primary.links.startFollowing(request.member);
+    });
+    const file = path.join(primary.scratchDir, name);
+    try {
+      const handle = await fs.open(file, 'r');
+      try {
+        const metaJson = JSON.stringify(metaToJson({ ...meta, path: name }));
+        let first = true;
+        for (let offset = 0; offset < meta.size || first; offset += chunkBytes) {
+          ctx.signal.throwIfAborted();
+          const data = Buffer.allocUnsafe(Math.min(chunkBytes, meta.size - offset));
+          if (data.byteLength > 0) await handle.read(data, 0, data.byteLength, offset);
+          await send(first ? { seq, metaJson, data } : { data });
+          first = false;
+        }
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await fs.rm(file, { force: true });
+    }
+  }
+
+  replicaLoaded(request: ReplicaLoadedRequest__Output): ReplicaLoadedResponse {
+    const primary = this.primary(request.index, request.primaryEpoch);
+    return { inSync: primary.links.loaded(request.member, request.seq) };
+  }
+
+  async forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
+    const role = this.role();
+    if (role?.kind !== 'replica')
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `this pserver replicates no shard (asked for shard ${request.index})`,
+      );
+    return role.follower.forward(request);
+  }
+
+  private primary(index: number, epoch: number): Extract<ReplicationRole, { kind: 'primary' }> {
+    const role = this.role();
+    if (role?.kind !== 'primary' || role.shard.index !== index || !role.tenure.holds())
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `this pserver is not the primary of shard ${index}`,
+      );
+    if (epoch < role.tenure.epoch) throw staleEpoch(epoch, role.tenure.epoch);
+    if (epoch > role.tenure.epoch)
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `shard ${index}: primary epoch ${epoch} is not this primary's (${role.tenure.epoch})`,
+      );
+    return role;
+  }
+}

@@ -1,0 +1,85 @@
+// Original file: proto/pserver/v1/replication.proto
+
+import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';
+import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * One push the primary applied.
+ */
+export interface ForwardRequest {
+  /**
+   * The shard index.
+   */
+  'index'?: (number);
+  /**
+   * The primary's shard epoch.
+   */
+  'primaryEpoch'?: (number | string | Long);
+  /**
+   * The push's sequence number at the primary: 1 + the previous push's.
+   */
+  'seq'?: (number | string | Long);
+  /**
+   * The trainer and step of the push (its step mark moves as on the primary).
+   */
+  'trainerId'?: (number | string | Long);
+  /**
+   * The push's step.
+   */
+  'step'?: (number | string | Long);
+  /**
+   * The dense gradients, as pieces (a unary push's gradient is one piece at offset 0).
+   */
+  'grads'?: (_pserver_v1_GradientChunk)[];
+  /**
+   * The row gradients.
+   */
+  'sparse'?: (_pserver_v1_SparseGrad)[];
+  /**
+   * The primary counts this replica in sync once it has applied this push: it then holds every
+   * push the primary acknowledged, and may be promoted. A Forward whose `seq` the replica has
+   * applied already changes nothing but this (the primary sends one to say it when idle).
+   */
+  'inSync'?: (boolean);
+}
+
+/**
+ * One push the primary applied.
+ */
+export interface ForwardRequest__Output {
+  /**
+   * The shard index.
+   */
+  'index': (number);
+  /**
+   * The primary's shard epoch.
+   */
+  'primaryEpoch': (number);
+  /**
+   * The push's sequence number at the primary: 1 + the previous push's.
+   */
+  'seq': (number);
+  /**
+   * The trainer and step of the push (its step mark moves as on the primary).
+   */
+  'trainerId': (number);
+  /**
+   * The push's step.
+   */
+  'step': (number);
+  /**
+   * The dense gradients, as pieces (a unary push's gradient is one piece at offset 0).
+   */
+  'grads': (_pserver_v1_GradientChunk__Output)[];
+  /**
+   * The row gradients.
+   */
+  'sparse': (_pserver_v1_SparseGrad__Output)[];
+  /**
+   * The primary counts this replica in sync once it has applied this push: it then holds every
+   * push the primary acknowledged, and may be promoted. A Forward whose `seq` the replica has
+   * applied already changes nothing but this (the primary sends one to say it when idle).
+   */
+  'inSync': (boolean);
+}
