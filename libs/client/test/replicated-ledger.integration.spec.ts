@@ -2,15 +2,19 @@ import path from 'node:path';
 import {
   bundleScript,
   describeLedgerReport,
+  killLeadingMaster,
   killPserver,
+  killReplica,
+  pausePserver,
   runLedger,
   stopAllProcesses,
   type LedgerReport,
 } from '@pserver/testing';
 
 // The one-hot ledger (libs/testing/src/ledger/) with one replica of each shard: every primary
-// killed -9 is replaced by its in-sync replica, promoted with nothing restored, so not one
-// acknowledged update may be missing (with replicas 0 the same kills lose the updates since the
+// killed -9 or paused past its lease (a zombie, fenced when it wakes) is replaced by its in-sync
+// replica, promoted with nothing restored, so not one acknowledged update may be missing; a
+// killed replica holds pushes up only until its lease ends (with replicas 0 the same kills lose the updates since the
 // restored checkpoint; exactly-once.integration.spec.ts). The test is the supervisor that
 // restarts whatever exits: a killed pserver comes back as a spare and becomes a replica again.
 const leaseTtlSeconds = 2;
@@ -31,7 +35,15 @@ describe('the one-hot ledger with a replica of each shard', () => {
       capacity: 8_192,
       ballast: 256 * 1024,
       paceMs: 10,
-      faults: [killPserver(0), killPserver(1), killPserver(0), killPserver(1)],
+      faults: [
+        killPserver(0),
+        killReplica(1),
+        pausePserver(1, leaseTtlSeconds * 1_000 + 2_000),
+        killLeadingMaster(),
+        killPserver(0),
+        killReplica(0),
+        killPserver(1),
+      ],
       cluster: {
         shards: 2,
         spares: 1,

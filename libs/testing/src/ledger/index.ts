@@ -3,6 +3,7 @@ export {
   etcdOutage,
   killLeadingMaster,
   killPserver,
+  killReplica,
   pausePserver,
   pauseTrainersThroughFailover,
 } from './ledger-faults';

@@ -1,4 +1,4 @@
-import { sleep } from '@pserver/local-cluster';
+import { sleep, waitFor } from '@pserver/local-cluster';
 import { PserverDriver } from '../pserver-driver';
 import type { LedgerTrainer } from './ledger-trainer';
 import type { SupervisedCluster } from './supervised-cluster';
@@ -47,7 +47,7 @@ export function killPserver(index: number, options: { afterDelta?: boolean } = {
       name: `kill -9 of the pserver of shard ${index}`,
       startMs,
       referenceMs: replacement.atMs,
-      reference: 'the spare serving',
+      reference: 'the replacement serving (a spare, or a promoted replica)',
       notes: { ...notes, spareServingMs: replacement.atMs - startMs },
     };
   };
@@ -67,6 +67,30 @@ async function newestIsDelta(address: string): Promise<number> {
   } finally {
     driver.close();
   }
+}
+
+/**
+ * kill -9 of an in-sync replica of shard `index` (the job keeps replicas): the primary waits for
+ * it until its key goes with its lease, then goes on; a spare becomes the shard's replica and
+ * catches up (the reference: it is in sync).
+ */
+export function killReplica(index: number): Fault {
+  return async (cluster) => {
+    const replica = await waitFor(() => cluster.replicaOf(index), {
+      timeoutMs: bound,
+      description: `an in-sync replica of shard ${index}`,
+    });
+    const startMs = Date.now();
+    await replica.kill();
+    const next = await cluster.waitForInSyncReplica(index, startMs, bound);
+    return {
+      name: `kill -9 of a replica of shard ${index}`,
+      startMs,
+      referenceMs: next.atMs,
+      reference: 'a new replica in sync',
+      notes: { inSyncMs: next.atMs - startMs },
+    };
+  };
 }
 
 /** kill -9 of the leading master (the supervisor starts it again on its port). */
@@ -102,7 +126,7 @@ export function pausePserver(index: number, pauseMs: number): Fault {
       name: `SIGSTOP of the pserver of shard ${index} for ${pauseMs} ms, then SIGCONT`,
       startMs,
       referenceMs: replacement.atMs,
-      reference: 'the spare serving',
+      reference: 'the replacement serving (a spare, or a promoted replica)',
       notes: {
         spareServingMs: replacement.atMs - startMs,
         pausedPserverExit: exit ? (exit.code ?? exit.signal) : 'still running 10 s after SIGCONT',

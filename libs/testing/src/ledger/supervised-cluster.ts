@@ -58,6 +58,14 @@ export interface ServingEvent {
   restored: Promise<RestoredCheckpoint> | undefined;
 }
 
+/** A replica that said it is in sync with the primary of `primaryEpoch` (its key says so now). */
+export interface InSyncEvent {
+  pserver: string;
+  index: number;
+  primaryEpoch: number;
+  atMs: number;
+}
+
 export interface LeadingEvent {
   master: string;
   address: string;
@@ -81,6 +89,7 @@ export interface ExitEvent {
  */
 export class SupervisedCluster {
   readonly serving: ServingEvent[] = [];
+  readonly inSync: InSyncEvent[] = [];
   readonly leading: LeadingEvent[] = [];
   readonly exits: ExitEvent[] = [];
   readonly checkpointDir: string;
@@ -133,6 +142,37 @@ export class SupervisedCluster {
       if (!known || known.event.epoch <= event.epoch) byIndex.set(event.index, { process, event });
     }
     return byIndex;
+  }
+
+  /**
+   * A running in-sync replica of `index` for its primary now, that has not been promoted (its
+   * latest line of the index is the in-sync one).
+   */
+  replicaOf(index: number): ManagedProcess | undefined {
+    const primary = this.servingNow().get(index);
+    if (!primary) return undefined;
+    const event = [...this.inSync]
+      .reverse()
+      .find(
+        (e) =>
+          e.index === index &&
+          e.primaryEpoch === primary.event.epoch &&
+          !this.serving.some((s) => s.pserver === e.pserver && s.atMs >= e.atMs),
+      );
+    return event && [...this.pservers].find((p) => p.name === event.pserver && p.running);
+  }
+
+  /** Waits for a replica of `index` in sync with its current primary, said at or after `sinceMs`. */
+  waitForInSyncReplica(index: number, sinceMs: number, timeoutMs: number): Promise<InSyncEvent> {
+    return waitFor(
+      () => {
+        const primary = this.servingNow().get(index);
+        return this.inSync.find(
+          (e) => e.index === index && e.atMs >= sinceMs && e.primaryEpoch === primary?.event.epoch,
+        );
+      },
+      { timeoutMs, description: `a replica of index ${index} in sync since ${sinceMs}` },
+    );
   }
 
   /** Waits until every index is served by a pserver that said so at or after `sinceMs`. */
@@ -289,6 +329,13 @@ export class SupervisedCluster {
         address: String(entry.address),
         atMs,
         restored,
+      });
+    } else if (entry.msg === 'in sync with the primary: promotable') {
+      this.inSync.push({
+        pserver: name,
+        index: Number(entry.index),
+        primaryEpoch: Number(entry.primaryEpoch),
+        atMs,
       });
     } else if (entry.msg === 'leading') {
       this.leading.push({ master: name, address: String(entry.address), atMs });
