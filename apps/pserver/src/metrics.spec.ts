@@ -9,12 +9,36 @@ describe('pserverMetrics', () => {
         { name: 'other', rows: 0 },
       ],
     };
-    const { registry } = pserverMetrics({ status: () => status, leaseValidUntil: () => undefined });
+    const { registry } = pserverMetrics({
+      status: () => status,
+      leaseValidUntil: () => undefined,
+      replication: () => undefined,
+    });
     const text = await registry.metrics();
     expect(text).toContain('pserver_table_rows{table="emb"} 7');
     expect(text).toContain('pserver_table_rows{table="other"} 0');
     expect(text).toContain('pserver_table_rows_created_total{table="emb"} 9');
     expect(text).toContain('pserver_table_rows_rejected_total{table="emb"} 3');
     expect(text).toContain('pserver_table_rows_evicted_total{table="emb"} 2');
+  });
+
+  it("exposes a primary's replicas: applied pushes, each one's lag, how many are in sync", async () => {
+    const { registry } = pserverMetrics({
+      status: () => undefined,
+      leaseValidUntil: () => undefined,
+      replication: () => ({
+        role: 'primary',
+        appliedSeq: 120,
+        replicas: [
+          { member: 'ps-3', acked: 118, inSync: true },
+          { member: 'ps-4', acked: 40, inSync: false },
+        ],
+      }),
+    });
+    const text = await registry.metrics();
+    expect(text).toContain('pserver_replication_applied_seq 120');
+    expect(text).toContain('pserver_replica_lag_pushes{replica="ps-3"} 2');
+    expect(text).toContain('pserver_replica_lag_pushes{replica="ps-4"} 80');
+    expect(text).toContain('pserver_replicas_in_sync 1');
   });
 });

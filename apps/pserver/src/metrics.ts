@@ -7,7 +7,18 @@ export interface PserverMetricSources {
   status: () => GetShardStatusResponse | undefined;
   /** Monotonic time (`performance.now()`) until which the lease may be trusted (cluster mode). */
   leaseValidUntil: () => number | undefined;
+  /** Replication: as a primary, its replicas; as a replica, its copy. Undefined otherwise. */
+  replication: () => ReplicationStatus | undefined;
 }
+
+/** What replication metrics read. */
+export type ReplicationStatus =
+  | {
+      role: 'primary';
+      appliedSeq: number;
+      replicas: { member: string; acked: number; inSync: boolean }[];
+    }
+  | { role: 'replica'; appliedSeq: number; inSync: boolean };
 
 /**
  * The pserver's Prometheus registry: Node.js process metrics, the RPC metrics the server's
@@ -65,6 +76,7 @@ export function pserverMetrics(sources: PserverMetricSources): {
       return until === undefined ? undefined : (until - performance.now()) / 1000;
     },
   );
+  replicationMetrics(registry, sources.replication);
   return {
     registry,
     duplicatePushes: new Counter({
@@ -85,6 +97,45 @@ export function pserverMetrics(sources: PserverMetricSources): {
       }),
     },
   };
+}
+
+/**
+ * Replication series (DESIGN section 8): the pushes applied (a primary's sequence number, or how
+ * far a replica's copy is), and on a primary each replica's lag in pushes and how many are in
+ * sync (promotable): an alarm when it stays below the job's replicas.
+ */
+function replicationMetrics(registry: Registry, read: () => ReplicationStatus | undefined): void {
+  new Gauge({
+    name: 'pserver_replication_applied_seq',
+    help: "Pushes applied by this shard's primary, or by this replica's copy of it.",
+    registers: [registry],
+    collect() {
+      this.set(read()?.appliedSeq ?? NaN);
+    },
+  });
+  new Gauge({
+    name: 'pserver_replica_lag_pushes',
+    help: 'Pushes the primary applied that a replica has not acknowledged yet.',
+    labelNames: ['replica'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const status = read();
+      if (status?.role !== 'primary') return;
+      for (const r of status.replicas) this.set({ replica: r.member }, status.appliedSeq - r.acked);
+    },
+  });
+  new Gauge({
+    name: 'pserver_replicas_in_sync',
+    help: "A primary's replicas that hold every acknowledged push (promotable); a replica: 1 when it is in sync.",
+    registers: [registry],
+    collect() {
+      const status = read();
+      if (!status) this.set(NaN);
+      else if (status.role === 'primary') this.set(status.replicas.filter((r) => r.inSync).length);
+      else this.set(status.inSync ? 1 : 0);
+    },
+  });
 }
 
 /**

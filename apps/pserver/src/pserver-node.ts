@@ -29,7 +29,7 @@ import {
 } from '@pserver/rpc';
 import type { PserverConfig } from './config';
 import { failpointHook } from './failpoint';
-import { pserverMetrics } from './metrics';
+import { pserverMetrics, type ReplicationStatus } from './metrics';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
 import { PserverError } from './service/errors';
@@ -116,6 +116,7 @@ export class PserverNode {
   private readonly metrics = pserverMetrics({
     status: () => this.serving?.service.getShardStatus(),
     leaseValidUntil: () => this.member?.leaseValidUntil,
+    replication: () => this.replicationStatus(),
   });
   private metricsServer: MetricsServer | undefined;
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
@@ -426,6 +427,23 @@ export class PserverNode {
     const stop = await tenure.watchReplicas((replicas) => serving.links?.update(replicas));
     if (this.serving === serving) serving.stopWatchingReplicas = stop;
     else await stop();
+  }
+
+  private replicationStatus(): ReplicationStatus | undefined {
+    const { serving, following } = this;
+    if (serving?.links)
+      return {
+        role: 'primary',
+        appliedSeq: serving.shard.appliedSeq,
+        replicas: serving.links.describe(),
+      };
+    if (following)
+      return {
+        role: 'replica',
+        appliedSeq: following.follower.shard?.appliedSeq ?? 0,
+        inSync: following.follower.inSync,
+      };
+    return undefined;
   }
 
   /** What the replication calls act on: the served shard with its links, or the copy kept. */
