@@ -46,6 +46,8 @@ export interface PserverConfig extends LogSettings {
   /** The checkpoint directory; this shard writes `<dir>/shard-<index>/` (shared by a job's pservers). */
   checkpointDir: string;
   checkpointIntervalMs: number;
+  /** How often a primary sends its replicas a digest of the shard to compare (0: never). */
+  replicaDigestIntervalMs: number;
   checkpointRetain: number;
   /** Deltas between full checkpoints of a shard with tables (0: every checkpoint full). */
   checkpointDeltas: number;
@@ -206,6 +208,16 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       integerOption(
+        '--replica-digest-interval-s <s>',
+        'seconds between digests of the shard a primary sends its replicas to compare (0: never)',
+        'PSERVER_REPLICA_DIGEST_INTERVAL_S',
+        60,
+        0,
+        86_400,
+      ),
+    )
+    .addOption(
+      integerOption(
         '--step-mark-retention-h <hours>',
         'forget the step marks of trainers silent this long',
         'PSERVER_STEP_MARK_RETENTION_H',
@@ -287,6 +299,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxPushMbInFlight: number;
     checkpointDir: string;
     checkpointIntervalS: number;
+    replicaDigestIntervalS: number;
     checkpointRetain: number;
     checkpointDeltas: number;
     stepMarkRetentionH: number;
@@ -328,6 +341,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxPushBytesInFlight: o.maxPushMbInFlight * mib,
     checkpointDir: o.checkpointDir,
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
+    replicaDigestIntervalMs: o.replicaDigestIntervalS * 1000,
     checkpointRetain: o.checkpointRetain,
     checkpointDeltas: o.checkpointDeltas,
     allowFreshStart: o.allowFreshStart ?? false,

@@ -18,7 +18,12 @@ export type ReplicationStatus =
       appliedSeq: number;
       replicas: { member: string; acked: number; inSync: boolean }[];
     }
-  | { role: 'replica'; appliedSeq: number; inSync: boolean };
+  | {
+      role: 'replica';
+      appliedSeq: number;
+      inSync: boolean;
+      digests: { checked: number; mismatched: number };
+    };
 
 /**
  * The pserver's Prometheus registry: Node.js process metrics, the RPC metrics the server's
@@ -125,6 +130,32 @@ function replicationMetrics(registry: Registry, read: () => ReplicationStatus | 
       for (const r of status.replicas) this.set({ replica: r.member }, status.appliedSeq - r.acked);
     },
   });
+  const digestCounter = (
+    name: string,
+    help: string,
+    read: (d: { checked: number; mismatched: number }) => number,
+  ) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const status = readStatus();
+        this.reset();
+        if (status?.role === 'replica') this.inc(read(status.digests));
+      },
+    });
+  const readStatus = read;
+  digestCounter(
+    'pserver_replica_digest_checks_total',
+    "Digests of the primary's shard this replica compared with its copy.",
+    (d) => d.checked,
+  );
+  digestCounter(
+    'pserver_replica_digest_mismatches_total',
+    "Digests that differed from this replica's copy: alarm on any (the copy is not the primary's).",
+    (d) => d.mismatched,
+  );
   new Gauge({
     name: 'pserver_replicas_in_sync',
     help: "A primary's replicas that hold every acknowledged push (promotable); a replica: 1 when it is in sync.",

@@ -38,6 +38,7 @@ import { Shard } from './service/shard';
 import { PeerClients, peerSecurity } from './replication/peer-calls';
 import { ReplicaFollower } from './replication/replica-follower';
 import { ReplicaLinks } from './replication/replica-links';
+import { shardDigest } from './replication/shard-digest';
 import { ReplicationService, type ReplicationRole } from './replication/replication-service';
 import { parameterServerHandlers } from './transport/parameter-server-handlers';
 import { replicationHandlers } from './transport/replication-handlers';
@@ -442,6 +443,7 @@ export class PserverNode {
         role: 'replica',
         appliedSeq: following.follower.shard?.appliedSeq ?? 0,
         inSync: following.follower.inSync,
+        digests: following.follower.digests,
       };
     return undefined;
   }
@@ -541,6 +543,10 @@ export class PserverNode {
             appliedSeq: () => shard.appliedSeq,
             forward: this.peers.forward,
             logger: this.logger.child({ component: 'replication' }),
+            digest: {
+              everyMs: this.config.replicaDigestIntervalMs,
+              compute: () => shardDigest(shard),
+            },
           })
         : undefined;
     const service = new ParameterService({

@@ -54,6 +54,11 @@ export interface SparseOutcomeCounts {
   rowsCreated: number;
   rowsRejected: number;
   rowsEvicted: number;
+  /**
+   * The ids the push evicted, in order, as (low, high) 32-bit pairs: what a replica applying the
+   * same push replays (`apply`'s `replayEvictions`) instead of choosing its own.
+   */
+  evictedIds: Uint32Array;
 }
 
 /** The table's rows as a checkpoint takes them: parallel arrays, row k of each. */
@@ -130,6 +135,8 @@ export class SparseTable {
   private pendingHigh = 0;
   private sweepCursor = 0;
   private random: number;
+  /** The ids `apply` evicts, while it runs. */
+  private capturing: number[] | undefined;
   private stepValue = 0;
   private versionValue = 0;
   private createdTotal = 0;
@@ -333,8 +340,14 @@ export class SparseTable {
     };
   }
 
-  /** Applies a push `checkPush` prepared (at table step + 1); cannot fail. */
-  apply(push: PreparedSparsePush): SparseOutcomeCounts {
+  /**
+   * Applies a push `checkPush` prepared (at table step + 1); cannot fail. Which rows a bound or an
+   * age evicts depends on where rows lie in memory (sampled eviction, the sweep), which differs
+   * between a table and a copy of it restored from a checkpoint: a replica passes the ids its
+   * primary's apply of the same push evicted (`evictedIds` of its outcome), and evicts exactly
+   * those instead, so both hold the same rows.
+   */
+  apply(push: PreparedSparsePush, replayEvictions?: Uint32Array): SparseOutcomeCounts {
     if (push.table !== this || push.version !== this.versionValue) {
       throw invalidArgument('push', push.version, 'was prepared for another state of the table');
     }
@@ -350,6 +363,8 @@ export class SparseTable {
       this.arena.touch(row, step, occurrences[u]);
     };
     const evictedBefore = this.evictedTotal;
+    const evicted: number[] = [];
+    this.capturing = evicted;
     let updated = 0;
     let created = 0;
     let rejected = 0;
@@ -359,7 +374,16 @@ export class SparseTable {
       update(rows[u]!, u);
       updated++;
     }
-    for (let u = 0; u < rows.length; u++) if (expired[u]! >= 0) this.evict(expired[u]!);
+    // Replayed: the primary's evictions, those of rows that exist now; the others (rows this
+    // push creates and a bound then evicts) once the new rows are in.
+    const later: number[] = [];
+    if (replayEvictions) {
+      for (let k = 0; k + 1 < replayEvictions.length; k += 2) {
+        const row = this.index.get(replayEvictions[k]!, replayEvictions[k + 1]!);
+        if (row >= 0) this.evict(row);
+        else later.push(replayEvictions[k]!, replayEvictions[k + 1]!);
+      }
+    } else for (let u = 0; u < rows.length; u++) if (expired[u]! >= 0) this.evict(expired[u]!);
     for (let u = 0; u < rows.length; u++) {
       if (rows[u]! >= 0) continue;
       const l = lo[u]!;
@@ -370,7 +394,11 @@ export class SparseTable {
         continue;
       }
       if (this.admission.kind === 'counting') this.dropPending(l, h);
-      if (this.options.maxRows !== undefined && this.arena.rows >= this.options.maxRows) {
+      if (
+        !replayEvictions &&
+        this.options.maxRows !== undefined &&
+        this.arena.rows >= this.options.maxRows
+      ) {
         this.evictSampled();
       }
       const row = this.arena.allocate();
@@ -383,7 +411,13 @@ export class SparseTable {
       created++;
       updated++;
     }
-    this.sweep();
+    if (replayEvictions)
+      for (let k = 0; k + 1 < later.length; k += 2) {
+        const row = this.index.get(later[k]!, later[k + 1]!);
+        if (row >= 0) this.evict(row);
+      }
+    else this.sweep();
+    this.capturing = undefined;
     this.createdTotal += created;
     this.rejectedTotal += rejected;
     return {
@@ -391,6 +425,7 @@ export class SparseTable {
       rowsCreated: created,
       rowsRejected: rejected,
       rowsEvicted: this.evictedTotal - evictedBefore,
+      evictedIds: Uint32Array.from(evicted),
     };
   }
 
@@ -452,6 +487,38 @@ export class SparseTable {
       rows,
       sections: this.orderedSections(copies, rowsPerSection, take, rowFlags.live, reuseSections),
     };
+  }
+
+  /**
+   * Feeds the table's step and every live row (id, last step, count, values) in ascending id
+   * order to `update`, changing nothing: two tables that took the same pushes in the same order
+   * feed the same bytes however their rows are laid out (a restored copy's layout differs from
+   * its original's). Counting admission's pending ids are left out.
+   */
+  digest(update: (bytes: Uint8Array) => void): void {
+    const rows: { lo: number; hi: number; c: number; i: number }[] = [];
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const { flags, idLo, idHi } = this.arena.chunk(c);
+      for (let i = 0; i < flags.length; i++)
+        if ((flags[i]! & rowFlags.live) !== 0) rows.push({ lo: idLo[i]!, hi: idHi[i]!, c, i });
+    }
+    rows.sort((a, b) => a.hi - b.hi || a.lo - b.lo);
+    const head = new Uint32Array(4);
+    head[0] = this.step;
+    head[1] = rows.length;
+    update(new Uint8Array(head.buffer.slice(0)));
+    const stride = this.stride;
+    for (const { lo, hi, c, i } of rows) {
+      const chunk = this.arena.chunk(c);
+      head[0] = lo;
+      head[1] = hi;
+      head[2] = chunk.lastSeen[i]!;
+      head[3] = chunk.count[i]!;
+      update(new Uint8Array(head.buffer.slice(0)));
+      update(
+        new Uint8Array(chunk.values.buffer, chunk.values.byteOffset + i * stride * 4, stride * 4),
+      );
+    }
   }
 
   /**
@@ -746,6 +813,7 @@ export class SparseTable {
   private evict(row: number): void {
     const chunk = this.arena.chunk(row >>> this.arena.shift);
     const i = row & this.arena.mask;
+    this.capturing?.push(chunk.idLo[i]!, chunk.idHi[i]!);
     this.index.delete(chunk.idLo[i]!, chunk.idHi[i]!);
     this.arena.free(row);
     this.evictedTotal++;

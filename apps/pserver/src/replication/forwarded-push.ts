@@ -1,4 +1,8 @@
-import type { GradientChunk__Output, SparseGrad__Output } from '@pserver/proto';
+import type {
+  GradientChunk__Output,
+  SparseGrad__Output,
+  TableEvictions__Output,
+} from '@pserver/proto';
 import { PserverError } from '../service/errors';
 import type { PushResult, Shard } from '../service/shard';
 import { StagedPush } from '../service/staged-push';
@@ -14,6 +18,16 @@ export interface ForwardedPush {
   step: number;
   grads: GradientChunk__Output[];
   sparse: SparseGrad__Output[];
+  /** The rows the push evicted on the primary (set once it is applied), per table. */
+  evictions: TableEvictions__Output[];
+}
+
+/** A push's evictions as the forward carries them: int64 LE ids per table. */
+export function evictionsOf(result: PushResult): TableEvictions__Output[] {
+  return result.evictions.map(({ table, ids }) => ({
+    table,
+    ids: Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+  }));
 }
 
 /**
@@ -41,7 +55,13 @@ export function applyForwarded(shard: Shard, push: ForwardedPush): PushResult {
         false,
       );
     }
-    const result = shard.applyPush(push.trainerId, push.step, staged);
+    const replay = new Map<string, Uint32Array>();
+    for (const { table, ids } of push.evictions) {
+      const copy = new Uint8Array(ids.byteLength);
+      copy.set(ids);
+      replay.set(table, new Uint32Array(copy.buffer));
+    }
+    const result = shard.applyPush(push.trainerId, push.step, staged, replay);
     if (result.outcome !== 'PUSH_OUTCOME_APPLIED')
       throw new PserverError(
         'PSERVER_INVALID_ARGUMENT',

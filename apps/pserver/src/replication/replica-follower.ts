@@ -14,6 +14,7 @@ import { restoreShard } from '../service/restore-shard';
 import { Shard } from '../service/shard';
 import { staleEpoch } from '../service/epoch-guard';
 import { applyForwarded } from './forwarded-push';
+import { shardDigest } from './shard-digest';
 
 /** What the replica asks of its primary (gRPC in the node, fakes in unit tests). */
 export interface PrimaryCalls {
@@ -54,6 +55,8 @@ export class ReplicaFollower {
   private copy: Shard | undefined;
   private readonly waiting = new Map<number, Waiting>();
   private inSyncMarked = false;
+  /** Digests compared with the primary's, and how many differed. */
+  readonly digests = { checked: 0, mismatched: 0 };
   private inSyncAsked = false;
   private readonly stopped = new AbortController();
 
@@ -195,8 +198,22 @@ export class ReplicaFollower {
         );
         return;
       }
+      if (next.request.digest) this.compareDigest(copy, next.request.seq, next.request.digest);
       next.resolve({ appliedSeq: copy.appliedSeq });
     }
+  }
+
+  private compareDigest(copy: Shard, seq: number, primary: string): void {
+    const mine = shardDigest(copy);
+    this.digests.checked++;
+    if (mine === primary) return;
+    this.digests.mismatched++;
+    this.options.logger.error("the replica's copy differs from the primary's shard", {
+      index: this.index,
+      seq,
+      primaryDigest: primary,
+      replicaDigest: mine,
+    });
   }
 
   private noteInSync(): void {

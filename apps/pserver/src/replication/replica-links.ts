@@ -20,6 +20,8 @@ export interface ReplicaLinksOptions {
   appliedSeq: () => number;
   forward: ForwardCall;
   logger: Logger;
+  /** Sends the shard's digest with a push every `everyMs` (0: never), computed by `compute`. */
+  digest?: { everyMs: number; compute: () => string };
 }
 
 /** A link's state: the copy not fetched yet, forwards flowing, or waited on (acks gate replies). */
@@ -108,6 +110,7 @@ class ReplicaLink {
  */
 export class ReplicaLinks {
   private readonly links = new Map<string, ReplicaLink>();
+  private lastDigestMs = 0;
 
   constructor(readonly options: ReplicaLinksOptions) {}
 
@@ -188,6 +191,8 @@ export class ReplicaLinks {
       step: push.step,
       grads: push.grads,
       sparse: push.sparse,
+      evictions: push.evictions,
+      digest: this.digestDue() ? this.options.digest!.compute() : '',
     };
     const waits: Promise<void>[] = [];
     for (const link of this.links.values()) {
@@ -196,6 +201,16 @@ export class ReplicaLinks {
       if (link.state === 'waited') waits.push(link.appliedAt(seq));
     }
     return Promise.all(waits).then(() => undefined);
+  }
+
+  /** Whether this push carries the shard's digest (computed right after it was applied). */
+  private digestDue(): boolean {
+    const digest = this.options.digest;
+    if (!digest || digest.everyMs <= 0 || this.links.size === 0) return false;
+    const now = performance.now();
+    if (now - this.lastDigestMs < digest.everyMs) return false;
+    this.lastDigestMs = now;
+    return true;
   }
 
   /** Resolves once every waited replica applied everything applied so far (a duplicate's reply). */
@@ -238,6 +253,7 @@ export class ReplicaLinks {
       step: 0,
       grads: [],
       sparse: [],
+      evictions: [],
     });
   }
 

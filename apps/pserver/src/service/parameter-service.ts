@@ -26,7 +26,7 @@ import {
 import type { CallContext } from '@pserver/rpc';
 import type { FramePlace, CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
 import { TenureLostError, type ShardTenure } from '@pserver/coordination';
-import type { ForwardedPush } from '../replication/forwarded-push';
+import { evictionsOf, type ForwardedPush } from '../replication/forwarded-push';
 import type { AdmissionControl } from './admission';
 import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
@@ -286,8 +286,11 @@ export class ParameterService {
         step,
         grads: request.grads.map((g) => ({ ...g, offset: 0 })),
         sparse: request.sparse,
+        evictions: [],
       };
-      return await this.acknowledged(this.reply(this.applyPush(trainerId, step, push)), forwarded);
+      const result = this.applyPush(trainerId, step, push);
+      forwarded.evictions = evictionsOf(result);
+      return await this.acknowledged(this.reply(result), forwarded);
     } finally {
       push.discard();
       this.admission.release(bytes);
@@ -302,7 +305,13 @@ export class ParameterService {
     let duplicate: SendGradsResponse | undefined;
     let admitted = 0;
     const push = this.newPush();
-    const forwarded: ForwardedPush = { trainerId: 0, step: 0, grads: [], sparse: [] };
+    const forwarded: ForwardedPush = {
+      trainerId: 0,
+      step: 0,
+      grads: [],
+      sparse: [],
+      evictions: [],
+    };
     try {
       for await (const chunk of chunks) {
         if (!context) {
@@ -344,10 +353,9 @@ export class ParameterService {
       if (push.empty) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
       forwarded.trainerId = context.trainerId;
       forwarded.step = context.step;
-      return await this.acknowledged(
-        this.reply(this.applyPush(context.trainerId, context.step, push)),
-        forwarded,
-      );
+      const result = this.applyPush(context.trainerId, context.step, push);
+      forwarded.evictions = evictionsOf(result);
+      return await this.acknowledged(this.reply(result), forwarded);
     } finally {
       push.discard();
       this.admission.release(admitted);
@@ -495,7 +503,8 @@ export class ParameterService {
   private reply(result: ReturnType<Shard['applyPush']>): SendGradsResponse {
     // A retry that arrived while the first send was being applied is caught by the shard.
     if (result.outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
-    return { shardEpoch: this.tenure.epoch, ...result };
+    const { outcome, skippedNonFinite, lastAppliedStep, sparse } = result;
+    return { shardEpoch: this.tenure.epoch, outcome, skippedNonFinite, lastAppliedStep, sparse };
   }
 
   /**

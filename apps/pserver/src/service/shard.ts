@@ -13,6 +13,14 @@ export interface PushResult {
   skippedNonFinite: string[];
   lastAppliedStep: number;
   sparse: SparseOutcome[];
+  /** The rows each table evicted, as (low, high) id pairs: what a replica replays. */
+  evictions: TableEvictionIds[];
+}
+
+/** Ids a push evicted from one table, as (low, high) 32-bit pairs (int64 LE as bytes). */
+export interface TableEvictionIds {
+  table: string;
+  ids: Uint32Array;
 }
 
 /** What a push did to one table. */
@@ -157,8 +165,15 @@ export class Shard {
    * Applies a staged push all or nothing: every gradient is checked first (a NaN or Infinity is
    * rejected or skipped per its tensor's policy), then all are applied, then the trainer's mark
    * moves to `step`. A step not above the mark is acknowledged as a duplicate and not applied.
+   * A replica passes `replayEvictions`, its primary's evictions of the same push (`evictions`):
+   * its tables evict those rows and choose none of their own.
    */
-  applyPush(trainerId: number, step: number, push: StagedPush): PushResult {
+  applyPush(
+    trainerId: number,
+    step: number,
+    push: StagedPush,
+    replayEvictions?: ReadonlyMap<string, Uint32Array>,
+  ): PushResult {
     const last = this.marks.lastStep(trainerId);
     if (step <= last)
       return {
@@ -166,6 +181,7 @@ export class Shard {
         skippedNonFinite: [],
         lastAppliedStep: last,
         sparse: [],
+        evictions: [],
       };
     const gradients = push.complete();
     const verdicts = gradients.map(({ tensor, buffer }) => {
@@ -199,13 +215,24 @@ export class Shard {
         this.updatesApplied++;
       }
     });
+    const evictions: TableEvictionIds[] = [];
     const sparse = prepared.map((p) => {
-      const { rowsUpdated, rowsCreated, rowsRejected } = p.table.apply(p);
+      const replay = replayEvictions && (replayEvictions.get(p.table.name) ?? new Uint32Array(0));
+      // eslint-disable-next-line prefer-spread -- SparseTable.apply, not Function.prototype.apply
+      const outcome = p.table.apply(p, replay);
+      const { rowsUpdated, rowsCreated, rowsRejected, evictedIds } = outcome;
+      if (evictedIds.length > 0) evictions.push({ table: p.table.name, ids: evictedIds });
       this.updatesApplied++;
       return { table: p.table.name, rowsUpdated, rowsCreated, rowsRejected };
     });
     this.marks.set(trainerId, step);
     this.appliedSeq++;
-    return { outcome: 'PUSH_OUTCOME_APPLIED', skippedNonFinite, lastAppliedStep: step, sparse };
+    return {
+      outcome: 'PUSH_OUTCOME_APPLIED',
+      skippedNonFinite,
+      lastAppliedStep: step,
+      sparse,
+      evictions,
+    };
   }
 }

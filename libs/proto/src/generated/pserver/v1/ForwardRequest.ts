@@ -2,6 +2,7 @@
 
 import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';
 import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
+import type { TableEvictions as _pserver_v1_TableEvictions, TableEvictions__Output as _pserver_v1_TableEvictions__Output } from '../../pserver/v1/TableEvictions';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -42,6 +43,17 @@ export interface ForwardRequest {
    * applied already changes nothing but this (the primary sends one to say it when idle).
    */
   'inSync'?: (boolean);
+  /**
+   * The rows the push evicted on the primary, per table, in order: the replica evicts exactly
+   * these (which rows a bound or an age evicts depends on where rows lie in memory).
+   */
+  'evictions'?: (_pserver_v1_TableEvictions)[];
+  /**
+   * When set: the primary's digest of the shard right after it applied this push (every
+   * `--replica-digest-interval-s`). The replica compares its own after applying it; a difference
+   * is counted (`pserver_replica_digest_mismatches_total`) and logged as an error.
+   */
+  'digest'?: (string);
 }
 
 /**
@@ -82,4 +94,15 @@ export interface ForwardRequest__Output {
    * applied already changes nothing but this (the primary sends one to say it when idle).
    */
   'inSync': (boolean);
+  /**
+   * The rows the push evicted on the primary, per table, in order: the replica evicts exactly
+   * these (which rows a bound or an age evicts depends on where rows lie in memory).
+   */
+  'evictions': (_pserver_v1_TableEvictions__Output)[];
+  /**
+   * When set: the primary's digest of the shard right after it applied this push (every
+   * `--replica-digest-interval-s`). The replica compares its own after applying it; a difference
+   * is counted (`pserver_replica_digest_mismatches_total`) and logged as an error.
+   */
+  'digest': (string);
 }
