@@ -310,7 +310,12 @@ export class PserverNode {
     const follower = new ReplicaFollower({
       tenure,
       member: config.member,
-      scratchDir: path.join(config.checkpointDir, '.replication', 'in'),
+      // Its own: a job's pservers may share the checkpoint directory.
+      scratchDir: path.join(
+        config.checkpointDir,
+        '.replication',
+        `in-${encodeURIComponent(config.member)}`,
+      ),
       primary: this.peers.primaryCalls(tenure.primaryAddress, {
         index: tenure.index,
         primaryEpoch: tenure.primaryEpoch,
