@@ -91,7 +91,10 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
     expect(
       spare.process
         .jsonLines()
-        .some((e) => e.msg === 'waiting for a shard index (a hot spare until one frees)'),
+        .some(
+          (e) =>
+            e.msg === 'waiting for a shard index or a replica to keep (a hot spare until then)',
+        ),
     ).toBe(true);
     expect(spare.process.jsonLines().some((e) => e.msg === 'serving')).toBe(false);
   });

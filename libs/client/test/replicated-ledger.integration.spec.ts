@@ -2,6 +2,7 @@ import path from 'node:path';
 import {
   bundleScript,
   describeLedgerReport,
+  killEveryCopy,
   killLeadingMaster,
   killPserver,
   killReplica,
@@ -81,5 +82,45 @@ describe('the one-hot ledger with a replica of each shard', () => {
       expect(trainer.exit).toEqual({ code: 0, signal: null });
       expect(trainer.doneSteps).toBe(trainer.acknowledged);
     }
+  });
+});
+
+describe('the one-hot ledger when every copy of a shard dies at once', () => {
+  let report: LedgerReport;
+
+  beforeAll(async () => {
+    report = await runLedger({
+      program: {
+        language: 'typescript',
+        command: process.execPath,
+        args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
+      },
+      trainers: 3,
+      capacity: 8_192,
+      ballast: 256 * 1024,
+      paceMs: 10,
+      faults: [killEveryCopy(0)],
+      cluster: {
+        shards: 2,
+        spares: 1,
+        replicas: 1,
+        masters: 1,
+        leaseTtlSeconds,
+        sessionTtlSeconds: 3,
+        blockSize: 1_024,
+      },
+      stepsBetweenFaults: 40,
+      recoveryBoundMs: 40_000,
+      settleMs: 2_500,
+    });
+    console.log(describeLedgerReport(report));
+  }, 600_000);
+
+  it('falls back to the checkpoint: only updates after its snapshot are lost, none doubled', () => {
+    expect(report.restores).toBe(1);
+    expect(report.unreadCheckpoints).toEqual([]);
+    expect(report.verdict.doubles).toEqual([]);
+    expect(report.verdict.unexplainedZeros).toEqual([]);
+    expect(report.verdict.phantoms).toEqual([]);
   });
 });

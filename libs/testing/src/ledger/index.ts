@@ -2,6 +2,7 @@ export type { Fault, FaultOutcome } from './ledger-faults';
 export {
   etcdOutage,
   killLeadingMaster,
+  killEveryCopy,
   killPserver,
   killReplica,
   pausePserver,

@@ -93,6 +93,31 @@ export function killReplica(index: number): Fault {
   };
 }
 
+/**
+ * kill -9 of every copy of shard `index` at once, its primary and its in-sync replica: nothing
+ * can be promoted, so a spare restores the shard's last checkpoint (the loss of a job without
+ * replicas, bounded by the checkpoint interval).
+ */
+export function killEveryCopy(index: number): Fault {
+  return async (cluster) => {
+    const replica = await waitFor(() => cluster.replicaOf(index), {
+      timeoutMs: bound,
+      description: `an in-sync replica of shard ${index}`,
+    });
+    const { process, event } = serving(cluster, index);
+    const startMs = Date.now();
+    await Promise.all([process.kill(), replica.kill()]);
+    const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+    return {
+      name: `kill -9 of the primary and the replica of shard ${index} at once`,
+      startMs,
+      referenceMs: replacement.atMs,
+      reference: 'a spare serving the restored checkpoint',
+      notes: { spareServingMs: replacement.atMs - startMs },
+    };
+  };
+}
+
 /** kill -9 of the leading master (the supervisor starts it again on its port). */
 export function killLeadingMaster(): Fault {
   return async (cluster) => {
