@@ -412,10 +412,13 @@ export class PserverNode {
     this.failpoint?.('after-recovery');
     if (!tenure.holds()) return;
     this.serve(shard, checkpointer, tenure);
-    await this.watchReplicas(tenure);
     // Trainers send to the shard once the view says it serves: after recovery, not before.
     await tenure.announceServing();
     if (!tenure.holds()) return;
+    // Replicas that ask for a copy before the watch reports them are refused and ask again.
+    void this.watchReplicas(tenure).catch((err: unknown) =>
+      logger.warn("watching the shard's replicas failed", { err }),
+    );
     logger.info('serving', {
       index,
       shardCount,
@@ -497,6 +500,8 @@ export class PserverNode {
     this.serving = undefined;
     this.tenure = undefined;
     void serving?.checkpointer.stop();
+    serving?.links?.close();
+    void serving?.stopWatchingReplicas?.();
     void member
       .withdrawServing()
       .catch(() => undefined)

@@ -20,6 +20,7 @@ const announceRetryMs = 200;
 export class EtcdShardTenure extends TenureBase {
   readonly mode = 'cluster';
   private stopWatching: (() => Promise<void>) | undefined;
+  private readonly replicaWatches = new Set<() => Promise<void>>();
 
   private constructor(
     private readonly client: Etcd3,
@@ -104,17 +105,23 @@ export class EtcdShardTenure extends TenureBase {
     const timer = setInterval(relist, 5_000);
     timer.unref();
     relist();
-    return async () => {
+    const stop = async (): Promise<void> => {
       stopped = true;
       clearInterval(timer);
+      this.replicaWatches.delete(stop);
       await watcher.cancel().catch(() => undefined);
     };
+    // Ends with the tenure, if the holder does not stop it first.
+    this.replicaWatches.add(stop);
+    if (this.lost) await stop();
+    return stop;
   }
 
   async close(): Promise<void> {
     const stop = this.stopWatching;
     this.stopWatching = undefined;
     await stop?.().catch(() => undefined);
+    await Promise.all([...this.replicaWatches].map((s) => s()));
   }
 
   protected override stillTrusted(): boolean {

@@ -1,4 +1,4 @@
-import type { Etcd3 } from 'etcd3';
+import type { Etcd3, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { CoordinationError } from './errors';
 import {
@@ -83,26 +83,31 @@ export class PserverMembership {
       signal.throwIfAborted();
       const { role, revision } = await this.readRole();
       if (role) return role;
-      const watchers = await Promise.all(
-        [this.keys.assignPrefix, this.keys.replicaRoot].map((prefix) =>
-          this.client
-            .watch()
-            .prefix(prefix)
-            .startRevision(String(revision + 1))
-            .create(),
-        ),
-      );
-      // Either prefix's first event, then read again.
+      // Either prefix's first event, then read again. Each watcher is listened to as soon as it
+      // exists: one created while the other is still being created may already have its event.
       const stop = new AbortController();
       const onAbort = (): void => stop.abort(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
+      const watchers: Watcher[] = [];
       try {
-        await Promise.race(
-          // An abort rejects them all; the loop's first line rethrows the caller's.
-          watchers.map((w) =>
-            nextWatchEvent(w, ['put', 'delete'], 10_000, stop.signal).catch(() => undefined),
-          ),
-        );
+        await new Promise<void>((resolve, reject) => {
+          for (const prefix of [this.keys.assignPrefix, this.keys.replicaRoot])
+            this.client
+              .watch()
+              .prefix(prefix)
+              .startRevision(String(revision + 1))
+              .create()
+              .then((watcher) => {
+                // Made after the wait ended: not needed.
+                if (stop.signal.aborted) return void watcher.cancel().catch(() => undefined);
+                watchers.push(watcher);
+                // An abort rejects it; the loop's first line rethrows the caller's.
+                void nextWatchEvent(watcher, ['put', 'delete'], 10_000, stop.signal).then(
+                  resolve,
+                  () => resolve(),
+                );
+              }, reject);
+        });
       } finally {
         signal.removeEventListener('abort', onAbort);
         stop.abort();
