@@ -37,17 +37,21 @@ async function startJob(replicas: number): Promise<LocalCluster> {
   });
 }
 
-async function trainers(cluster: LocalCluster, elements: number): Promise<Client[]> {
+/** Every tensor of the run, declared (the first call of the job initializes them). */
+async function declare(client: Client): Promise<void> {
+  await client.initParams(
+    Object.fromEntries(Object.values(sizes).map((n) => [`w${n}`, new Float32Array(n)])),
+    { sgd: {}, learningRate: { base: 0.001 } },
+  );
+}
+
+async function trainers(cluster: LocalCluster): Promise<Client[]> {
   const all = await Promise.all(
     Array.from({ length: clients }, (_, k) =>
       connect({ master: cluster.masterAddresses, name: `bench-${k}` }),
     ),
   );
-  for (const client of all)
-    await client.initParams(
-      { [`w${elements}`]: new Float32Array(elements) },
-      { sgd: {}, learningRate: { base: 0.001 } },
-    );
+  for (const client of all) await declare(client);
   return all;
 }
 
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
             { timeoutMs: 60_000, description: 'a replica in sync' },
           ).catch(() => undefined);
         for (const [label, elements] of Object.entries(sizes)) {
-          const all = await trainers(cluster, elements);
+          const all = await trainers(cluster);
           try {
             if (replicas > 0)
               await waitFor(
@@ -141,10 +145,7 @@ async function main(): Promise<void> {
         }
         const client = await connect({ master: cluster.masterAddresses, name: 'bench-takeover' });
         try {
-          await client.initParams(
-            { [`w${sizes.small}`]: new Float32Array(sizes.small) },
-            { sgd: {}, learningRate: { base: 0.001 } },
-          );
+          await declare(client);
           takeovers[replicas]!.push(await takeover(cluster, client, sizes.small));
         } finally {
           await client.close().catch(() => undefined);
