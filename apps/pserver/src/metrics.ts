@@ -133,19 +133,18 @@ function replicationMetrics(registry: Registry, read: () => ReplicationStatus | 
   const digestCounter = (
     name: string,
     help: string,
-    read: (d: { checked: number; mismatched: number }) => number,
+    pick: (d: { checked: number; mismatched: number }) => number,
   ) =>
     new Counter({
       name,
       help,
       registers: [registry],
       collect() {
-        const status = readStatus();
+        const status = read();
         this.reset();
-        if (status?.role === 'replica') this.inc(read(status.digests));
+        if (status?.role === 'replica') this.inc(pick(status.digests));
       },
     });
-  const readStatus = read;
   digestCounter(
     'pserver_replica_digest_checks_total',
     "Digests of the primary's shard this replica compared with its copy.",

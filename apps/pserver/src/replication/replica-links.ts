@@ -27,6 +27,10 @@ export interface ReplicaLinksOptions {
 /** A link's state: the copy not fetched yet, forwards flowing, or waited on (acks gate replies). */
 type LinkState = 'joining' | 'following' | 'waited';
 
+/** A replica key's identity: its member and the revision the key was made at. */
+const keyOf = (replica: ReplicaAssignment): string =>
+  `${replica.member}\u0000${replica.createRevision}`;
+
 /** The primary's side of one replica. */
 class ReplicaLink {
   state: LinkState = 'joining';
@@ -44,7 +48,7 @@ class ReplicaLink {
   ) {}
 
   get key(): string {
-    return `${this.replica.member}\u0000${this.replica.createRevision}`;
+    return keyOf(this.replica);
   }
 
   /** Resolves once the replica applied `seq`, or the link is gone. */
@@ -118,10 +122,10 @@ export class ReplicaLinks {
   update(replicas: readonly ReplicaAssignment[]): void {
     const keys = new Set<string>();
     for (const replica of replicas) {
-      const link = new ReplicaLink(replica, this);
-      keys.add(link.key);
-      if (!this.links.has(link.key)) {
-        this.links.set(link.key, link);
+      const key = keyOf(replica);
+      keys.add(key);
+      if (!this.links.has(key)) {
+        this.links.set(key, new ReplicaLink(replica, this));
         this.options.logger.info('a replica joins', {
           member: replica.member,
           address: replica.address,
