@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 
-import { checkCheckpointDirectories } from '@pserver/checkpoint';
+import { checkCheckpointDirectories, SnapshotBuffers } from '@pserver/checkpoint';
 import {
   ClusterMember,
   StandaloneTenure,
@@ -32,6 +33,7 @@ import { failpointHook } from './failpoint';
 import { pserverMetrics, type ReplicationStatus } from './metrics';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
+import { removeOrphanedStates, writeOrphanedState } from './service/orphaned-state';
 import { PserverError } from './service/errors';
 import { ParameterService } from './service/parameter-service';
 import { Shard } from './service/shard';
@@ -394,7 +396,9 @@ export class PserverNode {
     const checkpointer = this.checkpointer(shard, tenure);
     let recovery: Awaited<ReturnType<Checkpointer['recover']>> | { kind: 'promoted' };
     try {
-      recovery = copy ? { kind: 'promoted' } : await checkpointer.recover();
+      recovery = copy ? { kind: 'promoted' } : await checkpointer.recover(tenure.lastServedEpoch);
+      // Committed before anything is served: the orphan is not needed again once this serves.
+      if (recovery.kind === 'adopted') await checkpointer.save('adopted an orphaned state');
     } catch (err) {
       // Ended while recovering: the tenure's holders (onTenureLost) decide what happens next.
       if (tenure.lost) return;
@@ -411,6 +415,7 @@ export class PserverNode {
     }
     this.failpoint?.('after-recovery');
     if (!tenure.holds()) return;
+    const orphansRemoved = await removeOrphanedStates(config.checkpointDir, index, epoch);
     this.serve(shard, checkpointer, tenure);
     // Trainers send to the shard once the view says it serves: after recovery, not before.
     await tenure.announceServing();
@@ -425,7 +430,9 @@ export class PserverNode {
       shardEpoch: epoch,
       address,
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
+      adopted: recovery.kind === 'adopted' ? recovery.orphan.meta.path : undefined,
       promoted: recovery.kind === 'promoted' ? { appliedSeq: shard.appliedSeq } : undefined,
+      orphansRemoved: orphansRemoved.length > 0 ? orphansRemoved : undefined,
     });
   }
 
@@ -602,8 +609,44 @@ export class PserverNode {
     this.health.setAll('NOT_SERVING');
     this.tenure?.lose(reason);
     this.logger.error('fenced: no longer acting on the shard; exiting', { reason });
-    void shutdownServer(this.server, fencedAnswerGraceMs).finally(() =>
+    const orphaned = this.writeOrphanedState();
+    void Promise.all([shutdownServer(this.server, fencedAnswerGraceMs), orphaned]).finally(() =>
       this.onFatal(exitCodes.fenced),
     );
+  }
+
+  /**
+   * Cluster mode: writes what the shard (or the in-sync copy kept of one) holds now, in the same
+   * tick as the fence, so every push acknowledged is in it and none after; the index's next owner
+   * adopts it when no other owner came in between (orphaned-state.ts). A replica not yet in sync
+   * holds less than was acknowledged: it writes nothing.
+   */
+  private writeOrphanedState(): Promise<void> {
+    const { serving, following } = this;
+    const source =
+      serving?.tenure.mode === 'cluster' && serving.shard.initialized
+        ? { shard: serving.shard, epoch: serving.tenure.epoch }
+        : following?.follower.inSync && following.follower.shard
+          ? { shard: following.follower.shard, epoch: following.tenure.primaryEpoch }
+          : undefined;
+    if (!source) return Promise.resolve();
+    const { shard, epoch } = source;
+    const buffers = new SnapshotBuffers();
+    const snapshot = shard.snapshot({ shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
+    const facts = { epoch, member: this.config.member, appliedSeq: shard.appliedSeq };
+    const started = performance.now();
+    return writeOrphanedState(this.config.checkpointDir, snapshot, facts)
+      .then((file) =>
+        this.logger.warn("wrote the shard's state for its next owner", {
+          file,
+          ...facts,
+          updatesApplied: snapshot.updatesApplied,
+          ms: Math.round(performance.now() - started),
+        }),
+      )
+      .catch((err: unknown) =>
+        this.logger.error("writing the shard's state for its next owner failed", { err }),
+      )
+      .finally(() => buffers.release());
   }
 }

@@ -21,6 +21,13 @@ export class EtcdShardTenure extends TenureBase {
   readonly mode = 'cluster';
   private stopWatching: (() => Promise<void>) | undefined;
   private readonly replicaWatches = new Set<() => Promise<void>>();
+  /**
+   * The epoch of the index's latest owner that announced serving it (`ckpt/<i>/served`, read
+   * once this tenure held the index, so no other owner can announce after it; 0: none): the only
+   * owner whose orphaned state (written when it fenced) this one may adopt, for no owner served
+   * in between.
+   */
+  readonly lastServedEpoch: number;
 
   private constructor(
     private readonly client: Etcd3,
@@ -30,8 +37,10 @@ export class EtcdShardTenure extends TenureBase {
     private readonly lease: LeaseKeeper,
     private readonly membership: PserverMembership,
     private readonly logger: Logger,
+    lastServedEpoch: number,
   ) {
     super(assignment, store);
+    this.lastServedEpoch = lastServedEpoch;
   }
 
   /** Takes up an assignment of this member: opens its checkpoint metas and watches it. */
@@ -45,7 +54,17 @@ export class EtcdShardTenure extends TenureBase {
   ): Promise<EtcdShardTenure> {
     const { index, epoch } = assignment;
     const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
-    const tenure = new EtcdShardTenure(client, keys, assignment, store, lease, membership, logger);
+    const served = Number((await client.get(keys.lastServed(index)).string()) ?? 0);
+    const tenure = new EtcdShardTenure(
+      client,
+      keys,
+      assignment,
+      store,
+      lease,
+      membership,
+      logger,
+      Number.isSafeInteger(served) && served > 0 ? served : 0,
+    );
     lease.onExpired((reason) => tenure.lose(`its lease can no longer be trusted (${reason})`));
     const stop = await membership.watchAssignment(index, epoch, (reason) => tenure.lose(reason));
     if (tenure.lost) await stop();

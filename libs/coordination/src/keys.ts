@@ -14,6 +14,7 @@
  * | `trainers/next-id` | the next trainer id | none |
  * | `init/owner`, `init/done` | trainer id | none |
  * | `ckpt/<i>/latest`, `ckpt/<i>/hist/<epoch>-<seq>` | checkpoint meta (proto3 JSON) | none |
+ * | `ckpt/<i>/served` | the epoch of the latest owner of index i that announced serving it | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
@@ -111,6 +112,14 @@ export class JobKeys {
 
   checkpointLatest(index: number): string {
     return `${this.root}ckpt/${index}/latest`;
+  }
+
+  /**
+   * Written with each announcement that a shard is served, and outlives it: the next owner of the
+   * index learns whose orphaned state it may adopt (the owner that served last).
+   */
+  lastServed(index: number): string {
+    return `${this.root}ckpt/${index}/served`;
   }
 
   checkpointHistoryPrefix(index: number): string {

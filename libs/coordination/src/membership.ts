@@ -193,9 +193,12 @@ export class PserverMembership {
         .and(assign, 'Lease', '==', this.lease.id)
         .and(assign, 'Create', '==', serving.epoch);
     }
-    const result = await txn
-      .then(this.client.put(key).value(JSON.stringify(value)).lease(this.lease.id))
-      .commit();
+    const writes = [this.client.put(key).value(JSON.stringify(value)).lease(this.lease.id)];
+    if (serving)
+      writes.push(
+        this.client.put(this.keys.lastServed(serving.index)).value(String(serving.epoch)),
+      );
+    const result = await txn.then(...writes).commit();
     return result.succeeded;
   }
 

@@ -21,6 +21,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from './shard';
 import { restoreShard } from './restore-shard';
+import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 
 export interface CheckpointerOptions {
   /** The checkpoint directory (shared by the shards of a job; each writes `shard-<i>/`). */
@@ -52,6 +53,8 @@ export interface CheckpointerOptions {
 /** What recovery found. */
 export type RecoveryOutcome =
   | { kind: 'restored'; meta: CheckpointMeta; broken: string[] }
+  /** The state a fenced owner left (see orphaned-state.ts); nothing commits it until a save. */
+  | { kind: 'adopted'; orphan: OrphanedState; broken: string[] }
   | { kind: 'fresh'; broken: string[] }
   | { kind: 'lost'; broken: string[] };
 
@@ -94,14 +97,20 @@ export class Checkpointer {
    * Loads the newest checkpoint that reads back intact. A missing or corrupt file is renamed
    * `.broken`, logged, and the next older one is tried. 'lost' means checkpoints were committed
    * once and none is valid now: the caller must not serve an empty shard as if nothing happened.
+   *
+   * With `orphanEpoch` (the epoch of the owner that served the shard last), the state that owner
+   * left when it fenced comes first, when it holds at least what the newest committed
+   * checkpoint holds: 'adopted', which the caller commits before serving.
    */
-  async recover(): Promise<RecoveryOutcome> {
+  async recover(orphanEpoch = 0): Promise<RecoveryOutcome> {
     const { root, shard, logger, tenure } = this.options;
     const { checkpoints: store, epoch } = tenure;
     await fs.mkdir(path.join(root, shardDirectory(shard.index)), { recursive: true, mode: 0o700 });
     const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
     if (removed.length > 0)
       logger.info('removed temporary files of crashed writers', { files: removed });
+    const adopted = orphanEpoch > 0 ? await this.adoptOrphan(orphanEpoch) : undefined;
+    if (adopted) return adopted;
     // Files found unusable (renamed .broken), and the metas that needed one of them.
     const broken: string[] = [];
     const forgotten: string[] = [];
@@ -152,6 +161,48 @@ export class Checkpointer {
     await store.forget(forgotten);
     await this.removeUnreferenced();
     return { kind: store.everCommitted ? 'lost' : 'fresh', broken };
+  }
+
+  /**
+   * Loads the most advanced state orphaned under `orphanEpoch` that holds at least the newest
+   * committed checkpoint's updates (a replica's copy can be older than its primary's last
+   * checkpoint) and reads back intact.
+   */
+  private async adoptOrphan(orphanEpoch: number): Promise<RecoveryOutcome | undefined> {
+    const { root, shard, logger, tenure } = this.options;
+    const newest = tenure.checkpoints.checkpoints[0];
+    for (const orphan of await findOrphanedStates(root, shard.index, orphanEpoch)) {
+      if (newest && orphan.meta.updatesApplied < newest.updatesApplied) {
+        logger.info('an orphaned state is older than the newest checkpoint; not adopted', {
+          orphan: orphan.meta.path,
+          updatesApplied: orphan.meta.updatesApplied,
+          checkpointUpdatesApplied: newest.updatesApplied,
+        });
+        continue;
+      }
+      try {
+        const read = await restoreShard(root, orphan.meta, shard);
+        // Uncommitted: the next save is full and must happen (the caller saves before serving).
+        this.deltaChain = undefined;
+        this.lastSavedUpdates = -1;
+        logger.info('adopted the state a fenced owner of the shard left', {
+          orphan: orphan.meta.path,
+          orphanEpoch,
+          member: orphan.member,
+          appliedSeq: orphan.appliedSeq,
+          updatesApplied: orphan.meta.updatesApplied,
+          bytes: read.bytes,
+        });
+        return { kind: 'adopted', orphan, broken: [] };
+      } catch (err) {
+        if (err instanceof CheckpointError && err.code === 'CHECKPOINT_INCOMPATIBLE') throw err;
+        logger.error('an orphaned state is unusable; trying the next', {
+          orphan: orphan.meta.path,
+          err,
+        });
+      }
+    }
+    return undefined;
   }
 
   /** Writes and commits a checkpoint now (after any save in progress). */

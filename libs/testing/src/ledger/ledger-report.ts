@@ -12,7 +12,8 @@ export function describeLedgerReport(report: LedgerReport): string {
   const { verdict } = report;
   const lines = [
     `one-hot ledger, ${report.language} trainers: ${verdict.acknowledged} steps acknowledged, ` +
-      `${report.restores} shard restores (${report.restoredDeltas} of a delta chain), ${ms(report.durationMs)} in all`,
+      `${report.restores} shard restores (${report.restoredDeltas} of a delta chain), ` +
+      `${report.adoptions} orphaned states adopted, ${ms(report.durationMs)} in all`,
     `  doubles: ${describeEntries(verdict.doubles)}`,
     `  step errors: ${report.stepErrors.length}` +
       (report.stepErrors.length > 0

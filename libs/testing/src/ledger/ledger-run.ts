@@ -61,6 +61,8 @@ export interface LedgerReport {
   restores: number;
   /** Restores that read a chain of deltas on a full checkpoint. */
   restoredDeltas: number;
+  /** Shards that took up the state a fenced owner left instead of a checkpoint. */
+  adoptions: number;
   /** Restored checkpoints the run could not read (their zeros cannot be explained). */
   unreadCheckpoints: string[];
   durationMs: number;
@@ -168,6 +170,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
       faults,
       restores: restores.length,
       restoredDeltas: restores.filter((r) => r.checkpoint.delta).length,
+      adoptions: cluster.serving.filter((event) => event.adopted !== undefined).length,
       unreadCheckpoints: unread,
       durationMs: Date.now() - began,
     };

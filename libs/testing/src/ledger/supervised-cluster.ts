@@ -56,6 +56,8 @@ export interface ServingEvent {
   atMs: number;
   /** The checkpoint it restored (absent on a fresh shard), read as soon as the line arrived. */
   restored: Promise<RestoredCheckpoint> | undefined;
+  /** The orphaned state a fenced owner left that it adopted instead (orphaned-state.ts). */
+  adopted: string | undefined;
 }
 
 /** A replica that said it is in sync with the primary of `primaryEpoch` (its key says so now). */
@@ -329,6 +331,7 @@ export class SupervisedCluster {
         address: String(entry.address),
         atMs,
         restored,
+        adopted: typeof entry.adopted === 'string' ? entry.adopted : undefined,
       });
     } else if (entry.msg === 'in sync with the primary: promotable') {
       this.inSync.push({
