@@ -1,4 +1,5 @@
 import { shardOf } from '@pserver/proto';
+import { serviceNames } from '@pserver/rpc';
 import {
   bytesOf,
   describeReport,
@@ -13,6 +14,7 @@ import {
   listParamsTarget,
   PserverDriver,
   PserverFuzzSubject,
+  replicationTargets,
   residentBytes,
   sendGradsStreamTarget,
   sendGradsTarget,
@@ -240,6 +242,25 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
       const report = await fuzz(target());
       if (accepted === 'none') expect(report.accepted).toBe(0);
       else if (coverageChecked) expect(report.accepted).toBeGreaterThan(0);
+    },
+    timeoutMs,
+  );
+
+  // A standalone pserver is no shard's primary and no replica: every replication call is refused.
+  it.each(['Forward', 'ReplicaLoaded', 'FetchSnapshot'])(
+    'Replication %s from a peer it does not replicate with: refused, changes nothing',
+    async (method) => {
+      const target = replicationTargets(model).find((t) => t.method === method)!;
+      const report = await fuzzRpc(target, subject.asService(serviceNames.replication), {
+        seed,
+        // Forward's cases carry gradients of up to megabytes, each refused the same way.
+        runs: method === 'Forward' ? Math.ceil(runs / 4) : runs,
+        fullEvery: 10,
+      });
+      reports.push(report);
+      expect(report.accepted).toBe(0);
+      if (coverageChecked)
+        expect(report.answers['FAILED_PRECONDITION PSERVER_NOT_REPLICA']).toBeGreaterThan(0);
     },
     timeoutMs,
   );

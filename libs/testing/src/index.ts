@@ -39,6 +39,7 @@ export {
   MasterFuzzSubject,
   PserverFuzzSubject,
   RawGrpcClient,
+  replicationTargets,
   residentBytes,
   sendGradsStreamTarget,
   sendGradsTarget,

@@ -19,6 +19,7 @@ export {
   sendGradsStreamTarget,
   sendGradsTarget,
 } from './pserver-requests';
+export { replicationTargets } from './replication-requests';
 export type { PserverState } from './pserver-subject';
 export { PserverFuzzSubject } from './pserver-subject';
 export type { RawAnswer } from './raw-client';

@@ -105,7 +105,7 @@ const isOptimized = (t: Pick<HeldTensor, 'elementType'>): boolean =>
   t.elementType === 'ELEMENT_TYPE_FLOAT32' || t.elementType === 'ELEMENT_TYPE_FLOAT64';
 
 /** A gradient for a held tensor: mostly its type and length, sometimes not. */
-function gradient(model: PserverFuzzModel): fc.Arbitrary<object> {
+export function gradient(model: PserverFuzzModel): fc.Arbitrary<object> {
   const aimed = fc
     .record({
       tensor: fc.constantFrom(...model.tensors),

@@ -136,6 +136,17 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
     return params;
   }
 
+  /** The same process and state, for the calls of another of its services (Replication). */
+  asService(service: string): FuzzSubject<PserverState> {
+    return {
+      service,
+      client: this.client,
+      maxMessageBytes: this.maxMessageBytes,
+      snapshot: (level) => this.snapshot(level),
+      checkAlive: () => this.checkAlive(),
+    };
+  }
+
   async checkAlive(): Promise<void> {
     if (!this.pserver.process.running)
       throw this.pserver.process.failure(
