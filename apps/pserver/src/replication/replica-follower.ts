@@ -76,6 +76,15 @@ export class ReplicaFollower {
     return this.inSyncMarked;
   }
 
+  /**
+   * Whether the copy holds every push the primary acknowledged: the primary said so, and every
+   * forward since was applied. The mark in etcd (`inSync`) may still be on its way then: a
+   * promotion, which only a marked key allows, can overtake the mark's answer.
+   */
+  get caughtUp(): boolean {
+    return this.copy !== undefined && this.inSyncAsked;
+  }
+
   /** Fetches and loads the copy, retrying until it is loaded or the tenure ends. */
   async join(): Promise<void> {
     const { tenure, logger } = this.options;
