@@ -3,6 +3,8 @@ export {
   etcdOutage,
   killLeadingMaster,
   killEveryCopy,
+  killPrimaryWhileCatchingUp,
+  killReplicaCatchingUp,
   killPserver,
   killReplica,
   pausePserver,

@@ -94,6 +94,69 @@ export function killReplica(index: number): Fault {
 }
 
 /**
+ * A replica killed while it catches up: the in-sync replica of shard `index` is killed, and the
+ * spare that becomes the new replica is killed too the moment it begins fetching its copy. The
+ * primary waits for neither once their keys are gone; a third pserver catches up (the
+ * reference: it is in sync).
+ */
+export function killReplicaCatchingUp(index: number): Fault {
+  return async (cluster) => {
+    const replica = await waitFor(() => cluster.replicaOf(index), {
+      timeoutMs: bound,
+      description: `an in-sync replica of shard ${index}`,
+    });
+    const startMs = Date.now();
+    await replica.kill();
+    const catching = await cluster.waitForCatchUp(index, startMs, bound);
+    const killedMs = Date.now();
+    await catching.process.kill();
+    const next = await cluster.waitForInSyncReplica(index, killedMs, bound);
+    return {
+      name: `kill -9 of a replica of shard ${index}, then of its successor while it catches up`,
+      startMs,
+      referenceMs: next.atMs,
+      reference: 'a third replica in sync',
+      notes: {
+        catchingUpKilledMs: killedMs - startMs,
+        killedAfterItBeganMs: killedMs - catching.event.atMs,
+        inSyncMs: next.atMs - startMs,
+      },
+    };
+  };
+}
+
+/**
+ * The primary of shard `index` killed while its only replica catches up: the in-sync replica is
+ * killed, and the primary the moment a new replica begins fetching its copy. That replica holds
+ * nothing it may serve, so a spare restores the shard's checkpoint (the loss of replicas 0).
+ */
+export function killPrimaryWhileCatchingUp(index: number): Fault {
+  return async (cluster) => {
+    const replica = await waitFor(() => cluster.replicaOf(index), {
+      timeoutMs: bound,
+      description: `an in-sync replica of shard ${index}`,
+    });
+    const { process, event } = serving(cluster, index);
+    const startMs = Date.now();
+    await replica.kill();
+    const catching = await cluster.waitForCatchUp(index, startMs, bound);
+    const killedMs = Date.now();
+    await process.kill();
+    const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+    return {
+      name: `kill -9 of the primary of shard ${index} while its new replica catches up`,
+      startMs,
+      referenceMs: replacement.atMs,
+      reference: 'a spare serving the restored checkpoint',
+      notes: {
+        primaryKilledAfterCatchUpBeganMs: killedMs - catching.event.atMs,
+        spareServingMs: replacement.atMs - killedMs,
+      },
+    };
+  };
+}
+
+/**
  * kill -9 of every copy of shard `index` at once, its primary and its in-sync replica: nothing
  * can be promoted, so a spare restores the shard's last checkpoint (the loss of a job without
  * replicas, bounded by the checkpoint interval).

@@ -68,6 +68,14 @@ export interface InSyncEvent {
   atMs: number;
 }
 
+/** A replica that began catching up with the primary of `primaryEpoch` (fetching its copy). */
+export interface CatchUpEvent {
+  pserver: string;
+  index: number;
+  primaryEpoch: number;
+  atMs: number;
+}
+
 export interface LeadingEvent {
   master: string;
   address: string;
@@ -92,6 +100,7 @@ export interface ExitEvent {
 export class SupervisedCluster {
   readonly serving: ServingEvent[] = [];
   readonly inSync: InSyncEvent[] = [];
+  readonly catchingUp: CatchUpEvent[] = [];
   readonly leading: LeadingEvent[] = [];
   readonly exits: ExitEvent[] = [];
   readonly checkpointDir: string;
@@ -174,6 +183,32 @@ export class SupervisedCluster {
         );
       },
       { timeoutMs, description: `a replica of index ${index} in sync since ${sinceMs}` },
+    );
+  }
+
+  /**
+   * Waits for a running pserver that began catching up with `index`'s current primary at or after
+   * `sinceMs`, and has not said it is in sync since.
+   */
+  waitForCatchUp(
+    index: number,
+    sinceMs: number,
+    timeoutMs: number,
+  ): Promise<{ event: CatchUpEvent; process: ManagedProcess }> {
+    return waitFor(
+      () => {
+        const epoch = this.servingNow().get(index)?.event.epoch;
+        for (const event of this.catchingUp) {
+          if (event.index !== index || event.atMs < sinceMs || event.primaryEpoch !== epoch)
+            continue;
+          if (this.inSync.some((e) => e.pserver === event.pserver && e.atMs >= event.atMs))
+            continue;
+          const process = [...this.pservers].find((p) => p.name === event.pserver && p.running);
+          if (process) return { event, process };
+        }
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 1, description: `a replica of index ${index} catching up` },
     );
   }
 
@@ -335,6 +370,13 @@ export class SupervisedCluster {
       });
     } else if (entry.msg === 'in sync with the primary: promotable') {
       this.inSync.push({
+        pserver: name,
+        index: Number(entry.index),
+        primaryEpoch: Number(entry.primaryEpoch),
+        atMs,
+      });
+    } else if (entry.msg === 'replicating a shard') {
+      this.catchingUp.push({
         pserver: name,
         index: Number(entry.index),
         primaryEpoch: Number(entry.primaryEpoch),
