@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   model.prepare(path.join(outDir, 'data'));
   const demo = await DemoCluster.start({
     pservers: options.pservers,
+    replicas: 0,
     logDir: path.join(outDir, 'logs'),
     onLine: (name, line) => {
       const text = compactLine(line);

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { workspaceRoot } from '@pserver/local-cluster';
-import { positive } from './cli-options';
+import { count, positive } from './cli-options';
 import { clickLogs, CtrDemo } from './ctr/ctr-demo';
 import { DigitsDemo } from './digits/digits-demo';
 import { demoStallMs } from './run/demo-cluster';
@@ -28,7 +28,13 @@ const command = withTrainerOptions(
         .choices(['mnist', 'ctr'])
         .default('mnist'),
     )
-    .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3),
+    .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
+    .option(
+      '--replicas <n>',
+      'replicas of each shard (one more pserver per shard each): a failover promotes one and loses no acknowledged update',
+      count,
+      0,
+    ),
 )
   .option('--passes <n>', 'passes over the training data (mnist: 4, 2 with --ci; ctr: 1)', positive)
   .option('--seed <n>', 'seed of the data split, the initial weights and the chaos', positive, 1)
@@ -40,6 +46,7 @@ const options = command.opts<
   TrainerCounts & {
     model: 'mnist' | 'ctr';
     pservers: number;
+    replicas: number;
     passes?: number;
     seed: number;
     chaos: boolean;
@@ -90,6 +97,7 @@ async function main(): Promise<number> {
     {
       model,
       pservers: options.pservers,
+      replicas: options.replicas,
       passes,
       seed: options.seed,
       chaos: options.chaos,
@@ -108,6 +116,11 @@ async function main(): Promise<number> {
       `  kill -9 ${f.victim}: ${f.takenOverBy ?? 'nobody'} took over after ${f.takenOverAt ? seconds(f.takenOverAt - f.killedAt) : '-'}; ` +
         `time lost ${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'unknown (not resumed)'}`,
     );
+  if (result.audit)
+    console.log(
+      `Acknowledged updates lost: ${result.audit.lost} of ${result.audit.acknowledged} (applied twice: ${result.audit.doubled})` +
+        (options.replicas > 0 ? '' : '; with --replicas 1 a failover loses none'),
+    );
   const stalled = result.longestPauseMs >= demoStallMs;
   console.log(
     `Longest pause in training: ${seconds(result.longestPauseMs)}` +
@@ -119,6 +132,10 @@ async function main(): Promise<number> {
     judgement.shortOf,
     unrecovered.length ? `not recovered from ${unrecovered.map((f) => f.victim).join(', ')}` : '',
     stalled ? `training stalled for ${seconds(result.longestPauseMs)}` : '',
+    result.audit?.doubled ? `${result.audit.doubled} updates applied twice` : '',
+    options.replicas > 0 && result.audit?.lost
+      ? `${result.audit.lost} acknowledged updates lost although every shard has a replica`
+      : '',
   ].filter(Boolean);
   if (shortfalls.length > 0) {
     console.error(`The demo fell short: ${shortfalls.join('; ')}`);

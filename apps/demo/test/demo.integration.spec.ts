@@ -100,6 +100,10 @@ describe('npm run demo -- --ci', () => {
     const pserverTakeover = events.find((e) => e.kind === 'taken over' && e.index !== undefined)!;
     expect(pserverTakeover.epochAfter).toBeGreaterThan(pserverTakeover.epochBefore as number);
     expect(pserverTakeover.restoredUpdates).toBeGreaterThan(0);
+    // Replicas 0: the audit may find updates acknowledged after the restored checkpoint lost.
+    const audit = events.find((e) => e.kind === 'audit')!;
+    expect(audit.acknowledged).toBeGreaterThan(100);
+    expect(audit.doubled).toBe(0);
 
     const started = events.filter((e) => e.kind === 'started');
     expect(started.map((e) => String(e.name).replace(/^etcd-\d+$/, 'etcd')).sort()).toEqual([
@@ -125,6 +129,30 @@ describe('npm run demo -- --ci', () => {
     const logDir = path.join(outDir, 'logs');
     expect(fs.readdirSync(logDir).length).toBeGreaterThanOrEqual(started.length);
     expect(badJsonLines(logDir).slice(0, 5)).toEqual([]);
+  });
+
+  it("with --replicas 1, promotes the killed pserver's replica and loses no acknowledged update", async () => {
+    const outDir = tempDir('demo-replicas');
+    const demo = spawnNode(demoBundle, ['--ci', '--replicas', '1', '--out', outDir], {
+      name: 'demo-replicas',
+    });
+    const status = await demo.exited;
+    if (status.code !== 0) throw demo.failure(`exited with ${JSON.stringify(status)}`);
+    const events = eventsOf(outDir);
+    expect(events.find((e) => e.kind === 'accuracy')?.accuracy).toBeGreaterThanOrEqual(0.88);
+    const pserverTakeover = events.find((e) => e.kind === 'taken over' && e.index !== undefined)!;
+    expect(pserverTakeover.promoted).toBe(true);
+    expect(pserverTakeover.restoredUpdates).toBeUndefined();
+    const audit = events.find((e) => e.kind === 'audit')!;
+    expect(audit.acknowledged).toBeGreaterThan(100);
+    expect({ lost: audit.lost, doubled: audit.doubled }).toEqual({ lost: 0, doubled: 0 });
+    const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
+    expect(report).toContain(`<b>0</b> of ${String(audit.acknowledged)} acknowledged updates lost`);
+    // 3 primaries, their 3 replicas and a spare.
+    const started = events.filter((e) => e.kind === 'started' && /^pserver-/.test(String(e.name)));
+    expect(started).toHaveLength(7);
+    for (const { pid } of events.filter((e) => e.kind === 'started'))
+      expect(alive(pid as number)).toBe(false);
   });
 
   it('stops every process within a few seconds of Ctrl-C', async () => {

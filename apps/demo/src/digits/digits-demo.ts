@@ -1,8 +1,9 @@
 import path from 'node:path';
-import { connect } from '@pserver/client';
+import { connect, type PserverClient } from '@pserver/client';
 import type { LocalCluster } from '@pserver/local-cluster';
 import { hyperparameters } from '../model/hyperparameters';
 import { accuracy, initialParams, paramNames, type Sample } from '../model/mlp';
+import { ackTable } from '../run/ack-audit';
 import type { DemoModel, Judgement, TrainerCommand } from '../run/demo-model';
 import { demoTaskTimeoutMs } from '../run/demo-cluster';
 import { trainerProgram, type TrainerSpec } from '../run/trainer-programs';
@@ -54,6 +55,15 @@ export class DigitsDemo implements DemoModel {
     writeCsvFiles(dataDir, this.train, 4);
     this.dataGlob = path.join(dataDir, 'train-*.csv');
     return `${this.train.length} digits to train on in ${dataDir}, ${this.test.length} held out for the test`;
+  }
+
+  /** What every digits trainer proposes (the same in each language), and the audit's table. */
+  async initialize(client: PserverClient): Promise<void> {
+    await client.initParams(
+      initialParams(hyperparameters.hidden, this.options.seed),
+      { adam: {}, learningRate: { base: hyperparameters.learningRate } },
+      { tables: [ackTable] },
+    );
   }
 
   trainerCommands(masters: string[]): TrainerCommand[] {

@@ -17,6 +17,8 @@ export interface Failure {
   /** The checkpoint the spare restored: updates it held, and how long reading it took. */
   restoredUpdates?: number;
   restoreMs?: number;
+  /** The shard was taken over by its replica, promoted: nothing was restored. */
+  promoted?: boolean;
   /**
    * Every trainer had completed a step after the takeover: `resumedAt - killedAt` is the time
    * lost. Not "a step after the kill": after a master kill the trainers finish the tasks they
@@ -121,7 +123,9 @@ export class Chaos {
     const served = this.cluster.serving().get(failure.index!);
     if (!served || served.epoch <= failure.epochBefore!) return;
     const restored = served.pserver.process.lastLog('recovered the shard from a checkpoint');
-    failure.takenOverAt = logTime(served.pserver.process.lastLog('serving'));
+    const serving = served.pserver.process.lastLog('serving');
+    failure.takenOverAt = logTime(serving);
+    if (serving?.promoted !== undefined) failure.promoted = true;
     failure.takenOverBy = served.pserver.process.name;
     failure.epochAfter = served.epoch;
     if (restored) {

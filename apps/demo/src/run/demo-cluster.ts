@@ -17,6 +17,8 @@ export const demoStallMs = demoTaskTimeoutMs / 2;
 
 export interface DemoClusterOptions {
   pservers: number;
+  /** Replicas of each shard (the master's `--replicas`): one more pserver per shard each. */
+  replicas: number;
   logDir: string;
   /** Every line of every process, with the process's name. */
   onLine: (name: string, line: string) => void;
@@ -41,7 +43,8 @@ export class DemoCluster {
       job: 'demo',
       masters: 2,
       pservers: options.pservers,
-      spares: 1,
+      spares: 1 + options.pservers * options.replicas,
+      replicas: options.replicas,
       leaseTtlSeconds: 2,
       sessionTtlSeconds: 4,
       // Blocks of 8,192 elements spread the 50,000 weights of the first layer over every shard.

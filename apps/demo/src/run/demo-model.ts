@@ -1,3 +1,4 @@
+import type { PserverClient } from '@pserver/client';
 import type { LocalCluster } from '@pserver/local-cluster';
 import type { Curve } from '../view/report';
 import type { Failure } from './chaos';
@@ -41,6 +42,13 @@ export interface DemoModel {
   readonly settings: Record<string, string | number | boolean>;
   /** Writes what the trainers read into `dataDir`; returns a line for the story. */
   prepare(dataDir: string): string;
+  /**
+   * Initializes the job from a client of the demo's own before any trainer starts — the model's
+   * tensors as its trainers would, and `ackTable` — so that the demo can count acknowledged
+   * updates lost (`AckAudit`). A model whose trainers must initialize it themselves has none, and
+   * its run is not audited.
+   */
+  initialize?(client: PserverClient): Promise<void>;
   /** The trainer processes, for a cluster whose masters are at `masters`. */
   trainerCommands(masters: string[]): TrainerCommand[];
   /**

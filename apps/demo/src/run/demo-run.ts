@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { connect, type PserverClient } from '@pserver/client';
 import { sleep } from '@pserver/local-cluster';
 import { chaosLine } from '../view/chaos-line';
 import { renderReport } from '../view/report';
 import type { DemoSnapshot, DemoView } from '../view/demo-view';
+import { AckAudit, type AuditResult } from './ack-audit';
 import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
 import type { DemoModel, Judgement } from './demo-model';
@@ -12,6 +14,8 @@ import { TrainingProgress } from './training-progress';
 export interface DemoOptions {
   model: DemoModel;
   pservers: number;
+  /** Replicas of each shard (0: a failover restores the shard's last checkpoint). */
+  replicas: number;
   passes: number;
   /** Picks the shard whose pserver is killed. */
   seed: number;
@@ -25,6 +29,8 @@ export interface DemoOptions {
 export interface DemoResult {
   judgement: Judgement;
   failures: Failure[];
+  /** Acknowledged updates lost and applied twice (a model the demo initializes). */
+  audit?: AuditResult;
   durationMs: number;
   /** The longest time no trainer applied a step (see `TrainingProgress.longestPause`). */
   longestPauseMs: number;
@@ -58,10 +64,13 @@ export async function runDemo(
   );
 
   let demo: DemoCluster | undefined;
+  let auditor: PserverClient | undefined;
+  let audit: AckAudit | undefined;
   try {
     const logDir = path.join(options.outDir, 'logs');
     demo = await DemoCluster.start({
       pservers: options.pservers,
+      replicas: options.replicas,
       logDir,
       onLine: (name, line) => {
         progress.onTrainerLine(name, line);
@@ -75,6 +84,11 @@ export async function runDemo(
       if (signal.aborted) throw new Error('interrupted');
     };
     interrupted();
+    if (model.initialize) {
+      auditor = await connect({ master: cluster.cluster.masterAddresses, name: 'auditor' });
+      await model.initialize(auditor);
+      audit = new AckAudit(auditor, 20);
+    }
     demo.startTrainers(model.trainerCommands(cluster.cluster.masterAddresses));
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
@@ -110,6 +124,12 @@ export async function runDemo(
     const pause = progress.longestPause();
     record({ kind: 'longest pause', ...pause });
 
+    const audited = await audit?.finish();
+    if (audited)
+      record(
+        { kind: 'audit', ...audited },
+        `acknowledged updates lost: ${audited.lost} of ${audited.acknowledged} (applied twice: ${audited.doubled})`,
+      );
     interrupted();
     const judgement = await model.judge(cluster.cluster, logDir);
     interrupted();
@@ -122,6 +142,7 @@ export async function runDemo(
         title: model.title,
         settings: {
           pservers: options.pservers,
+          replicas: options.replicas,
           ...model.settings,
           seed: options.seed,
           chaos: options.chaos,
@@ -131,6 +152,7 @@ export async function runDemo(
         steps: progress.steps,
         failures: chaos.failures,
         headline: judgement.headline,
+        audit: audited,
         lossLabel: model.lossLabel,
         curves: model.curves(),
       }),
@@ -138,12 +160,15 @@ export async function runDemo(
     return {
       judgement,
       failures: chaos.failures,
+      audit: audited,
       durationMs: finishedAt - startedAt,
       longestPauseMs: pause?.ms ?? 0,
       reportPath,
     };
   } finally {
     view.close();
+    audit?.stop();
+    await auditor?.close().catch(() => undefined);
     if (demo) await demo.stop();
     record({ kind: 'stopped' });
   }

@@ -10,6 +10,8 @@ export interface ReportData {
   finishedAt: number;
   steps: readonly StepRecord[];
   failures: readonly Failure[];
+  /** Acknowledged updates the audit found lost and applied twice, when the run was audited. */
+  audit?: { acknowledged: number; lost: number; doubled: number };
   /** The result in one phrase, HTML: `test accuracy <b>91.2 %</b>`. */
   headline: string;
   /** What the trainers' loss is, for its axis. */
@@ -150,7 +152,7 @@ export function renderReport(data: ReportData): string {
   const rows = data.failures.map(
     (f) =>
       `<tr><td>${seconds(f.killedAt - t0)}</td><td>kill -9 ${escape(f.victim)}${f.index === undefined ? ' (leader)' : ` (shard ${f.index}, lease epoch ${f.epochBefore})`}</td>` +
-      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, lease epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}` : 'no'}</td>` +
+      `<td>${f.takenOverAt ? `${escape(f.takenOverBy ?? '')} after ${seconds(f.takenOverAt - f.killedAt)}${f.epochAfter ? `, lease epoch ${f.epochAfter}` : ''}${f.restoredUpdates !== undefined ? `, restored ${f.restoredUpdates} updates in ${f.restoreMs} ms` : ''}${f.promoted ? ', its replica promoted (nothing restored)' : ''}` : 'no'}</td>` +
       `<td>${f.resumedAt ? seconds(f.resumedAt - f.killedAt) : 'never'}</td></tr>`,
   );
   const settings = Object.entries(data.settings)
@@ -179,6 +181,24 @@ ${chart([{ points: throughput, style: 'line', color: '#2a7' }], 'samples/s', dat
 ${(data.curves ?? []).map((c) => curveChart(c, data.failures, t0, x1)).join('\n')}
 <h2>Failures</h2>
 <table><tr><th>at</th><th>what</th><th>taken over by</th><th>time lost</th></tr>${rows.join('') || '<tr><td colspan="4">none (run without chaos)</td></tr>'}</table>
+${data.audit ? auditSection(data.audit, data.settings.replicas) : ''}
 </body></html>
 `;
+}
+
+/**
+ * What the audit counted, beside what the job's setting promises: with replicas 0 a failover
+ * loses what the shard acknowledged after its last checkpoint; with replicas, nothing.
+ */
+function auditSection(
+  audit: { acknowledged: number; lost: number; doubled: number },
+  replicas: unknown,
+): string {
+  const promise =
+    Number(replicas) > 0
+      ? 'with replicas, a failover promotes a replica that holds every acknowledged push: none may be lost'
+      : 'with replicas 0, a failover restores the last checkpoint: the pushes the shard acknowledged after it are lost';
+  return `<h2>Acknowledged updates</h2>
+<p>A client of the demo's own pushed one row of table <code>acks</code> per step, through the same failures; each row it was told was applied must read exactly 1 at the end (${escape(promise)}).</p>
+<p><b>${audit.lost}</b> of ${audit.acknowledged} acknowledged updates lost · ${audit.doubled} applied twice</p>`;
 }
