@@ -2,8 +2,11 @@ import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
 
-/** Where a failpoint can fire: a checkpoint write point, or right after a shard was recovered. */
-export type FailpointName = WritePoint | 'after-recovery';
+/**
+ * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or a
+ * replica's answer to a forward.
+ */
+export type FailpointName = WritePoint | 'after-recovery' | 'forward';
 import {
   etcdSecurityOptions,
   etcdSecuritySettings,
@@ -48,6 +51,8 @@ export interface PserverConfig extends LogSettings {
   checkpointIntervalMs: number;
   /** How often a primary sends its replicas a digest of the shard to compare (0: never). */
   replicaDigestIntervalMs: number;
+  /** A replica that left a push unapplied this long is dropped by its primary. */
+  replicaLagTimeoutMs: number;
   checkpointRetain: number;
   /** Deltas between full checkpoints of a shard with tables (0: every checkpoint full). */
   checkpointDeltas: number;
@@ -59,7 +64,7 @@ export interface PserverConfig extends LogSettings {
    * Test setting: at this write-path point (or `after-recovery`: a shard recovered, not yet
    * served), SIGKILL the process, fail with ENOSPC once, or SIGSTOP it.
    */
-  failpoint: { point: FailpointName; action: 'kill' | 'enospc' | 'stop' } | undefined;
+  failpoint: { point: FailpointName; action: 'kill' | 'enospc' | 'stop' | 'stall' } | undefined;
   /** How long SIGTERM lets in-flight calls finish before they are cancelled. */
   shutdownGraceMs: number;
   /** Exit when standard input closes (a supervising process died). */
@@ -218,6 +223,16 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       integerOption(
+        '--replica-lag-timeout-s <s>',
+        'a primary drops a replica (deletes its key) that left a push unapplied this long',
+        'PSERVER_REPLICA_LAG_TIMEOUT_S',
+        10,
+        1,
+        3_600,
+      ),
+    )
+    .addOption(
+      integerOption(
         '--step-mark-retention-h <hours>',
         'forget the step marks of trainers silent this long',
         'PSERVER_STEP_MARK_RETENTION_H',
@@ -254,8 +269,8 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       new Option(
-        '--failpoint <point[:enospc|:stop]>',
-        'testing only: at a checkpoint write point (or after-recovery), SIGKILL the process, fail with ENOSPC once, or SIGSTOP it',
+        '--failpoint <point[:enospc|:stop|:stall]>',
+        'testing only: at a checkpoint write point (or after-recovery, or forward), SIGKILL the process, fail with ENOSPC once, SIGSTOP it, or never answer',
       )
         .env('PSERVER_FAILPOINT')
         .argParser(parseFailpoint)
@@ -300,6 +315,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointDir: string;
     checkpointIntervalS: number;
     replicaDigestIntervalS: number;
+    replicaLagTimeoutS: number;
     checkpointRetain: number;
     checkpointDeltas: number;
     stepMarkRetentionH: number;
@@ -342,6 +358,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     checkpointDir: o.checkpointDir,
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
     replicaDigestIntervalMs: o.replicaDigestIntervalS * 1000,
+    replicaLagTimeoutMs: o.replicaLagTimeoutS * 1000,
     checkpointRetain: o.checkpointRetain,
     checkpointDeltas: o.checkpointDeltas,
     allowFreshStart: o.allowFreshStart ?? false,
@@ -358,11 +375,11 @@ export function loadConfig(argv: string[]): PserverConfig {
 function parseFailpoint(value: string): PserverConfig['failpoint'] {
   const [point = '', action = 'kill'] = value.split(':');
   if (
-    !(isWritePoint(point) || point === 'after-recovery') ||
-    (action !== 'kill' && action !== 'enospc' && action !== 'stop')
+    !(isWritePoint(point) || point === 'after-recovery' || point === 'forward') ||
+    (action !== 'kill' && action !== 'enospc' && action !== 'stop' && action !== 'stall')
   ) {
     throw new InvalidArgumentError(
-      `expected <write point or after-recovery>[:enospc|:stop], got '${value}'.`,
+      `expected <write point, after-recovery or forward>[:enospc|:stop|:stall], got '${value}'.`,
     );
   }
   return { point, action };

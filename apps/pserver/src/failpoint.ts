@@ -4,17 +4,23 @@ import type { FailpointName, PserverConfig } from './config';
 /**
  * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), an
  * ENOSPC failure the first time it is reached (the disk-full test where no small filesystem can be
- * mounted), or SIGSTOP (the fencing test; `after-recovery`: a spare paused between recovering a
- * shard and serving it). Without a failpoint it does nothing.
+ * mounted), SIGSTOP (the fencing test; `after-recovery`: a spare paused between recovering a
+ * shard and serving it), or a stall: the hook returns true and the caller never goes on (`forward`:
+ * a replica alive but never applying, the lag test). Without a failpoint it does nothing.
  */
 export function failpointHook(
   failpoint: PserverConfig['failpoint'],
   logger: Logger,
-): ((point: FailpointName) => void) | undefined {
+): ((point: FailpointName) => boolean) | undefined {
   if (!failpoint) return undefined;
   let fired = false;
   return (point) => {
-    if (point !== failpoint.point) return;
+    if (point !== failpoint.point) return false;
+    if (failpoint.action === 'stall') {
+      if (!fired) logger.warn('failpoint: stalling here from now on', { point });
+      fired = true;
+      return true;
+    }
     if (failpoint.action === 'kill') {
       logger.warn('failpoint: killing the process', { point });
       process.kill(process.pid, 'SIGKILL');
@@ -29,5 +35,6 @@ export function failpointHook(
         code: 'ENOSPC',
       });
     }
+    return false;
   };
 }

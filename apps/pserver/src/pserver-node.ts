@@ -325,6 +325,7 @@ export class PserverNode {
       }),
       logger: logger.child({ component: 'replica' }),
       onDiverged: (reason) => this.fence(`the replica diverged from its primary: ${reason}`),
+      stalled: () => this.failpoint?.('forward') === true,
     });
     this.following = { tenure, follower };
     logger.info('replicating a shard', {
@@ -542,6 +543,7 @@ export class PserverNode {
   }
 
   private checkpointer(shard: Shard, tenure: ShardTenure): Checkpointer {
+    const { failpoint } = this;
     return new Checkpointer({
       root: this.config.checkpointDir,
       shard,
@@ -549,7 +551,7 @@ export class PserverNode {
       retain: this.config.checkpointRetain,
       deltasPerFull: this.config.checkpointDeltas,
       logger: this.logger.child({ component: 'checkpoint' }),
-      hook: this.failpoint,
+      hook: failpoint && ((point) => void failpoint(point)),
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,
       onCommitted: (seconds) => this.metrics.checkpoints.seconds.set(seconds),
       onFailed: () => this.metrics.checkpoints.failures.inc(),
@@ -568,6 +570,11 @@ export class PserverNode {
             digest: {
               everyMs: this.config.replicaDigestIntervalMs,
               compute: () => shardDigest(shard),
+            },
+            lag: {
+              timeoutMs: this.config.replicaLagTimeoutMs,
+              // Links exist in cluster mode only, where the tenure is etcd's.
+              drop: (replica) => (tenure as EtcdShardTenure).dropReplica(replica),
             },
           })
         : undefined;

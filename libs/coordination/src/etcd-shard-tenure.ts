@@ -136,6 +136,25 @@ export class EtcdShardTenure extends TenureBase {
     return stop;
   }
 
+  /**
+   * Deletes a replica key of this shard while this tenure holds it (`assign/<i>` still of this
+   * epoch, under this lease) and the key is still the one seen. A primary stops waiting for a
+   * replica only after this commits: etcd never lists as a copy one the primary no longer feeds.
+   * False when a compare failed (the key changed or went, or the assignment is not this one).
+   */
+  async dropReplica(replica: ReplicaAssignment): Promise<boolean> {
+    this.require();
+    const assign = this.keys.assign(this.index);
+    const key = this.keys.replica(this.index, replica.member);
+    const result = await this.client
+      .if(assign, 'Create', '==', this.epoch)
+      .and(assign, 'Lease', '==', this.lease.id)
+      .and(key, 'Create', '==', replica.createRevision)
+      .then(this.client.delete().key(key))
+      .commit();
+    return result.succeeded;
+  }
+
   async close(): Promise<void> {
     const stop = this.stopWatching;
     this.stopWatching = undefined;

@@ -36,6 +36,8 @@ export interface ReplicaFollowerOptions {
   logger: Logger;
   /** A forward the copy cannot take (the replica diverged): the node stops being a replica. */
   onDiverged: (reason: string) => void;
+  /** Tests only (the `forward:stall` failpoint): true while forwards are never answered. */
+  stalled?: () => boolean;
 }
 
 interface Waiting {
@@ -105,6 +107,8 @@ export class ReplicaFollower {
   /** Forward: applies the push in its turn; answers once it is applied. */
   forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
     const { tenure } = this.options;
+    // Never answered: the caller's deadline ends the call (the lag test's replica).
+    if (this.options.stalled?.()) return new Promise(() => undefined);
     if (request.index !== tenure.index || !tenure.holds())
       throw new PserverError(
         'PSERVER_NOT_REPLICA',

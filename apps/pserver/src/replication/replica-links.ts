@@ -22,6 +22,12 @@ export interface ReplicaLinksOptions {
   logger: Logger;
   /** Sends the shard's digest with a push every `everyMs` (0: never), computed by `compute`. */
   digest?: { everyMs: number; compute: () => string };
+  /**
+   * A waited replica that has left a push unapplied for `timeoutMs` (alive, but cut off from the
+   * primary or stuck) is dropped: `drop` deletes its key in etcd, and only once that committed
+   * (true) does the primary stop waiting for it.
+   */
+  lag?: { timeoutMs: number; drop: (replica: ReplicaAssignment) => Promise<boolean> };
 }
 
 /** A link's state: the copy not fetched yet, forwards flowing, or waited on (acks gate replies). */
@@ -39,8 +45,10 @@ class ReplicaLink {
   /** The first push it is waited for (set when it becomes waited). */
   waitFrom = Infinity;
   inSync = false;
-  private readonly waiters: { seq: number; resolve: () => void }[] = [];
+  private readonly waiters: { seq: number; since: number; resolve: () => void }[] = [];
   private readonly closed = new AbortController();
+  /** A drop of this replica's key is in flight. */
+  dropping = false;
 
   constructor(
     readonly replica: ReplicaAssignment,
@@ -54,7 +62,14 @@ class ReplicaLink {
   /** Resolves once the replica applied `seq`, or the link is gone. */
   appliedAt(seq: number): Promise<void> {
     if (this.acked >= seq || this.closed.signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+    return new Promise((resolve) => this.waiters.push({ seq, since: performance.now(), resolve }));
+  }
+
+  /** How long the oldest push waiting for this replica has waited, in ms (0: none waits). */
+  oldestWaitMs(now: number): number {
+    let oldest = now;
+    for (const waiter of this.waiters) oldest = Math.min(oldest, waiter.since);
+    return now - oldest;
   }
 
   /** Sends one push, again and again until the replica applied it or the link is gone. */
@@ -108,15 +123,53 @@ class ReplicaLink {
  * (`loaded`): from then on the primary waits for it — every later push is acknowledged to its
  * trainer only after the replica applied it. Once it has applied every push before that moment
  * too, it is in sync, and is told so (it writes that into its key, which makes it promotable).
- * A replica stops being waited for only when its key is gone from etcd (the master dropped it,
- * or its lease expired), never before: a primary never acknowledges with fewer replicas than etcd
+ * A replica stops being waited for only when its key is gone from etcd (its lease expired, or
+ * this primary deleted it: the replica left a push unapplied too long), never before: a primary never acknowledges with fewer replicas than etcd
  * says hold every acknowledged push.
  */
 export class ReplicaLinks {
   private readonly links = new Map<string, ReplicaLink>();
   private lastDigestMs = 0;
+  private readonly lagTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly options: ReplicaLinksOptions) {}
+  constructor(readonly options: ReplicaLinksOptions) {
+    const lag = options.lag;
+    if (lag) {
+      this.lagTimer = setInterval(() => this.dropLagging(lag), Math.max(50, lag.timeoutMs / 4));
+      this.lagTimer.unref();
+    }
+  }
+
+  /** Drops (in etcd first) every waited replica a push has waited for longer than the timeout. */
+  private dropLagging(lag: NonNullable<ReplicaLinksOptions['lag']>): void {
+    const now = performance.now();
+    for (const [key, link] of this.links) {
+      if (link.dropping || link.state !== 'waited' || link.oldestWaitMs(now) < lag.timeoutMs)
+        continue;
+      link.dropping = true;
+      const { logger } = this.options;
+      lag
+        .drop(link.replica)
+        .then((dropped) => {
+          if (!dropped) return;
+          logger.warn('dropped a replica that left a push unapplied too long', {
+            member: link.replica.member,
+            keyRevision: link.replica.createRevision,
+            acked: link.acked,
+            appliedSeq: this.options.appliedSeq(),
+            waitedMs: Math.round(link.oldestWaitMs(performance.now())),
+          });
+          if (this.links.get(key) === link) this.links.delete(key);
+          link.close();
+        })
+        .catch((err: unknown) =>
+          logger.warn("dropping a lagging replica's key failed; trying again", { err }),
+        )
+        .finally(() => {
+          link.dropping = false;
+        });
+    }
+  }
 
   /** The replicas the tenure's watch reports for this epoch: links come and go with their keys. */
   update(replicas: readonly ReplicaAssignment[]): void {
@@ -236,6 +289,7 @@ export class ReplicaLinks {
   }
 
   close(): void {
+    clearInterval(this.lagTimer);
     for (const link of this.links.values()) link.close();
     this.links.clear();
   }

@@ -1,0 +1,84 @@
+import type { ReplicaAssignment } from '@pserver/coordination';
+import { silentLogger } from '@pserver/logging';
+import { ReplicaLinks } from './replica-links';
+
+const replica: ReplicaAssignment = {
+  index: 0,
+  member: 'r',
+  address: 'r:1',
+  lease: 'L-r',
+  createRevision: 40,
+  primaryEpoch: 7,
+  inSync: false,
+};
+const push = { trainerId: 1, step: 1, grads: [], sparse: [], evictions: [] };
+
+/** Resolves after `ms`, or says it is still pending. */
+const settledWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
+
+describe('a replica that leaves a push unapplied', () => {
+  let links: ReplicaLinks;
+  afterEach(() => links.close());
+
+  /** A primary with one waited replica that never answers a forward. */
+  function primaryWithStuckReplica(drop: (r: ReplicaAssignment) => Promise<boolean>) {
+    let seq = 0;
+    links = new ReplicaLinks({
+      index: 0,
+      epoch: 7,
+      appliedSeq: () => seq,
+      forward: () => new Promise(() => undefined),
+      logger: silentLogger,
+      lag: { timeoutMs: 100, drop },
+    });
+    links.update([replica]);
+    links.loaded('r', links.startFollowing('r'));
+    return { replicate: () => links.replicate(++seq, push) };
+  }
+
+  it('is waited for until its key is deleted, then no longer', async () => {
+    let commit: (dropped: boolean) => void = () => undefined;
+    const drop = jest.fn(() => new Promise<boolean>((resolve) => (commit = resolve)));
+    const { replicate } = primaryWithStuckReplica(drop);
+    const waiting = replicate();
+    // Past the timeout the drop is asked for, once; the push still waits for it to commit.
+    expect(await settledWithin(waiting, 250)).toBe(false);
+    expect(drop.mock.calls).toEqual([[replica]]);
+    commit(true);
+    expect(await settledWithin(waiting, 100)).toBe(true);
+    expect(links.describe()).toEqual([]);
+  });
+
+  it('is still waited for when etcd refuses the drop, and the drop is asked for again', async () => {
+    const drop = jest.fn(() => Promise.resolve(false));
+    const { replicate } = primaryWithStuckReplica(drop);
+    const waiting = replicate();
+    expect(await settledWithin(waiting, 300)).toBe(false);
+    expect(drop.mock.calls.length).toBeGreaterThanOrEqual(2);
+    expect(links.describe().map((l) => l.member)).toEqual(['r']);
+  });
+
+  it('is not dropped while it keeps up', async () => {
+    const drop = jest.fn(() => Promise.resolve(true));
+    let seq = 0;
+    links = new ReplicaLinks({
+      index: 0,
+      epoch: 7,
+      appliedSeq: () => seq,
+      forward: (_address, request) => Promise.resolve({ appliedSeq: Number(request.seq) }),
+      logger: silentLogger,
+      lag: { timeoutMs: 100, drop },
+    });
+    links.update([replica]);
+    links.loaded('r', links.startFollowing('r'));
+    for (let k = 0; k < 20; k++) {
+      await links.replicate(++seq, push);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    expect(drop).not.toHaveBeenCalled();
+  });
+});
