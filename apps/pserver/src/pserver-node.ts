@@ -324,7 +324,9 @@ export class PserverNode {
         member: config.member,
       }),
       logger: logger.child({ component: 'replica' }),
-      onDiverged: (reason) => this.fence(`the replica diverged from its primary: ${reason}`),
+      // A copy that could not take a forward is no state to leave for anyone.
+      onDiverged: (reason) =>
+        this.fence(`the replica diverged from its primary: ${reason}`, { leaveState: false }),
       stalled: () => this.failpoint?.('forward') === true,
     });
     this.following = { tenure, follower };
@@ -611,9 +613,10 @@ export class PserverNode {
    * Calls in flight are answered first — PSERVER_FENCED (UNAVAILABLE), never applied — rather
    * than cut by a connection reset: the tenure ends now (every handler requires it before acting,
    * and calls waiting for initialization are refused), new calls are refused, and the server
-   * gets a short, bounded moment to send those answers.
+   * gets a short, bounded moment to send those answers. With `leaveState`, what the shard holds
+   * is written for its next owner first (`writeOrphanedState`).
    */
-  private fence(reason: string): void {
+  private fence(reason: string, { leaveState = true } = {}): void {
     // Revoking the lease at the end of a graceful stop deletes the assignment on purpose; a
     // fenced commit during the stop fails the stop itself.
     if (this.fenced || this.stopping) return;
@@ -621,7 +624,7 @@ export class PserverNode {
     this.health.setAll('NOT_SERVING');
     this.tenure?.lose(reason);
     this.logger.error('fenced: no longer acting on the shard; exiting', { reason });
-    const orphaned = this.writeOrphanedState();
+    const orphaned = leaveState ? this.writeOrphanedState() : Promise.resolve();
     void Promise.all([shutdownServer(this.server, fencedAnswerGraceMs), orphaned]).finally(() =>
       this.onFatal(exitCodes.fenced),
     );
@@ -644,7 +647,15 @@ export class PserverNode {
     if (!source) return Promise.resolve();
     const { shard, epoch } = source;
     const buffers = new SnapshotBuffers();
-    const snapshot = shard.snapshot({ shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
+    let snapshot: ReturnType<Shard['snapshot']>;
+    try {
+      snapshot = shard.snapshot({ shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
+    } catch (err) {
+      // The fence goes on: exiting matters more than what could not be copied.
+      buffers.release();
+      this.logger.error("copying the shard's state for its next owner failed", { err });
+      return Promise.resolve();
+    }
     const facts = { epoch, member: this.config.member, appliedSeq: shard.appliedSeq };
     const started = performance.now();
     return writeOrphanedState(this.config.checkpointDir, snapshot, facts)
