@@ -83,7 +83,7 @@ export class MasterNode {
       maxMessageBytes: 16 * 1024 * 1024,
       flowControlWindowBytes: 1024 * 1024,
       // The last interceptor sees a call first: access is checked before anything is counted.
-      interceptors: [callMetricsInterceptor(this.metrics), ...this.security.interceptors],
+      interceptors: [callMetricsInterceptor(this.metrics.registry), ...this.security.interceptors],
     });
     this.server.addService(
       masterService,
@@ -96,7 +96,11 @@ export class MasterNode {
   async start(): Promise<void> {
     const { config, logger } = this;
     if (config.metricsPort !== undefined) {
-      this.metricsServer = await serveMetrics(this.metrics, config.host, config.metricsPort);
+      this.metricsServer = await serveMetrics(
+        this.metrics.registry,
+        config.host,
+        config.metricsPort,
+      );
       logger.info('metrics listening', { address: this.metricsServer.address });
     }
     logger.info('security', { grpc: this.security.description });
@@ -208,6 +212,7 @@ export class MasterNode {
         sessionTtlMs: this.config.sessionTtlSeconds * 1000,
         relistIntervalMs: this.config.relistIntervalMs,
         logger: this.logger.child({ component: 'leader' }),
+        onAssigned: this.metrics.assigned,
       });
       await role.start();
       // The lease was lost while loading: the step-down is under way and must find no role.

@@ -1,13 +1,28 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { LeaderRole } from './service/leader-role';
+
+/** What the leader did to the shards: each kind of assignment it committed. */
+export type AssignmentKind = 'spare' | 'promotion' | 'replica';
 
 /**
  * The master's Prometheus registry: Node.js process metrics, the RPC metrics the server's
- * interceptor records, and, read at each scrape, leadership, live trainers and the current pass's
- * tasks by state (those only on the leader, which holds them).
+ * interceptor records, the assignments this process committed while it led (a failover is a
+ * `spare` or a `promotion` after the job's first assignments), and, read at each scrape,
+ * leadership, live trainers and the current pass's tasks by state (those only on the leader,
+ * which holds them).
  */
-export function masterMetrics(role: () => LeaderRole | undefined): Registry {
+export function masterMetrics(role: () => LeaderRole | undefined): {
+  registry: Registry;
+  assigned: (kind: AssignmentKind) => void;
+} {
   const registry = new Registry();
+  const assignments = new Counter({
+    name: 'pserver_master_assignments_total',
+    help: 'Assignments committed while leading: an index to a spare, an index to its promoted replica, a spare made a replica.',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  for (const kind of ['spare', 'promotion', 'replica'] as const) assignments.inc({ kind }, 0);
   collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'pserver_master_leader',
@@ -48,5 +63,5 @@ export function masterMetrics(role: () => LeaderRole | undefined): Registry {
       this.set(pass ? Number(pass.pass) : NaN);
     },
   });
-  return registry;
+  return { registry, assigned: (kind) => assignments.inc({ kind }) };
 }

@@ -137,6 +137,11 @@ describe('metrics', () => {
       expect(samples.get('pserver_master_trainers')).toBeGreaterThanOrEqual(1);
       expect(samples.get('pserver_master_tasks{state="todo"}')).toBe(2);
       expect(samples.get('pserver_master_pass')).toBe(0);
+      // The job's shards went to spares when it started; nothing was promoted.
+      expect(samples.get('pserver_master_assignments_total{kind="spare"}')).toBeGreaterThanOrEqual(
+        1,
+      );
+      expect(samples.get('pserver_master_assignments_total{kind="promotion"}')).toBe(0);
       expect(samples.get('pserver_rpc_calls_total{method="GetTask",code="OK",error=""}')).toBe(1);
     } finally {
       master.close();

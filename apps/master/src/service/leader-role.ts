@@ -27,6 +27,8 @@ export interface LeaderRoleOptions {
   sessionTtlMs: number;
   relistIntervalMs: number;
   logger: Logger;
+  /** Called for each assignment committed (metrics). */
+  onAssigned?: (kind: 'spare' | 'promotion' | 'replica') => void;
 }
 
 /**
@@ -141,14 +143,18 @@ export class LeaderRole {
     let assigned = false;
     const planned = planAssignments(state);
     for (const p of planned) {
-      if (await assign(this.client, this.keys, this.leader, p, this.options.logger))
+      if (await assign(this.client, this.keys, this.leader, p, this.options.logger)) {
         assigned = true;
+        this.options.onAssigned?.(p.promotes ? 'promotion' : 'spare');
+      }
     }
     // Replicas from the spares left, for the primaries of this state (a new primary's come with
     // the state that shows it).
     for (const r of planReplicas(state, planned)) {
-      if (await assignReplica(this.client, this.keys, this.leader, r, this.options.logger))
+      if (await assignReplica(this.client, this.keys, this.leader, r, this.options.logger)) {
         assigned = true;
+        this.options.onAssigned?.('replica');
+      }
     }
     // New assignments show up in the next state: publish that one.
     if (assigned) {
