@@ -16,10 +16,13 @@ import {
 
 // The one-hot ledger (libs/testing/src/ledger/) with one replica of each shard: every primary
 // killed -9 or paused past its lease (a zombie, fenced when it wakes) is replaced by its in-sync
-// replica, promoted with nothing restored, so not one acknowledged update may be missing; a
-// killed replica holds pushes up only until its lease ends (with replicas 0 the same kills lose the updates since the
-// restored checkpoint; exactly-once.integration.spec.ts). The test is the supervisor that
-// restarts whatever exits: a killed pserver comes back as a spare and becomes a replica again.
+// replica, promoted with nothing restored — or, when a primary fenced itself before its new
+// replica was in sync (a lease keep-alive too slow on a loaded machine), by a spare that adopts
+// the state the fenced primary left — so not one acknowledged update may be missing; a killed
+// replica holds pushes up only until its lease ends (with replicas 0 the same kills lose the
+// updates since the restored checkpoint; exactly-once.integration.spec.ts). The test is the
+// supervisor that restarts whatever exits: a killed pserver comes back as a spare and becomes a
+// replica again.
 const leaseTtlSeconds = 2;
 // The fault list below, this many times over (a longer run for measurements: 5 rounds are 20
 // kill -9s and 5 SIGSTOPs of primaries, 20 kills of replicas — 5 of them while catching up — and 5
