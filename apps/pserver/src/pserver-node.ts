@@ -353,12 +353,13 @@ export class PserverNode {
       follower.stop();
       this.following = undefined;
       if (next?.kind === 'primary') {
-        // Promoted (the master promotes only a key marked in sync) and no one served the shard
-        // since the copy's primary: the copy holds every acknowledged push. Otherwise recover.
+        // Promoted (the master promotes only a key marked in sync) and no one announced serving
+        // the shard after the copy's primary (one that never announced took no push): the copy
+        // holds every acknowledged push. Otherwise recover.
         const promoted =
           next.tenure.index === follower.index &&
           follower.caughtUp &&
-          next.tenure.lastServedEpoch === tenure.primaryEpoch;
+          next.tenure.lastServedEpoch <= tenure.primaryEpoch;
         const copy = promoted ? follower.shard : undefined;
         await this.servePrimary(member, address, next.tenure, undefined, copy);
       } else if (next?.kind === 'replica') {

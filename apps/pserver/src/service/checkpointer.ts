@@ -98,18 +98,18 @@ export class Checkpointer {
    * `.broken`, logged, and the next older one is tried. 'lost' means checkpoints were committed
    * once and none is valid now: the caller must not serve an empty shard as if nothing happened.
    *
-   * With `orphanEpoch` (the epoch of the owner that served the shard last), the state that owner
-   * left when it fenced comes first, when it holds at least what the newest committed
+   * With `orphansFrom` (the epoch of the owner that announced serving the shard last), the state
+   * that owner — or a later one that never announced — left when it fenced comes first, when it holds at least what the newest committed
    * checkpoint holds: 'adopted', which the caller commits before serving.
    */
-  async recover(orphanEpoch = 0): Promise<RecoveryOutcome> {
+  async recover(orphansFrom = 0): Promise<RecoveryOutcome> {
     const { root, shard, logger, tenure } = this.options;
     const { checkpoints: store, epoch } = tenure;
     await fs.mkdir(path.join(root, shardDirectory(shard.index)), { recursive: true, mode: 0o700 });
     const removed = await removeLeftoverTemporaries(root, shard.index, epoch);
     if (removed.length > 0)
       logger.info('removed temporary files of crashed writers', { files: removed });
-    const adopted = orphanEpoch > 0 ? await this.adoptOrphan(orphanEpoch) : undefined;
+    const adopted = orphansFrom > 0 ? await this.adoptOrphan(orphansFrom) : undefined;
     if (adopted) return adopted;
     // Files found unusable (renamed .broken), and the metas that needed one of them.
     const broken: string[] = [];
@@ -164,14 +164,15 @@ export class Checkpointer {
   }
 
   /**
-   * Loads the most advanced state orphaned under `orphanEpoch` that holds at least the newest
+   * Loads the most advanced state orphaned from epoch `orphansFrom` on that holds at least the newest
    * committed checkpoint's updates (a replica's copy can be older than its primary's last
    * checkpoint) and reads back intact.
    */
-  private async adoptOrphan(orphanEpoch: number): Promise<RecoveryOutcome | undefined> {
+  private async adoptOrphan(orphansFrom: number): Promise<RecoveryOutcome | undefined> {
     const { root, shard, logger, tenure } = this.options;
     const newest = tenure.checkpoints.checkpoints[0];
-    for (const orphan of await findOrphanedStates(root, shard.index, orphanEpoch)) {
+    const epochs = { from: orphansFrom, below: tenure.epoch };
+    for (const orphan of await findOrphanedStates(root, shard.index, epochs)) {
       if (newest && orphan.meta.updatesApplied < newest.updatesApplied) {
         logger.info('an orphaned state is older than the newest checkpoint; not adopted', {
           orphan: orphan.meta.path,
@@ -187,7 +188,7 @@ export class Checkpointer {
         this.lastSavedUpdates = -1;
         logger.info('adopted the state a fenced owner of the shard left', {
           orphan: orphan.meta.path,
-          orphanEpoch,
+          orphanEpoch: orphan.epoch,
           member: orphan.member,
           appliedSeq: orphan.appliedSeq,
           updatesApplied: orphan.meta.updatesApplied,

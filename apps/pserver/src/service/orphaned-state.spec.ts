@@ -131,7 +131,9 @@ describe('orphaned states', () => {
     await orphan(root, first.shard, first.epoch, 'stale');
     await first.push(4);
     await first.checkpointer.save('test');
-    expect(await findOrphanedStates(root, 0, first.epoch + 1)).toEqual([]);
+    // Not from before the last owner that announced serving, nor from this owner's epoch on.
+    expect(await findOrphanedStates(root, 0, { from: first.epoch + 1, below: 99 })).toEqual([]);
+    expect(await findOrphanedStates(root, 0, { from: 1, below: first.epoch })).toEqual([]);
 
     // Older than the checkpoint (a replica's copy from before its primary's last checkpoint).
     const older = await served(root);
@@ -155,14 +157,18 @@ describe('orphaned states', () => {
     await orphan(root, first.shard, 5, 'behind');
     await first.push(2);
     await orphan(root, first.shard, 5, 'ahead');
+    await first.push(3);
     await orphan(root, first.shard, 9, 'later');
     // A file whose description never came (the writer died between the two renames).
     const dir = path.join(root, 'shard-0', 'orphans');
     fs.copyFileSync(path.join(dir, 'e5-ahead.ckpt'), path.join(dir, 'e5-half.ckpt'));
-    expect((await findOrphanedStates(root, 0, 5)).map((o) => o.member)).toEqual([
-      'ahead',
-      'behind',
-    ]);
+    expect((await findOrphanedStates(root, 0, { from: 5, below: 9 })).map((o) => o.member)).toEqual(
+      ['ahead', 'behind'],
+    );
+    // An owner after the last that served never announced: its state counts too.
+    expect(
+      (await findOrphanedStates(root, 0, { from: 5, below: 10 })).map((o) => o.member),
+    ).toEqual(['later', 'ahead', 'behind']);
     expect(await removeOrphanedStates(root, 0, 9)).toHaveLength(5);
     expect(fs.readdirSync(dir).sort()).toEqual(['e9-later.ckpt', 'e9-later.json']);
   });

@@ -15,10 +15,11 @@ import {
  * The state a fenced pserver leaves behind: its shard (or its in-sync copy of one) as it was when
  * it stopped acting, every push it acknowledged included, written in the checkpoint format beside
  * the shard's checkpoints. Nothing commits it: the next owner of the index adopts it instead of
- * the last committed checkpoint only when the orphan's epoch is the last one that announced serving
- * the index (no owner served in between; `EtcdShardTenure.lastServedEpoch`) and it holds at least
- * the newest checkpoint's updates, so an outage of etcd, which fences every pserver, loses nothing
- * that was acknowledged.
+ * the last committed checkpoint only when no owner announced serving the index after the orphan's
+ * (its epoch is at least `EtcdShardTenure.lastServedEpoch`: an owner that never announced took no
+ * push, so its state holds everything its predecessor's did) and it holds at least the newest
+ * checkpoint's updates, so an outage of etcd, which fences every pserver, loses nothing that was
+ * acknowledged.
  */
 export interface OrphanedState {
   /** The epoch it was served under (a replica's copy: its primary's). */
@@ -57,17 +58,18 @@ export async function writeOrphanedState(
   return meta.path;
 }
 
-/** The states orphaned under `epoch` for shard `index`, the most advanced first. */
+/** The states orphaned for shard `index` under epochs in `[from, below)`, the most advanced first. */
 export async function findOrphanedStates(
   root: string,
   index: number,
-  epoch: number,
+  epochs: { from: number; below: number },
 ): Promise<OrphanedState[]> {
   const dir = path.join(root, orphanDirectory(index));
   const found: OrphanedState[] = [];
   for (const name of await listOrEmpty(dir)) {
     const match = namePattern.exec(name);
-    if (!match || Number(match[1]) !== epoch) continue;
+    const epoch = Number(match?.[1]);
+    if (!match || epoch < epochs.from || epoch >= epochs.below) continue;
     try {
       const raw = JSON.parse(await fs.readFile(path.join(dir, name), 'utf8')) as {
         epoch: number;
