@@ -124,8 +124,8 @@ class ReplicaLink {
  * trainer only after the replica applied it. Once it has applied every push before that moment
  * too, it is in sync, and is told so (it writes that into its key, which makes it promotable).
  * A replica stops being waited for only when its key is gone from etcd (its lease expired, or
- * this primary deleted it: the replica left a push unapplied too long), never before: a primary never acknowledges with fewer replicas than etcd
- * says hold every acknowledged push.
+ * this primary deleted it: the replica left a push unapplied too long), never before: a primary
+ * never acknowledges with fewer replicas than etcd says hold every acknowledged push.
  */
 export class ReplicaLinks {
   private readonly links = new Map<string, ReplicaLink>();
