@@ -65,11 +65,13 @@ class ReplicaLink {
     return new Promise((resolve) => this.waiters.push({ seq, since: performance.now(), resolve }));
   }
 
-  /** How long the oldest push waiting for this replica has waited, in ms (0: none waits). */
+  /**
+   * How long the oldest push waiting for this replica has waited, in ms (0: none waits). Waiters
+   * are added in time order and removed without reordering: the first is the oldest.
+   */
   oldestWaitMs(now: number): number {
-    let oldest = now;
-    for (const waiter of this.waiters) oldest = Math.min(oldest, waiter.since);
-    return now - oldest;
+    const oldest = this.waiters[0];
+    return oldest ? now - oldest.since : 0;
   }
 
   /** Sends one push, again and again until the replica applied it or the link is gone. */

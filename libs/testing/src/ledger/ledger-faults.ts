@@ -30,6 +30,26 @@ function serving(cluster: SupervisedCluster, index: number) {
   return entry;
 }
 
+/** The running in-sync replica of shard `index`, once there is one. */
+function inSyncReplica(cluster: SupervisedCluster, index: number) {
+  return waitFor(() => cluster.replicaOf(index), {
+    timeoutMs: bound,
+    description: `an in-sync replica of shard ${index}`,
+  });
+}
+
+/**
+ * kill -9 of shard `index`'s in-sync replica; resolves the moment a spare begins catching up in
+ * its place (fetching the primary's copy).
+ */
+async function killReplicaUntilCatchUp(cluster: SupervisedCluster, index: number) {
+  const replica = await inSyncReplica(cluster, index);
+  const startMs = Date.now();
+  await replica.kill();
+  const catching = await cluster.waitForCatchUp(index, startMs, bound);
+  return { startMs, catching };
+}
+
 /**
  * kill -9 of the pserver serving `index`: a spare restores the shard's checkpoint and serves.
  * With `afterDelta`, the kill waits until the shard's newest committed checkpoint is a delta, so
@@ -76,10 +96,7 @@ async function newestIsDelta(address: string): Promise<number> {
  */
 export function killReplica(index: number): Fault {
   return async (cluster) => {
-    const replica = await waitFor(() => cluster.replicaOf(index), {
-      timeoutMs: bound,
-      description: `an in-sync replica of shard ${index}`,
-    });
+    const replica = await inSyncReplica(cluster, index);
     const startMs = Date.now();
     await replica.kill();
     const next = await cluster.waitForInSyncReplica(index, startMs, bound);
@@ -101,13 +118,7 @@ export function killReplica(index: number): Fault {
  */
 export function killReplicaCatchingUp(index: number): Fault {
   return async (cluster) => {
-    const replica = await waitFor(() => cluster.replicaOf(index), {
-      timeoutMs: bound,
-      description: `an in-sync replica of shard ${index}`,
-    });
-    const startMs = Date.now();
-    await replica.kill();
-    const catching = await cluster.waitForCatchUp(index, startMs, bound);
+    const { startMs, catching } = await killReplicaUntilCatchUp(cluster, index);
     const killedMs = Date.now();
     await catching.process.kill();
     const next = await cluster.waitForInSyncReplica(index, killedMs, bound);
@@ -132,14 +143,8 @@ export function killReplicaCatchingUp(index: number): Fault {
  */
 export function killPrimaryWhileCatchingUp(index: number): Fault {
   return async (cluster) => {
-    const replica = await waitFor(() => cluster.replicaOf(index), {
-      timeoutMs: bound,
-      description: `an in-sync replica of shard ${index}`,
-    });
     const { process, event } = serving(cluster, index);
-    const startMs = Date.now();
-    await replica.kill();
-    const catching = await cluster.waitForCatchUp(index, startMs, bound);
+    const { startMs, catching } = await killReplicaUntilCatchUp(cluster, index);
     const killedMs = Date.now();
     await process.kill();
     const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
@@ -163,10 +168,7 @@ export function killPrimaryWhileCatchingUp(index: number): Fault {
  */
 export function killEveryCopy(index: number): Fault {
   return async (cluster) => {
-    const replica = await waitFor(() => cluster.replicaOf(index), {
-      timeoutMs: bound,
-      description: `an in-sync replica of shard ${index}`,
-    });
+    const replica = await inSyncReplica(cluster, index);
     const { process, event } = serving(cluster, index);
     const startMs = Date.now();
     await Promise.all([process.kill(), replica.kill()]);
