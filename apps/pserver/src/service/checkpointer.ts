@@ -99,8 +99,9 @@ export class Checkpointer {
    * once and none is valid now: the caller must not serve an empty shard as if nothing happened.
    *
    * With `orphansFrom` (the epoch of the owner that announced serving the shard last), the state
-   * that owner — or a later one that never announced — left when it fenced comes first, when it holds at least what the newest committed
-   * checkpoint holds: 'adopted', which the caller commits before serving.
+   * that owner — or a later one that never announced — left when it fenced comes first, when it
+   * holds at least what the newest committed checkpoint holds: 'adopted', which the caller
+   * commits before serving.
    */
   async recover(orphansFrom = 0): Promise<RecoveryOutcome> {
     const { root, shard, logger, tenure } = this.options;
@@ -164,8 +165,8 @@ export class Checkpointer {
   }
 
   /**
-   * Loads the most advanced state orphaned from epoch `orphansFrom` on that holds at least the newest
-   * committed checkpoint's updates (a replica's copy can be older than its primary's last
+   * Loads the most advanced state orphaned from epoch `orphansFrom` on that holds at least the
+   * newest committed checkpoint's updates (a replica's copy can be older than its primary's last
    * checkpoint) and reads back intact.
    */
   private async adoptOrphan(orphansFrom: number): Promise<RecoveryOutcome | undefined> {
