@@ -1,116 +1,143 @@
 /**
- * Optimizer throughput on 64M float32 elements (256 MiB per array, far beyond the caches), next to
- * a plain copy (`dst.set(src)`) and a plain `p[i] -= lr * g[i]` loop measured in the same run.
+ * Optimizer throughput, WebAssembly against a C build of the same rules measured in the same run,
+ * at two sizes: 64M float32 elements (256 MiB per array, DRAM-bound) and 1M (4 MiB per array, a
+ * pushed block's size, cache-resident). Every pass covers 64M elements: one update of the large
+ * tensor, or 64 of the small one.
  *
  *   npx nx run optimizer:bench
  *
- * Bytes per element count the arrays read and written once (the STREAM convention): copy 8,
- * SGD 12, momentum and Adagrad 20, Adam 28.
+ * The C loops (kernels.c, built here with the machine's gcc) leave out weight decay, which the
+ * WebAssembly kernels compute even when it is zero, so they are the harder baseline. wasm/C divides
+ * the best times by the faster of the two C builds.
  */
 import { Optimizer, type OptimizerConfigInput } from '../src';
+import { buildCBaseline, type CKernel, type CTiming } from './c-baseline';
 
-const n = 64 * 1024 * 1024;
-const repeats = 5;
+const elementsPerPass = 64 * 1024 * 1024;
+const sizes = [64 * 1024 * 1024, 1024 * 1024];
+const passes = 5;
+const cSource = process.argv[2] ?? 'libs/optimizer/bench/kernels.c';
 
 interface Row {
   name: string;
-  bytesPerElement: number;
-  secondsBest: number;
-  secondsMedian: number;
+  elements: number;
+  wasm: CTiming;
+  c: (CTiming | undefined)[];
 }
 
-function measure(name: string, bytesPerElement: number, run: () => void): Row {
-  run(); // warm-up: compiles, touches every page
+function measure(run: () => void, calls: number): CTiming {
   const times: number[] = [];
-  for (let i = 0; i < repeats; i++) {
+  for (let pass = -1; pass < passes; pass++) {
     const start = process.hrtime.bigint();
-    run();
-    times.push(Number(process.hrtime.bigint() - start) / 1e9);
+    for (let c = 0; c < calls; c++) run();
+    // The first pass is a warm-up: it compiles and touches every page.
+    if (pass >= 0) times.push(Number(process.hrtime.bigint() - start) / 1e9);
   }
   times.sort((a, b) => a - b);
-  return { name, bytesPerElement, secondsBest: times[0]!, secondsMedian: times[repeats >> 1]! };
+  return { secondsBest: times[0]!, secondsMedian: times[passes >> 1]! };
 }
 
-function plainLoop(p: Float32Array, g: Float32Array, lr: number): void {
-  for (let i = 0; i < p.length; i++) p[i]! -= lr * g[i]!;
-}
-
-function filled(length: number, value: number): Float32Array {
-  return new Float32Array(length).fill(value);
-}
-
-function optimizerRow(
-  name: string,
-  bytesPerElement: number,
+function optimizerRun(
+  elements: number,
+  calls: number,
   config: OptimizerConfigInput,
   storage?: 'js',
-): Row {
+): CTiming {
   const optimizer = new Optimizer({
     elementType: 'ELEMENT_TYPE_FLOAT32',
-    values: filled(n, 0.5),
+    values: new Float32Array(elements).fill(0.5),
     config,
     storage,
   });
   // The pserver's path: the gradient arrives straight in a buffer next to the tensor.
   const gradient = optimizer.allocateGradient();
   gradient.values.fill(1e-3);
-  const row = measure(`${name} (${optimizer.kernel})`, bytesPerElement, () =>
-    optimizer.update(gradient.values),
-  );
-  gradient.release();
-  optimizer.release();
-  return row;
+  try {
+    return measure(() => optimizer.update(gradient.values), calls);
+  } finally {
+    gradient.release();
+    optimizer.release();
+  }
 }
 
-const rows: Row[] = [];
-{
-  const src = filled(n, 1);
-  const dst = new Float32Array(n);
-  rows.push(measure('copy: dst.set(src)', 8, () => dst.set(src)));
-  rows.push(measure('plain loop: p[i] -= lr*g[i]', 12, () => plainLoop(dst, src, 1e-3)));
-}
-const plain = rows[1]!;
-rows.push(optimizerRow('SGD', 12, { learningRate: { base: 0.01 } }));
-rows.push(
-  optimizerRow('SGD + momentum', 20, { sgd: { momentum: 0.9 }, learningRate: { base: 0.01 } }),
-);
-rows.push(optimizerRow('Adam', 28, { adam: {}, learningRate: { base: 0.001 } }));
-rows.push(optimizerRow('Adagrad', 20, { adagrad: {}, learningRate: { base: 0.01 } }));
-rows.push(optimizerRow('SGD', 12, { learningRate: { base: 0.01 } }, 'js'));
-rows.push(optimizerRow('Adam', 28, { adam: {}, learningRate: { base: 0.001 } }, 'js'));
-{
+function checkRun(elements: number, calls: number): CTiming {
   const optimizer = new Optimizer({
     elementType: 'ELEMENT_TYPE_FLOAT32',
-    values: filled(n, 0.5),
+    values: new Float32Array(elements),
     config: { adam: {} },
   });
   const gradient = optimizer.allocateGradient();
   gradient.values.fill(1e-3);
-  rows.push(
-    measure('non-finite check of a gradient (wasm)', 4, () => optimizer.check(gradient.values)),
-  );
-  gradient.release();
-  optimizer.release();
+  try {
+    return measure(() => optimizer.check(gradient.values), calls);
+  } finally {
+    gradient.release();
+    optimizer.release();
+  }
 }
 
-const header = [
-  'kernel',
-  'G elem/s (best)',
-  'GB/s (best)',
-  'median G elem/s',
-  'plain loop / this (time)',
+const kernels: [string, CKernel, OptimizerConfigInput][] = [
+  ['SGD', 'sgd', { learningRate: { base: 0.01 } }],
+  ['SGD + momentum', 'momentum', { sgd: { momentum: 0.9 }, learningRate: { base: 0.01 } }],
+  ['Adam', 'adam', { adam: {} }],
+  ['Adagrad', 'adagrad', { adagrad: {} }],
 ];
-console.log(`${n.toLocaleString('en')} float32 elements, best and median of ${repeats} passes`);
-console.log(header.join(' | '));
+
+const baseline = buildCBaseline(cSource);
+if (typeof baseline === 'string') console.log(baseline);
+else console.log(`C: ${baseline.compiler}; ${baseline.builds.map((b) => b.flags).join(' | ')}`);
+const builds = typeof baseline === 'string' ? [] : baseline.builds;
+
+const rows: Row[] = [];
+for (const elements of sizes) {
+  const calls = elementsPerPass / elements;
+  const c = builds.map((build) => build.run(elements, calls, passes));
+  for (const [name, cName, config] of kernels) {
+    const wasm = optimizerRun(elements, calls, config);
+    rows.push({ name, elements, wasm, c: c.map((timings) => timings.get(cName)) });
+  }
+  rows.push({ name: 'non-finite check', elements, wasm: checkRun(elements, calls), c: [] });
+  {
+    const src = new Float32Array(elements).fill(1);
+    const dst = new Float32Array(elements);
+    rows.push({
+      name: 'copy dst.set(src)',
+      elements,
+      wasm: measure(() => dst.set(src), calls),
+      c: [],
+    });
+  }
+  if (elements === 1024 * 1024) {
+    for (const [name, , config] of [kernels[0]!, kernels[2]!]) {
+      const js = optimizerRun(elements, calls, config, 'js');
+      rows.push({ name: `${name} (TypeScript reference)`, elements, wasm: js, c: [] });
+    }
+  }
+}
+if (typeof baseline !== 'string') baseline.close();
+
+const rate = (t: CTiming | undefined, key: keyof CTiming): string =>
+  t ? (elementsPerPass / t[key] / 1e9).toFixed(2) : '—';
+const both = (t: CTiming | undefined): string =>
+  t ? `${rate(t, 'secondsBest')} (${rate(t, 'secondsMedian')})` : '—';
+
+console.log(
+  `G elements/s, best (median) of ${passes} passes of ${elementsPerPass / 2 ** 20}M elements`,
+);
+console.log(
+  ['kernel', 'elements', 'wasm', ...builds.map((b) => `C ${b.flags}`), 'wasm/C'].join(' | '),
+);
 for (const row of rows) {
-  const rate = n / row.secondsBest / 1e9;
+  const cBest = row.c
+    .filter((t): t is CTiming => t !== undefined)
+    .reduce((best, t) => Math.min(best, t.secondsBest), Infinity);
   console.log(
     [
       row.name,
-      rate.toFixed(3),
-      ((n * row.bytesPerElement) / row.secondsBest / 1e9).toFixed(1),
-      (n / row.secondsMedian / 1e9).toFixed(3),
-      (row.secondsBest / plain.secondsBest).toFixed(2) + 'x',
+      `${row.elements / 2 ** 20}M`,
+      both(row.wasm),
+      ...builds.map((_, i) => both(row.c[i])),
+      Number.isFinite(cBest) ? `${(cBest / row.wasm.secondsBest).toFixed(2)}x` : '—',
     ].join(' | '),
   );
 }
