@@ -13,6 +13,7 @@ import type { Logger } from '@pserver/logging';
 import {
   addReflection,
   bindServer,
+  CallMetrics,
   callMetricsInterceptor,
   createGrpcServer,
   HealthService,
@@ -83,7 +84,10 @@ export class MasterNode {
       maxMessageBytes: 16 * 1024 * 1024,
       flowControlWindowBytes: 1024 * 1024,
       // The last interceptor sees a call first: access is checked before anything is counted.
-      interceptors: [callMetricsInterceptor(this.metrics.registry), ...this.security.interceptors],
+      interceptors: [
+        callMetricsInterceptor(new CallMetrics(this.metrics.registry)),
+        ...this.security.interceptors,
+      ],
     });
     this.server.addService(
       masterService,

@@ -46,6 +46,11 @@ export interface PserverConfig extends LogSettings {
   maxMessageBytes: number;
   flowControlWindowBytes: number;
   maxPushBytesInFlight: number;
+  /**
+   * Who serves SendGrads, SendGradsStream and GetParams: the data path straight on HTTP/2
+   * ('direct', the default) or grpc-js like every other method ('grpc-js').
+   */
+  dataPath: 'direct' | 'grpc-js';
   /** The checkpoint directory; this shard writes `<dir>/shard-<index>/` (shared by a job's pservers). */
   checkpointDir: string;
   checkpointIntervalMs: number;
@@ -184,6 +189,15 @@ export function loadConfig(argv: string[]): PserverConfig {
       ),
     )
     .addOption(
+      new Option(
+        '--data-path <server>',
+        'who serves pushes and pulls: direct (straight on HTTP/2) or grpc-js',
+      )
+        .env('PSERVER_DATA_PATH')
+        .choices(['direct', 'grpc-js'])
+        .default('direct'),
+    )
+    .addOption(
       integerOption(
         '--max-push-mb-in-flight <MiB>',
         'bytes of pushes staged at once; beyond: RESOURCE_EXHAUSTED',
@@ -312,6 +326,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxMessageMb: number;
     flowControlWindowMb: number;
     maxPushMbInFlight: number;
+    dataPath: 'direct' | 'grpc-js';
     checkpointDir: string;
     checkpointIntervalS: number;
     replicaDigestIntervalS: number;
@@ -355,6 +370,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     maxMessageBytes: o.maxMessageMb * mib,
     flowControlWindowBytes: o.flowControlWindowMb * mib,
     maxPushBytesInFlight: o.maxPushMbInFlight * mib,
+    dataPath: o.dataPath,
     checkpointDir: o.checkpointDir,
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
     replicaDigestIntervalMs: o.replicaDigestIntervalS * 1000,

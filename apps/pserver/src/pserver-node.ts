@@ -15,6 +15,7 @@ import type { LogFields, Logger } from '@pserver/logging';
 import {
   addReflection,
   bindServer,
+  CallMetrics,
   callMetricsInterceptor,
   createGrpcServer,
   HealthService,
@@ -42,6 +43,7 @@ import { ReplicaFollower } from './replication/replica-follower';
 import { ReplicaLinks } from './replication/replica-links';
 import { shardDigest } from './replication/shard-digest';
 import { ReplicationService, type ReplicationRole } from './replication/replication-service';
+import { dataPathMethods } from './transport/direct/data-path';
 import { parameterServerHandlers } from './transport/parameter-server-handlers';
 import { replicationHandlers } from './transport/replication-handlers';
 
@@ -135,11 +137,21 @@ export class PserverNode {
   ) {
     this.security = loadServerSecurity(config.security, config.host, logger);
     this.failpoint = failpointHook(config.failpoint, logger);
+    const callMetrics = new CallMetrics(this.metrics.registry);
     this.server = createGrpcServer({
       maxMessageBytes: config.maxMessageBytes,
       flowControlWindowBytes: config.flowControlWindowBytes,
       // The last interceptor sees a call first: access is checked before anything is counted.
-      interceptors: [callMetricsInterceptor(this.metrics.registry), ...this.security.interceptors],
+      interceptors: [callMetricsInterceptor(callMetrics), ...this.security.interceptors],
+      direct:
+        config.dataPath === 'direct'
+          ? {
+              methods: dataPathMethods(() => this.requireService()),
+              metrics: callMetrics,
+              access: this.security.access,
+              logger,
+            }
+          : undefined,
     });
     const handlers = parameterServerHandlers(() => this.requireService(), logger);
     this.server.addService(

@@ -1,5 +1,5 @@
 import { fromJSON, type PackageDefinition } from '@grpc/proto-loader';
-import { Root, type INamespace, type Type } from 'protobufjs';
+import { Root, type Enum, type INamespace, type Type } from 'protobufjs';
 import descriptorJson from './generated/descriptor.json';
 import { loaderOptions } from './loader-options';
 
@@ -18,4 +18,10 @@ let root: Root | undefined;
 export function messageType(name: string): Type {
   root ??= Root.fromJSON(descriptor);
   return root.lookupType(`pserver.v1.${name}`);
+}
+
+/** A protobufjs enum of package `pserver.v1` (e.g. `ElementType`), for code that decodes by hand. */
+export function enumType(name: string): Enum {
+  root ??= Root.fromJSON(descriptor);
+  return root.lookupEnum(`pserver.v1.${name}`);
 }

@@ -1,4 +1,4 @@
-export { messageType, packageDefinition } from './descriptor';
+export { enumType, messageType, packageDefinition } from './descriptor';
 export type { ElementTypeName } from './element-type';
 export { elementSizes, isElementTypeName } from './element-type';
 export type { ClientErrorCodeName, ErrorCodeName, ServerErrorCodeName } from './error-codes';

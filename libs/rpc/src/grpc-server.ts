@@ -5,6 +5,7 @@ import {
   type ChannelOptions,
   type ServerInterceptor,
 } from '@grpc/grpc-js';
+import { routeDirectCalls, type DirectRoutes } from './direct/direct-routes';
 
 /**
  * Binds `server` to `host:port` (port 0 picks a free one) and resolves with the bound port.
@@ -49,8 +50,13 @@ export interface GrpcServerOptions {
    * upload at about 0.3 GB/s on loopback (and at window/RTT on a network).
    */
   flowControlWindowBytes: number;
-  /** Run around every call, e.g. `callMetricsInterceptor`. */
+  /** Run around every call grpc-js serves, e.g. `callMetricsInterceptor`. */
   interceptors?: ServerInterceptor[];
+  /**
+   * Methods served straight on HTTP/2 rather than by grpc-js (the data path: no message
+   * reassembly, no per-call objects), with the metrics and access check they share with the rest.
+   */
+  direct?: DirectRoutes;
 }
 
 /**
@@ -76,15 +82,27 @@ export function createGrpcServer(options: GrpcServerOptions): Server {
     );
   }
   const window = options.flowControlWindowBytes;
-  commonServerOptions.settings = { ...commonServerOptions.settings, initialWindowSize: window };
+  // Frames up to HTTP/2's largest: a peer may then send a large message in fewer, larger DATA
+  // frames, each one event here instead of one per 16 KiB (Node's default).
+  commonServerOptions.settings = {
+    ...commonServerOptions.settings,
+    initialWindowSize: window,
+    maxFrameSize: 16_777_215,
+  };
   // With a client CA, a client without a certificate (or with one the CA did not sign) still
   // completes the handshake: grpc-js then reports no peer certificate for its calls (it reports
   // only verified ones) and the access interceptor refuses them UNAUTHENTICATED, by name, instead
   // of a handshake failure the client cannot explain. It also lets token holders in.
   commonServerOptions.rejectUnauthorized = false;
+  const direct = options.direct;
   internals.createHttp2Server = (credentials) => {
     const http2Server = createHttp2Server.call(server, credentials);
     http2Server.on('session', (session) => session.setLocalWindowSize(window));
+    if (direct)
+      routeDirectCalls(http2Server, direct, {
+        maxReceiveMessageBytes: options.maxMessageBytes,
+        maxSendMessageBytes: options.maxMessageBytes,
+      });
     return http2Server;
   };
   return server;

@@ -36,7 +36,7 @@ export {
   onAbort,
 } from './abort-signals';
 export { addReflection } from './reflection';
-export { callMetricsInterceptor } from './call-metrics';
+export { CallMetrics, callMetricsInterceptor } from './call-metrics';
 export type { MetricsServer } from './metrics-server';
 export { serveMetrics } from './metrics-server';
 export type { Access, Role } from './security/access-policy';
@@ -49,3 +49,10 @@ export type { ServerSecurity } from './security/server-security';
 export { isLoopback, loadServerSecurity, SecuritySettingsError } from './security/server-security';
 export type { ClientSecurity, ClientSecurityFiles, ClientTls } from './security/client-security';
 export { channelSecurity, loadClientSecurity } from './security/client-security';
+export type { DirectCallSettings } from './direct/direct-call';
+export { DirectCall } from './direct/direct-call';
+export type { DirectMethod, DirectRoutes } from './direct/direct-routes';
+export type { MessageSink } from './direct/message-framer';
+export { FramingError, WholeMessage } from './direct/message-framer';
+export type { AccessCheck } from './security/access-interceptor';
+export { parsed, UnparsableRequest, UnparsableRequestError } from './unparsable-request';

@@ -6,8 +6,9 @@ import { PserverError } from './errors';
  * blocks at once could exhaust memory. Beyond the cap a push is refused with RESOURCE_EXHAUSTED
  * and a retry hint, and changes nothing; the client backs off and retries.
  *
- * grpc-js reads a unary message whole before the handler runs, so that copy is bounded by the
- * maximum message size per call, not by this cap.
+ * The data path stages a push's gradients as their bytes arrive, and only while this cap admits
+ * them; beyond it, a message is held whole until the push is refused, as grpc-js holds every
+ * message: bounded by the maximum message size per call, not by this cap.
  */
 export class AdmissionControl {
   private bytes = 0;
@@ -31,6 +32,13 @@ export class AdmissionControl {
       );
     }
     this.bytes += bytes;
+  }
+
+  /** Counts `bytes` in and says true, or says false (counting nothing) when over the cap. */
+  tryAcquire(bytes: number): boolean {
+    if (this.bytes + bytes > this.limitBytes) return false;
+    this.bytes += bytes;
+    return true;
   }
 
   release(bytes: number): void {

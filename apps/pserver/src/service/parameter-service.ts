@@ -19,6 +19,7 @@ import {
   type InitParamResponse,
   type SaveCheckpointResponse,
   type RequestContext__Output,
+  type GradientChunk__Output,
   type SendGradsChunk__Output,
   type SendGradsRequest__Output,
   type SendGradsResponse,
@@ -253,21 +254,26 @@ export class ParameterService {
     }
   }
 
+  /**
+   * Applies one push. `push` is where its gradients are staged: the data path passes the one it
+   * placed the bytes in as they arrived (`StagedPush.placeFor`); it is this call's from then on,
+   * discarded when the call ends.
+   */
   async sendGrads(
     request: SendGradsRequest__Output,
     _ctx: CallContext,
+    push: StagedPush = this.newPush(),
   ): Promise<SendGradsResponse> {
-    const { trainerId, step } = await this.checkPushContext(request.context);
-    if (request.grads.length === 0 && request.sparse.length === 0)
-      throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
-    const duplicate = this.duplicateOf(trainerId, step);
-    if (duplicate) return this.acknowledged(duplicate);
-    const bytes =
-      request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
-      sparseBytes(request.sparse);
-    this.admission.acquire(bytes);
-    const push = this.newPush();
     try {
+      const { trainerId, step } = await this.checkPushContext(request.context);
+      if (request.grads.length === 0 && request.sparse.length === 0)
+        throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
+      const duplicate = this.duplicateOf(trainerId, step);
+      if (duplicate) return await this.acknowledged(duplicate);
+      push.admit(
+        request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
+          sparseBytes(request.sparse),
+      );
       for (const sparse of request.sparse)
         push.addSparse(sparse.table, sparse.ids, sparse.grads, sparse.counts);
       for (const grad of request.grads) {
@@ -281,37 +287,26 @@ export class ParameterService {
           true,
         );
       }
-      const forwarded: ForwardedPush = {
-        trainerId,
-        step,
-        grads: request.grads.map((g) => ({ ...g, offset: 0 })),
-        sparse: request.sparse,
-        evictions: [],
-      };
+      const forwarded = this.forwardOf(trainerId, step, request.grads, request.sparse, true);
       const result = this.applyPush(trainerId, step, push);
-      forwarded.evictions = evictionsOf(result);
+      if (forwarded) forwarded.evictions = evictionsOf(result);
       return await this.acknowledged(this.reply(result), forwarded);
     } finally {
       push.discard();
-      this.admission.release(bytes);
     }
   }
 
+  /** A streamed push; `push` as for `sendGrads`. */
   async sendGradsStream(
     chunks: AsyncIterable<SendGradsChunk__Output>,
     ctx: CallContext,
+    push: StagedPush = this.newPush(),
   ): Promise<SendGradsResponse> {
     let context: { trainerId: number; step: number } | undefined;
     let duplicate: SendGradsResponse | undefined;
     let admitted = 0;
-    const push = this.newPush();
-    const forwarded: ForwardedPush = {
-      trainerId: 0,
-      step: 0,
-      grads: [],
-      sparse: [],
-      evictions: [],
-    };
+    const grads: GradientChunk__Output[] = [];
+    const sparse: SparseGrad__Output[] = [];
     try {
       for await (const chunk of chunks) {
         if (!context) {
@@ -321,15 +316,14 @@ export class ParameterService {
         // A duplicate's pieces are read and dropped: it will not be applied.
         if (duplicate) continue;
         this.refuseIfShuttingDown();
-        const bytes =
+        admitted +=
           chunk.grads.reduce((total, g) => total + g.content.byteLength, 0) +
           sparseBytes(chunk.sparse);
-        this.admission.acquire(bytes);
-        admitted += bytes;
-        for (const sparse of chunk.sparse)
-          push.addSparse(sparse.table, sparse.ids, sparse.grads, sparse.counts);
-        forwarded.sparse.push(...chunk.sparse);
-        forwarded.grads.push(...chunk.grads);
+        push.admit(admitted);
+        for (const slice of chunk.sparse)
+          push.addSparse(slice.table, slice.ids, slice.grads, slice.counts);
+        sparse.push(...chunk.sparse);
+        grads.push(...chunk.grads);
         for (const piece of chunk.grads) {
           const name = this.checkName(piece.name, 'grads.name');
           push.add(
@@ -351,18 +345,26 @@ export class ParameterService {
         );
       if (duplicate) return await this.acknowledged(duplicate);
       if (push.empty) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
-      forwarded.trainerId = context.trainerId;
-      forwarded.step = context.step;
-      const result = this.applyPush(context.trainerId, context.step, push);
-      forwarded.evictions = evictionsOf(result);
+      const { trainerId, step } = context;
+      const forwarded = this.forwardOf(trainerId, step, grads, sparse, false);
+      const result = this.applyPush(trainerId, step, push);
+      if (forwarded) forwarded.evictions = evictionsOf(result);
       return await this.acknowledged(this.reply(result), forwarded);
     } finally {
       push.discard();
-      this.admission.release(admitted);
     }
   }
 
-  async getParams(request: GetParamsRequest__Output, ctx: CallContext): Promise<GetParamsResponse> {
+  /**
+   * The named tensors' values, each copied by `copy` in the same tick (a reply never mixes one
+   * update's bytes with another's): into fresh Buffers by default; the data path copies into
+   * buffers it reuses once the reply is written.
+   */
+  async getParams(
+    request: GetParamsRequest__Output,
+    ctx: CallContext,
+    copy: (bytes: Uint8Array) => Uint8Array = copyToBuffer,
+  ): Promise<GetParamsResponse> {
     await this.checkEpoch(request.context);
     if (request.names.length === 0)
       throw new PserverError('PSERVER_INVALID_ARGUMENT', 'names: empty');
@@ -385,7 +387,7 @@ export class ParameterService {
       name: tensor.name,
       elementType: tensor.elementType,
       shape: [...tensor.shape],
-      content: tensor.content(),
+      content: copy(tensor.bytes()),
     }));
     this.tenure.require();
     return { shardEpoch: this.tenure.epoch, params };
@@ -526,11 +528,46 @@ export class ParameterService {
     return reply;
   }
 
-  private newPush(): StagedPush {
+  /** An empty push of this shard, under its admission cap. */
+  newPush(): StagedPush {
     return new StagedPush(
       (name) => this.shard.tensors.get(name),
       (name) => this.shard.tables.get(name),
+      this.admission,
     );
+  }
+
+  /**
+   * What a primary forwards to its replicas once the push is applied, when it has replicas: the
+   * pieces as received, their bytes copied (the data path received them into buffers this push
+   * frees when it ends, and a forward may be sent again after that).
+   */
+  private forwardOf(
+    trainerId: number,
+    step: number,
+    grads: readonly (Omit<GradientChunk__Output, 'offset'> & { offset?: number })[],
+    sparse: readonly SparseGrad__Output[],
+    whole: boolean,
+  ): ForwardedPush | undefined {
+    if (!this.options.replication) return undefined;
+    return {
+      trainerId,
+      step,
+      grads: grads.map((g) => ({
+        name: g.name,
+        elementType: g.elementType,
+        offset: whole ? 0 : (g.offset ?? 0),
+        content: Buffer.from(g.content),
+        shape: g.shape,
+      })),
+      sparse: sparse.map((slice) => ({
+        table: slice.table,
+        ids: Buffer.from(slice.ids),
+        grads: Buffer.from(slice.grads),
+        counts: Buffer.from(slice.counts),
+      })),
+      evictions: [],
+    };
   }
 
   private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
@@ -630,6 +667,10 @@ function beyondSafeInteger(
     code,
     `${field}: must be at most 2^53 − 1 (larger values are not kept exactly), got ${value}`,
   );
+}
+
+function copyToBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes);
 }
 
 function sparseBytes(sparse: readonly SparseGrad__Output[]): number {

@@ -1,5 +1,6 @@
 import type { GradientBuffer } from '@pserver/optimizer';
 import type { ElementTypeName } from '@pserver/proto';
+import type { AdmissionControl } from './admission';
 import { PserverError } from './errors';
 import type { StoredTensor } from './stored-tensor';
 import type { ShardTable } from './table-spec';
@@ -25,16 +26,66 @@ interface StagedGradient {
  * gradient whole, a streamed push adds pieces as they arrive. Every piece is checked as it comes
  * (known tensor, same type, contiguous, within bounds) and copied straight into a buffer next to
  * its tensor, so applying needs no further copy. `discard` (or a failed `complete`) frees it all.
+ *
+ * The data path receives a piece's bytes before the push is checked: `placeFor` says where they
+ * will belong, the receiver writes them there as they arrive, and `add` later checks the piece
+ * as any other and finds it already in place. Until `add` accepts it, nothing depends on those
+ * bytes: a piece that turns out wrong is refused and the buffers freed, as always.
+ *
+ * The push's bytes count against the pserver's admission cap from the moment they are placed or
+ * admitted until `discard`.
  */
 export class StagedPush {
   private readonly gradients = new Map<string, StagedGradient>();
   private readonly sparse = new Map<string, StagedSparse>();
+  /** Gradient buffers handed out by `placeFor` before `add` took their gradient up. */
+  private readonly placed = new Map<string, GradientBuffer>();
+  /** Per gradient, where the last place handed out ends: places never overlap. */
+  private readonly placedEnd = new Map<string, number>();
   private bytes = 0;
+  private admitted = 0;
 
   constructor(
     private readonly lookup: (name: string) => StoredTensor | undefined,
     private readonly lookupTable: (name: string) => ShardTable | undefined = () => undefined,
+    private readonly admission?: AdmissionControl,
   ) {}
+
+  /**
+   * Admits this push's bytes up to `total` in all: what is not admitted yet is acquired, or the
+   * push is refused PSERVER_OVERLOADED (changing nothing).
+   */
+  admit(total: number): void {
+    if (!this.admission || total <= this.admitted) return;
+    this.admission.acquire(total - this.admitted);
+    this.admitted = total;
+  }
+
+  /**
+   * Where bytes [offset, offset + byteLength) of gradient `name` belong, if this push can stage
+   * them before it is checked: a known optimizable tensor, within its length, past every place
+   * handed out for it before, and admitted under the cap. Otherwise undefined: the receiver keeps
+   * the bytes aside and `add` copies them.
+   *
+   * Places of a gradient never overlap, so each is written by the one piece it was given to: a
+   * piece `add` finds in place holds its own bytes, whatever else the push carries.
+   */
+  placeFor(name: string, offset: number, byteLength: number): Uint8Array | undefined {
+    if (offset < (this.placedEnd.get(name) ?? 0)) return undefined;
+    let buffer = this.gradients.get(name)?.buffer ?? this.placed.get(name);
+    if (!buffer) {
+      const tensor = this.lookup(name);
+      if (!tensor?.optimizable || offset + byteLength > tensor.byteLength) return undefined;
+      if (this.admission && !this.admission.tryAcquire(tensor.byteLength)) return undefined;
+      this.admitted += tensor.byteLength;
+      buffer = tensor.allocateGradient();
+      this.placed.set(name, buffer);
+    }
+    const target = buffer.values;
+    if (offset + byteLength > target.byteLength) return undefined;
+    this.placedEnd.set(name, offset + byteLength);
+    return new Uint8Array(target.buffer, target.byteOffset + offset, byteLength);
+  }
 
   /** Whether the push holds anything. */
   get empty(): boolean {
@@ -141,7 +192,9 @@ export class StagedPush {
           `gradient ${name}: ${tensor.elementType} tensors are stored, not optimized`,
         );
       }
-      staged = { tensor, buffer: tensor.allocateGradient(), received: 0 };
+      const buffer = this.placed.get(name) ?? tensor.allocateGradient();
+      this.placed.delete(name);
+      staged = { tensor, buffer, received: 0 };
       this.gradients.set(name, staged);
     } else if (whole) {
       throw new PserverError(
@@ -176,7 +229,10 @@ export class StagedPush {
       );
     }
     const target = staged.buffer.values;
-    new Uint8Array(target.buffer, target.byteOffset + offset, content.byteLength).set(content);
+    const at = target.byteOffset + offset;
+    // Placed there as it arrived (`placeFor`): checked now, no copy needed.
+    if (content.buffer !== target.buffer || content.byteOffset !== at)
+      new Uint8Array(target.buffer, at, content.byteLength).set(content);
     staged.received += content.byteLength;
     this.bytes += content.byteLength;
   }
@@ -197,8 +253,13 @@ export class StagedPush {
 
   discard(): void {
     for (const { buffer } of this.gradients.values()) buffer.release();
+    for (const buffer of this.placed.values()) buffer.release();
     this.gradients.clear();
+    this.placed.clear();
+    this.placedEnd.clear();
     this.sparse.clear();
+    this.admission?.release(this.admitted);
+    this.admitted = 0;
   }
 }
 

@@ -14,7 +14,7 @@ import {
   type TensorRecord__Output,
 } from '@pserver/proto';
 import { PserverError } from './errors';
-import { bytesOf, elementTypeOf, toFloatArray } from './tensor-bytes';
+import { elementTypeOf, toFloatArray } from './tensor-bytes';
 
 export type FloatTypeName = 'ELEMENT_TYPE_FLOAT32' | 'ELEMENT_TYPE_FLOAT64';
 
@@ -196,8 +196,17 @@ export class StoredTensor {
 
   /** The current values, copied (a reply may be serialized after later updates). */
   content(): Buffer {
-    if (this.optimizer) return bytesOf(this.optimizer.values);
-    return Buffer.from(this.raw!);
+    return Buffer.from(this.bytes());
+  }
+
+  /**
+   * The current values' bytes as a live view of the tensor: the next update changes them, so a
+   * caller copies them before it yields.
+   */
+  bytes(): Uint8Array {
+    if (!this.optimizer) return this.raw!;
+    const values = this.optimizer.values;
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
   }
 
   /** A gradient-sized buffer next to the values; fill its bytes, then `check` and `apply`. */

@@ -38,8 +38,3 @@ export function toFloatArray(
   new Uint8Array(array.buffer).set(bytes);
   return array;
 }
-
-/** A Buffer copy of an array's bytes (little-endian on every supported platform). */
-export function bytesOf(array: ArrayBufferView): Buffer {
-  return Buffer.from(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
-}

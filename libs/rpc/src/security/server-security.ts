@@ -4,7 +4,7 @@ import { ServerCredentials, type ServerInterceptor } from '@grpc/grpc-js';
 import type { ServerSecuritySettings } from '@pserver/config';
 import type { Logger } from '@pserver/logging';
 import { loadAccessConfig } from './access-config';
-import { accessInterceptor } from './access-interceptor';
+import { accessCheck, accessInterceptor, type AccessCheck } from './access-interceptor';
 import { Authenticator } from './authenticator';
 
 /** What a server binds with and runs around every call, from `ServerSecuritySettings`. */
@@ -12,6 +12,8 @@ export interface ServerSecurity {
   credentials: ServerCredentials;
   /** The access check, when callers must identify themselves; put it first. */
   interceptors: ServerInterceptor[];
+  /** The same check, for calls served without grpc-js (`createGrpcServer`'s `direct`). */
+  access: AccessCheck | undefined;
   /** One line for the start log, e.g. "mutual TLS; roles from certificates and tokens". */
   description: string;
   /** What leaves this server open, said at start (SECURITY.md). */
@@ -83,11 +85,13 @@ export function loadServerSecurity(
     ...(access && access.tokens.length > 0 ? ['tokens'] : []),
   ];
   const transport = !settings.tls ? 'plaintext' : clientCa === undefined ? 'TLS' : 'mutual TLS';
+  const check = authenticates
+    ? accessCheck(new Authenticator(access), logger.child({ component: 'access' }))
+    : undefined;
   return {
     credentials,
-    interceptors: authenticates
-      ? [accessInterceptor(new Authenticator(access), logger.child({ component: 'access' }))]
-      : [],
+    interceptors: check ? [accessInterceptor(check)] : [],
+    access: check,
     description: authenticates
       ? `${transport}; roles from ${sources.join(' and ') || 'nothing (every call is refused)'}`
       : `${transport}; no authentication (every caller is admin)`,
