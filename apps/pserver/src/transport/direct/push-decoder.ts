@@ -211,14 +211,15 @@ export class PushDecoder implements MessageSink {
       start === end ? Buffer.alloc(0) : skeleton.subarray(start, end);
     this.onMessage({
       context: this.context,
+      // A Tensor has no offset: protobufjs gives none, and neither does this.
       grads: this.gradients.map(({ name, elementType, shape, offset, content }) => ({
         name,
         elementType: (elementTypeNames[elementType] ??
           elementType) as GradientChunk__Output['elementType'],
         shape,
-        offset,
+        ...(this.layout.offsetField !== undefined && { offset }),
         content: content as Buffer,
-      })),
+      })) as GradientChunk__Output[],
       sparse: this.slices.map(({ table, ids, grads, counts }) => ({
         table,
         ids: range(ids),

@@ -1,0 +1,188 @@
+import fc from 'fast-check';
+import { messageType } from '@pserver/proto';
+import { parameterServerService, UnparsableRequest } from '@pserver/rpc';
+import {
+  sendGradsStreamTarget,
+  sendGradsTarget,
+  type PserverFuzzModel,
+  type RpcTarget,
+} from '@pserver/testing';
+import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
+
+const definition = parameterServerService;
+
+const layouts: Record<'SendGrads' | 'SendGradsStream', PushLayout> = {
+  SendGrads: {
+    shapeField: 3,
+    offsetField: undefined,
+    decodeWhole: (bytes) => definition.SendGrads.requestDeserialize(bytes),
+  },
+  SendGradsStream: {
+    shapeField: 5,
+    offsetField: 3,
+    decodeWhole: (bytes) => definition.SendGradsStream.requestDeserialize(bytes),
+  },
+};
+
+const model: PserverFuzzModel = {
+  epoch: 3n,
+  namesHere: ['fresh'],
+  namesElsewhere: [],
+  tensors: [
+    { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', byteLength: 64 },
+    { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT64', byteLength: 24 },
+    { name: 'ids', elementType: 'ELEMENT_TYPE_INT64', byteLength: 16 },
+  ],
+  trainers: [7n],
+  shard: { index: 0, count: 1 },
+};
+
+/**
+ * Places as `StagedPush.placeFor` hands them out: views of one arena, never overlapping for a
+ * name, each a fresh region.
+ */
+class Places {
+  readonly arena = new ArrayBuffer(1 << 22);
+  private used = 0;
+  private readonly ends = new Map<string, number>();
+
+  place = (name: string, offset: number, byteLength: number): Uint8Array | undefined => {
+    if (offset < (this.ends.get(name) ?? 0) || this.used + byteLength > this.arena.byteLength)
+      return undefined;
+    this.ends.set(name, offset + byteLength);
+    const view = new Uint8Array(this.arena, this.used, byteLength);
+    this.used += byteLength;
+    return view;
+  };
+}
+
+/** Feeds `bytes` to a decoder in pieces cut at `cuts`; returns what it decoded. */
+function decodeInPieces(
+  method: keyof typeof layouts,
+  bytes: Buffer,
+  cuts: number[],
+  places = new Places(),
+  wholes: Buffer[] = [],
+): DecodedPush | { undecodable: unknown } {
+  const layout = layouts[method];
+  let result: DecodedPush | { undecodable: unknown } | undefined;
+  const decoder = new PushDecoder(
+    {
+      ...layout,
+      decodeWhole: (whole) => {
+        wholes.push(Buffer.from(whole));
+        return layout.decodeWhole(whole);
+      },
+    },
+    places.place,
+    (message) => (result = message),
+  );
+  decoder.begin(bytes.length);
+  const bounds = [...new Set([0, ...cuts.map((c) => Math.floor(c * bytes.length)), bytes.length])];
+  bounds.sort((a, b) => a - b);
+  for (let i = 1; i < bounds.length; i++) decoder.bytes(bytes.subarray(bounds[i - 1], bounds[i]));
+  decoder.end();
+  if (!result) throw new Error('the decoder gave no message');
+  return result;
+}
+
+/** Bytes as hex, recursively, so Buffers and views of another memory compare by content. */
+function normalized(value: unknown): unknown {
+  if (value instanceof Uint8Array) return `bytes:${Buffer.from(value).toString('hex')}`;
+  if (Array.isArray(value)) return value.map(normalized);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalized(v)]));
+  return value;
+}
+
+/** Every message a fuzz target sends, as bytes. */
+function messagesOf<I>(target: RpcTarget<I>): fc.Arbitrary<Buffer[]> {
+  return target.inputs.map((input) => target.send(input).messages);
+}
+
+const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 });
+
+describe('PushDecoder', () => {
+  it.each([
+    ['SendGrads', messagesOf(sendGradsTarget(model))],
+    ['SendGradsStream', messagesOf(sendGradsStreamTarget(model))],
+  ] as const)(
+    '%s: decodes what the server decoder decodes, refuses what it refuses, in any pieces',
+    (method, messages) => {
+      fc.assert(
+        fc.property(messages, cuts, (sent, at) => {
+          for (const bytes of sent) {
+            const expected = layouts[method].decodeWhole(bytes);
+            const decoded = decodeInPieces(method, bytes, at);
+            if (expected instanceof UnparsableRequest) {
+              expect(decoded).toEqual({ undecodable: expect.any(UnparsableRequest) });
+            } else {
+              expect(normalized(decoded)).toEqual(normalized(expected));
+            }
+          }
+        }),
+        { numRuns: 300, seed: 424242 },
+      );
+    },
+  );
+
+  it('reads a well-formed push itself and writes its gradients into the places offered', () => {
+    const Request = messageType('SendGradsRequest');
+    const content = Buffer.from(Float32Array.from({ length: 1000 }, (_, i) => i * 0.5).buffer);
+    const bytes = Buffer.from(
+      Request.encode(
+        Request.fromObject({
+          context: { trainerId: 7, step: 2, shardEpoch: 3 },
+          grads: [{ name: 'w', elementType: 5, shape: [1000], content }],
+          sparse: [{ table: 'emb', ids: Buffer.alloc(16, 1), grads: Buffer.alloc(32, 2) }],
+        }),
+      ).finish(),
+    );
+    const places = new Places();
+    const wholes: Buffer[] = [];
+    const decoded = decodeInPieces('SendGrads', bytes, [0.001, 0.3, 0.31, 0.9], places, wholes);
+    expect(wholes).toEqual([]);
+    const push = decoded as DecodedPush;
+    const gradient = push.grads[0]!.content;
+    expect(gradient.buffer).toBe(places.arena);
+    expect(Buffer.from(gradient).equals(content)).toBe(true);
+    expect(normalized(push)).toEqual(normalized(definition.SendGrads.requestDeserialize(bytes)));
+  });
+
+  it('keeps a gradient aside when its name comes after its bytes, or its place is taken', () => {
+    // Field 4 (content) before field 1 (name): legal protobuf, not what writers produce.
+    const tensor = Buffer.concat([
+      Buffer.from([0x22, 4, 1, 2, 3, 4]),
+      Buffer.from([0x0a, 1, 0x77]),
+      Buffer.from([0x10, 5]),
+    ]);
+    const twice = Buffer.concat([
+      Buffer.from([0x12, tensor.length]),
+      tensor,
+      Buffer.from([0x12, tensor.length]),
+      tensor,
+    ]);
+    const places = new Places();
+    const decoded = decodeInPieces('SendGrads', twice, [], places) as DecodedPush;
+    expect(decoded.grads.map((g) => g.content.buffer === places.arena)).toEqual([false, false]);
+    expect(normalized(decoded)).toEqual(normalized(definition.SendGrads.requestDeserialize(twice)));
+  });
+
+  it('hands messages it does not read itself to the server decoder, contents put back in place', () => {
+    // A well-formed gradient, then an unknown field as a group (wire type 3): protobufjs skips it.
+    const content = Buffer.alloc(40, 9);
+    const tensor = Buffer.concat([
+      Buffer.from([0x0a, 1, 0x77, 0x10, 5, 0x22, content.length]),
+      content,
+    ]);
+    const bytes = Buffer.concat([
+      Buffer.from([0x12, tensor.length]),
+      tensor,
+      Buffer.from([0x4b, 0x08, 0x01, 0x4c]), // field 9: start group, a varint, end group
+    ]);
+    const wholes: Buffer[] = [];
+    const decoded = decodeInPieces('SendGrads', bytes, [0.5], new Places(), wholes);
+    expect(wholes).toEqual([bytes]);
+    expect(normalized(decoded)).toEqual(normalized(definition.SendGrads.requestDeserialize(bytes)));
+  });
+});
