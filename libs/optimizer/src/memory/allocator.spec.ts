@@ -33,6 +33,28 @@ describe('RangeAllocator', () => {
     expect(allocator.allocate(20 * 16)).toBe(90 * 16);
   });
 
+  it('places a range at a residue, leaving the bytes it skipped free', () => {
+    const allocator = new RangeAllocator(64, 64);
+    allocator.grow(64 * 1024);
+    const placement = { modulus: 4096, residue: 576 };
+    expect(allocator.allocate(1000, placement)).toBe(576);
+    expect(allocator.allocate(1000, placement)).toBe(4096 + 576);
+    // The skipped [64, 576) serves a small request; [1600, 4672) a larger one.
+    expect(allocator.allocate(512)).toBe(64);
+    expect(allocator.allocate(2048)).toBe(1600);
+    expect(allocator.bytesInUse).toBe(1024 + 1024 + 512 + 2048);
+  });
+
+  it('asks to grow by enough to reach a placement', () => {
+    const allocator = new RangeAllocator(0, 64);
+    allocator.grow(4096);
+    allocator.allocate(4000);
+    const placement = { modulus: 4096, residue: 1024 };
+    const shortfall = allocator.shortfall(4096, placement);
+    allocator.grow(4096 + shortfall);
+    expect(allocator.allocate(4096, placement)).toBe(4096 + 1024);
+  });
+
   it('refuses to free what it did not hand out', () => {
     const allocator = new RangeAllocator(0, 16);
     allocator.grow(64);

@@ -1,3 +1,9 @@
+/** Where an allocation must start: at an offset equal to `residue` modulo `modulus`. */
+export interface Placement {
+  modulus: number;
+  residue: number;
+}
+
 /**
  * First-fit allocation of byte ranges in a region that can only grow (a WebAssembly memory).
  * Free ranges are kept sorted by offset and merged with their neighbours, so freeing everything
@@ -33,20 +39,22 @@ export class RangeAllocator {
     return Math.ceil(Math.max(bytes, 1) / this.alignment) * this.alignment;
   }
 
-  /** An offset for `bytes`, or undefined when no free range is large enough (grow, then retry). */
-  allocate(bytes: number): number | undefined {
+  /**
+   * An offset for `bytes`, or undefined when no free range is large enough (grow, then retry).
+   * With a placement, the offset is `residue` modulo `modulus` (both multiples of the alignment);
+   * the bytes skipped before it stay free.
+   */
+  allocate(bytes: number, placement?: Placement): number | undefined {
     const size = this.roundUp(bytes);
-    const index = this.ranges.findIndex((range) => range.size >= size);
-    if (index < 0) return undefined;
-    const range = this.ranges[index]!;
-    const offset = range.offset;
-    if (range.size === size) this.ranges.splice(index, 1);
-    else {
-      range.offset += size;
-      range.size -= size;
+    for (let index = 0; index < this.ranges.length; index++) {
+      const range = this.ranges[index]!;
+      const offset = placement ? placed(range.offset, placement) : range.offset;
+      if (offset + size > range.offset + range.size) continue;
+      this.take(index, offset, size);
+      this.sizes.set(offset, size);
+      return offset;
     }
-    this.sizes.set(offset, size);
-    return offset;
+    return undefined;
   }
 
   /** Adds [size, newSize) to the free ranges after the region grew. */
@@ -57,8 +65,8 @@ export class RangeAllocator {
   }
 
   /** How many bytes past the end a request of `bytes` needs (a free range at the end counts). */
-  shortfall(bytes: number): number {
-    const size = this.roundUp(bytes);
+  shortfall(bytes: number, placement?: Placement): number {
+    const size = this.roundUp(bytes) + (placement ? placement.modulus - this.alignment : 0);
     const last = this.ranges[this.ranges.length - 1];
     const tail = last && last.offset + last.size === this.end ? last.size : 0;
     return Math.max(0, size - tail);
@@ -69,6 +77,17 @@ export class RangeAllocator {
     if (size === undefined) throw new Error(`RangeAllocator: offset ${offset} is not allocated`);
     this.sizes.delete(offset);
     this.release(offset, size);
+  }
+
+  /** Removes [offset, offset + size) from the free range at `index`, which holds it. */
+  private take(index: number, offset: number, size: number): void {
+    const range = this.ranges[index]!;
+    const after = { offset: offset + size, size: range.offset + range.size - (offset + size) };
+    const pieces = [
+      ...(offset > range.offset ? [{ offset: range.offset, size: offset - range.offset }] : []),
+      ...(after.size > 0 ? [after] : []),
+    ];
+    this.ranges.splice(index, 1, ...pieces);
   }
 
   private release(offset: number, size: number): void {
@@ -88,4 +107,9 @@ export class RangeAllocator {
       this.ranges.splice(index, 1);
     }
   }
+}
+
+/** The first offset at or after `start` that the placement allows. */
+function placed(start: number, { modulus, residue }: Placement): number {
+  return start + ((((residue - start) % modulus) + modulus) % modulus);
 }

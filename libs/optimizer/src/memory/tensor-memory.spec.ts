@@ -1,4 +1,4 @@
-import { TensorMemory } from './tensor-memory';
+import { streamPlacement, TensorMemory } from './tensor-memory';
 
 describe('TensorMemory', () => {
   it('is available on this runtime', () => {
@@ -18,15 +18,41 @@ describe('TensorMemory', () => {
     expect(memory.bytesInUse).toBe(0);
   });
 
-  it('pads arrays to whole vectors with zeros, also when reusing dirty memory', () => {
+  it('pads arrays to whole 64-byte blocks with zeros, also when reusing dirty memory', () => {
     const memory = new TensorMemory();
-    const [dirty] = memory.allocate([8], 'all');
+    const [dirty] = memory.allocate([32], 'all');
     dirty!.values.fill(7);
     memory.free([dirty!]);
     const [block] = memory.allocate([5], 'padding');
-    expect(block!.vectors).toBe(2);
-    const padded = block!.arena.float32(block!.offset, 8);
-    expect(Array.from(padded.subarray(5))).toEqual([0, 0, 0]);
+    expect(block!.offset).toBe(dirty!.offset);
+    // 16 floats: the four vectors a kernel loop iteration takes.
+    expect(block!.vectors).toBe(4);
+    const padded = block!.arena.float32(block!.offset, 16);
+    expect(Array.from(padded.subarray(5))).toEqual(new Array(11).fill(0));
+  });
+
+  it('starts the large arrays of one kernel call at distinct residues modulo 32 KiB', () => {
+    const memory = new TensorMemory();
+    const elements = 1024 * 1024;
+    const tensor = memory.allocate([elements, elements, elements], 'all');
+    const [gradient] = memory.allocate([elements], 'padding', tensor[0]!.arena, 3);
+    const blocks = [...tensor, gradient!];
+    expect(blocks.map((b) => b.offset % 32768)).toEqual(
+      [0, 1, 2, 3].map((stream) => streamPlacement(stream).residue),
+    );
+    // No two in the same cache set or at the same page offset: 576-byte steps modulo 4 KiB.
+    expect(new Set(blocks.map((b) => b.offset % 4096)).size).toBe(4);
+    for (const [i, b] of blocks.entries()) {
+      if (i > 0) expect(b.offset).toBeGreaterThanOrEqual(blocks[i - 1]!.offset + elements * 4);
+    }
+    memory.free(blocks);
+    expect(memory.bytesInUse).toBe(0);
+  });
+
+  it('packs small arrays end to end', () => {
+    const memory = new TensorMemory();
+    const [a, b] = memory.allocate([256, 256], 'all');
+    expect(b!.offset - a!.offset).toBe(1024);
   });
 
   it('puts the arrays of one tensor in one arena', () => {
