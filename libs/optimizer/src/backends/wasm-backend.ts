@@ -1,6 +1,14 @@
 import type { Clip, Vector } from '../kernels/reference-kernels';
+import type { WasmKernels } from '../kernels/wasm-kernels';
 import type { Float32Block, TensorMemory } from '../memory/tensor-memory';
 import type { Backend, GradientBuffer, UpdateStep } from './backend';
+
+/**
+ * The streams of one kernel call (see `streamPlacement`): the parameter and up to three slots are
+ * 0 to 3, then the gradient, then a scratch array (a copied-in or clipped gradient).
+ */
+const gradientStream = 4;
+const scratchStream = 5;
 
 /**
  * A float32 tensor and its slots in a WebAssembly arena, updated by the SIMD kernels in place. A
@@ -12,6 +20,7 @@ export class WasmBackend implements Backend {
   readonly values: Float32Array;
   readonly slots: readonly Float32Array[];
   private readonly blocks: Float32Block[];
+  private readonly kernels: WasmKernels;
   /** Buffers from allocateGradient: in this arena, 16-byte aligned, padding zeroed. */
   private readonly issued = new WeakSet<Float32Array>();
   private released = false;
@@ -27,6 +36,7 @@ export class WasmBackend implements Backend {
     );
     this.values = this.blocks[0]!.values;
     this.slots = this.blocks.slice(1).map((block) => block.values);
+    this.kernels = this.blocks[0]!.arena.kernels;
   }
 
   private get parameter(): Float32Block {
@@ -34,102 +44,52 @@ export class WasmBackend implements Backend {
   }
 
   hasNonFinite(gradient: Vector): boolean {
-    return this.withGradient(
-      gradient,
-      (g) => this.parameter.arena.kernels.nonFinite(g.offset, g.vectors) !== 0,
-    );
+    const copy = this.copyUnlessIssued(gradient);
+    try {
+      const g = copy ? copy.offset : gradient.byteOffset;
+      return this.kernels.nonFinite(g, this.parameter.vectors) !== 0;
+    } finally {
+      if (copy) this.memory.free([copy]);
+    }
   }
 
   sumSquares(gradient: Vector, clipValue: number): number {
-    return this.withGradient(gradient, (g) =>
-      this.parameter.arena.kernels.sumSquares(g.offset, g.vectors, clipValue),
-    );
+    const copy = this.copyUnlessIssued(gradient);
+    try {
+      const g = copy ? copy.offset : gradient.byteOffset;
+      return this.kernels.sumSquares(g, this.parameter.vectors, clipValue);
+    } finally {
+      if (copy) this.memory.free([copy]);
+    }
   }
 
   apply(step: UpdateStep, gradient: Vector, clip: Clip): void {
-    const { arena, offset: p, vectors: n4 } = this.parameter;
-    const k = arena.kernels;
-    const slot = (i: number): number => this.blocks[1 + i]!.offset;
-    const { clipValue: cv, scale: s } = clip;
-    this.withGradient(gradient, ({ offset: g }) => {
-      switch (step.rule) {
-        case 'sgd':
-          return k.sgd(p, g, n4, step.lr, step.weightDecay, cv, s);
-        case 'sgdMomentum':
-          return k.sgdMomentum(
-            p,
-            g,
-            slot(0),
-            n4,
-            step.lr,
-            step.momentum,
-            step.weightDecay,
-            step.nesterov ? 1 : 0,
-            cv,
-            s,
-          );
-        case 'adam':
-          return k.adam(
-            p,
-            g,
-            slot(0),
-            slot(1),
-            n4,
-            step.lrT,
-            step.beta1,
-            1 - step.beta1,
-            step.beta2,
-            1 - step.beta2,
-            step.epsHat,
-            step.weightDecay,
-            step.decay,
-            cv,
-            s,
-          );
-        case 'adagrad':
-          return k.adagrad(p, g, slot(0), n4, step.lr, step.epsilon, step.weightDecay, cv, s);
-        case 'adadelta':
-          return k.adadelta(
-            p,
-            g,
-            slot(0),
-            slot(1),
-            n4,
-            step.lr,
-            step.rho,
-            1 - step.rho,
-            step.epsilon,
-            step.weightDecay,
-            cv,
-            s,
-          );
-        case 'rmsprop': {
-          // Slots: square, then center (centered), then momentum (momentum > 0); 0 means absent.
-          const center = step.centered ? slot(1) : 0;
-          const momentum = step.momentum > 0 ? slot(step.centered ? 2 : 1) : 0;
-          return k.rmsprop(
-            p,
-            g,
-            slot(0),
-            center,
-            momentum,
-            n4,
-            step.lr,
-            step.alpha,
-            1 - step.alpha,
-            step.epsilon,
-            step.momentum,
-            step.weightDecay,
-            cv,
-            s,
-          );
-        }
+    let scratch = this.copyUnlessIssued(gradient);
+    try {
+      let g = scratch ? scratch.offset : gradient.byteOffset;
+      // The reference clips each element as min(max(g, -cv), cv) · s in float32. With cv = +∞ and
+      // s = 1 that is g itself for every float32 g, ±0 and subnormals included, so the clipping
+      // pass is left out.
+      const cv = Math.fround(clip.clipValue);
+      const s = Math.fround(clip.scale);
+      if (cv !== Number.POSITIVE_INFINITY || s !== 1) {
+        scratch ??= this.scratch();
+        this.kernels.clip(scratch.offset, g, this.parameter.vectors, cv, s);
+        g = scratch.offset;
       }
-    });
+      this.run(step, g);
+    } finally {
+      if (scratch) this.memory.free([scratch]);
+    }
   }
 
   allocateGradient(): GradientBuffer {
-    const [block] = this.memory.allocate([this.values.length], 'padding', this.parameter.arena);
+    const [block] = this.memory.allocate(
+      [this.values.length],
+      'padding',
+      this.parameter.arena,
+      gradientStream,
+    );
     let released = false;
     this.issued.add(block!.values);
     return {
@@ -149,18 +109,101 @@ export class WasmBackend implements Backend {
     this.memory.free(this.blocks);
   }
 
-  /** Runs `fn` on the gradient's place in the arena, copying it in first if it lives elsewhere. */
-  private withGradient<T>(gradient: Vector, fn: (g: { offset: number; vectors: number }) => T): T {
-    const { arena, vectors } = this.parameter;
-    if (gradient instanceof Float32Array && this.issued.has(gradient) && arena.holds(gradient)) {
-      return fn({ offset: gradient.byteOffset, vectors });
+  /** Runs the rule's kernel over the parameter, its slots and the gradient at byte offset `g`. */
+  private run(step: UpdateStep, g: number): void {
+    const k = this.kernels;
+    const { offset: p, vectors: n4 } = this.parameter;
+    const slot = (i: number): number => this.blocks[1 + i]!.offset;
+    switch (step.rule) {
+      case 'sgd':
+        return k.sgd(p, g, n4, step.lr, step.weightDecay);
+      case 'sgdMomentum':
+        return (step.nesterov ? k.sgdNesterov : k.sgdMomentum)(
+          p,
+          g,
+          slot(0),
+          n4,
+          step.lr,
+          step.momentum,
+          step.weightDecay,
+        );
+      case 'adam':
+        return k.adam(
+          p,
+          g,
+          slot(0),
+          slot(1),
+          n4,
+          step.lrT,
+          step.beta1,
+          1 - step.beta1,
+          step.beta2,
+          1 - step.beta2,
+          step.epsHat,
+          step.weightDecay,
+          step.decay,
+        );
+      case 'adagrad':
+        return k.adagrad(p, g, slot(0), n4, step.lr, step.epsilon, step.weightDecay);
+      case 'adadelta':
+        return k.adadelta(
+          p,
+          g,
+          slot(0),
+          slot(1),
+          n4,
+          step.lr,
+          step.rho,
+          1 - step.rho,
+          step.epsilon,
+          step.weightDecay,
+        );
+      case 'rmsprop': {
+        // Slots: square, then center (centered), then momentum (momentum > 0); 0 means absent.
+        const center = step.centered ? slot(1) : 0;
+        const momentum = step.momentum > 0 ? slot(step.centered ? 2 : 1) : 0;
+        return k.rmsprop(
+          p,
+          g,
+          slot(0),
+          center,
+          momentum,
+          n4,
+          step.lr,
+          step.alpha,
+          1 - step.alpha,
+          step.epsilon,
+          step.momentum,
+          step.weightDecay,
+        );
+      }
     }
-    const [copy] = this.memory.allocate([this.values.length], 'padding', arena);
-    try {
-      copy!.values.set(gradient);
-      return fn({ offset: copy!.offset, vectors });
-    } finally {
-      this.memory.free([copy!]);
+  }
+
+  /**
+   * Undefined for a buffer from allocateGradient, which the kernels read in place; otherwise a
+   * scratch array holding a copy of the gradient, for the caller to free.
+   */
+  private copyUnlessIssued(gradient: Vector): Float32Block | undefined {
+    if (
+      gradient instanceof Float32Array &&
+      this.issued.has(gradient) &&
+      this.parameter.arena.holds(gradient)
+    ) {
+      return undefined;
     }
+    const copy = this.scratch();
+    copy.values.set(gradient);
+    return copy;
+  }
+
+  /** A gradient-sized array in the tensor's arena, its padding zeroed. */
+  private scratch(): Float32Block {
+    return this.memory.allocate(
+      [this.values.length],
+      'padding',
+      this.parameter.arena,
+      scratchStream,
+    )[0]!;
   }
 }

@@ -1,11 +1,16 @@
 import type {} from './webassembly-globals';
 import { kernelsWasmBase64 } from './wasm-binary';
 
-/** The exports of kernels.wat. Pointers are byte offsets in the memory; n4 counts 4-float vectors. */
+/**
+ * The exports of kernels.wat. Pointers are byte offsets in the memory; n4 counts 4-float vectors,
+ * a multiple of 4 (arrays are padded to 16 floats). The update kernels take the gradient as it is;
+ * `clip` writes the clipped one first when clipping is on.
+ */
 export interface WasmKernels {
   nonFinite(g: number, n4: number): number;
   sumSquares(g: number, n4: number, clipValue: number): number;
-  sgd(p: number, g: number, n4: number, lr: number, wd: number, cv: number, s: number): void;
+  clip(x: number, g: number, n4: number, clipValue: number, scale: number): void;
+  sgd(p: number, g: number, n4: number, lr: number, wd: number): void;
   sgdMomentum(
     p: number,
     g: number,
@@ -14,9 +19,15 @@ export interface WasmKernels {
     lr: number,
     mu: number,
     wd: number,
-    nesterov: number,
-    cv: number,
-    s: number,
+  ): void;
+  sgdNesterov(
+    p: number,
+    g: number,
+    v: number,
+    n4: number,
+    lr: number,
+    mu: number,
+    wd: number,
   ): void;
   adam(
     p: number,
@@ -32,20 +43,8 @@ export interface WasmKernels {
     epsHat: number,
     wd: number,
     decay: number,
-    cv: number,
-    s: number,
   ): void;
-  adagrad(
-    p: number,
-    g: number,
-    a: number,
-    n4: number,
-    lr: number,
-    eps: number,
-    wd: number,
-    cv: number,
-    s: number,
-  ): void;
+  adagrad(p: number, g: number, a: number, n4: number, lr: number, eps: number, wd: number): void;
   adadelta(
     p: number,
     g: number,
@@ -57,8 +56,6 @@ export interface WasmKernels {
     omr: number,
     eps: number,
     wd: number,
-    cv: number,
-    s: number,
   ): void;
   rmsprop(
     p: number,
@@ -73,8 +70,6 @@ export interface WasmKernels {
     eps: number,
     mu: number,
     wd: number,
-    cv: number,
-    s: number,
   ): void;
 }
 
