@@ -19,8 +19,8 @@ export interface CTiming {
 export interface CBuild {
   /** The flags it was compiled with. */
   readonly flags: string;
-  /** Times of a pass of `calls` calls over `elements` elements, by kernel. */
-  run(elements: number, calls: number, passes: number): Map<CKernel, CTiming>;
+  /** Times of a pass of `calls` calls of `kernel` over `elements` elements. */
+  run(kernel: CKernel, elements: number, calls: number, passes: number): CTiming;
 }
 
 export interface CBaseline {
@@ -51,9 +51,9 @@ export function buildCBaseline(source: string): CBaseline | string {
       execFileSync('gcc', [...flags, '-o', binary, source, '-lm'], { stdio: 'pipe' });
       return {
         flags: flags.join(' '),
-        run: (elements, calls, passes) =>
+        run: (kernel, elements, calls, passes) =>
           parse(
-            execFileSync(binary, [String(elements), String(calls), String(passes)], {
+            execFileSync(binary, [String(elements), String(calls), String(passes), kernel], {
               encoding: 'utf8',
             }),
           ),
@@ -67,11 +67,8 @@ export function buildCBaseline(source: string): CBaseline | string {
   }
 }
 
-function parse(output: string): Map<CKernel, CTiming> {
-  const timings = new Map<CKernel, CTiming>();
-  for (const line of output.trim().split('\n')) {
-    const [name, best, median] = line.split(' ');
-    timings.set(name as CKernel, { secondsBest: Number(best), secondsMedian: Number(median) });
-  }
-  return timings;
+/** kernels.c's line "<name> <best seconds> <median seconds>". */
+function parse(output: string): CTiming {
+  const [, best, median] = output.trim().split(' ');
+  return { secondsBest: Number(best), secondsMedian: Number(median) };
 }

@@ -3,10 +3,11 @@
  * compiled by the bench with the machine's gcc (-O3 -march=native, and once more with
  * -fno-math-errno, without which gcc keeps sqrtf scalar to set errno).
  *
- *   kernels <elements> <calls per pass> <passes>
+ *   kernels <elements> <calls per pass> <passes> [sgd|momentum|adagrad|adam]
  *
- * prints one line per kernel: "<name> <best seconds> <median seconds>", the time of a pass (that
- * many calls over arrays of that many elements) after one warm-up pass.
+ * prints one line per kernel (all four, or the one named): "<name> <best seconds> <median
+ * seconds>", the time of a pass (that many calls over arrays of that many elements) after one
+ * warm-up pass.
  *
  * The loops leave out weight decay and clipping, which the WebAssembly kernels still compute (with
  * a zero decay): SGD p -= lr*g; momentum v = mu*v - lr*g, p += v; Adagrad a += g*g,
@@ -115,8 +116,8 @@ static void measure(const char *name, kernel_fn fn, long n, int calls, int passe
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: kernels <elements> <calls per pass> <passes>\n");
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: kernels <elements> <calls per pass> <passes> [kernel]\n");
     return 2;
   }
   const long n = atol(argv[1]);
@@ -126,9 +127,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kernels: elements and calls must be ≥ 1, passes in [1, 64]\n");
     return 2;
   }
-  measure("sgd", sgd, n, calls, passes);
-  measure("momentum", momentum, n, calls, passes);
-  measure("adagrad", adagrad, n, calls, passes);
-  measure("adam", adam, n, calls, passes);
+  const char *only = argc == 5 ? argv[4] : NULL;
+  const struct {
+    const char *name;
+    kernel_fn fn;
+  } kernels[] = {{"sgd", sgd}, {"momentum", momentum}, {"adagrad", adagrad}, {"adam", adam}};
+  int ran = 0;
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    if (only && strcmp(only, kernels[i].name) != 0) continue;
+    measure(kernels[i].name, kernels[i].fn, n, calls, passes);
+    ran++;
+  }
+  if (!ran) {
+    fprintf(stderr, "kernels: no kernel named %s\n", only);
+    return 2;
+  }
   return 0;
 }

@@ -91,10 +91,11 @@ const builds = typeof baseline === 'string' ? [] : baseline.builds;
 const rows: Row[] = [];
 for (const elements of sizes) {
   const calls = elementsPerPass / elements;
-  const c = builds.map((build) => build.run(elements, calls, passes));
   for (const [name, cName, config] of kernels) {
+    // C right before WebAssembly, so that both meet the same neighbours on a shared machine.
+    const c = builds.map((build) => build.run(cName, elements, calls, passes));
     const wasm = optimizerRun(elements, calls, config);
-    rows.push({ name, elements, wasm, c: c.map((timings) => timings.get(cName)) });
+    rows.push({ name, elements, wasm, c });
   }
   rows.push({ name: 'non-finite check', elements, wasm: checkRun(elements, calls), c: [] });
   {
