@@ -1,5 +1,6 @@
 import { randomVector, textbook } from '../test-support/textbook';
 import type { OptimizerConfigInput } from './config';
+import type { GradientBuffer } from './backends/backend';
 import { Optimizer } from './optimizer';
 import { stateFromMessage, stateToMessage } from './state';
 
@@ -337,5 +338,164 @@ describe('configuration and element types', () => {
           state: adam.exportState(),
         }),
     ).toThrow("optimizer state: slots [m, v] do not match adagrad's [accumulator]");
+  });
+});
+
+describe.each(variants)('a gradient filled in pieces, %s', (_label, elementType, storage) => {
+  const elements = 5000;
+  const bytesPerElement = elementType === 'ELEMENT_TYPE_FLOAT32' ? 4 : 8;
+
+  function optimizer(config: OptimizerConfigInput = { adam: {} }): Optimizer {
+    const values =
+      elementType === 'ELEMENT_TYPE_FLOAT32'
+        ? new Float32Array(elements).fill(0.5)
+        : new Float64Array(elements).fill(0.5);
+    return new Optimizer({
+      elementType,
+      values,
+      config,
+      storage: storage === 'js' ? 'js' : undefined,
+    });
+  }
+
+  function source(bad?: { at: number; value: number }): Uint8Array {
+    const values =
+      elementType === 'ELEMENT_TYPE_FLOAT32'
+        ? Float32Array.from(randomVector(3, elements))
+        : Float64Array.from(randomVector(3, elements));
+    if (bad) values[bad.at] = bad.value;
+    return new Uint8Array(values.buffer);
+  }
+
+  /** Copies `bytes` into the buffer in pieces of the given sizes (cycled), calling `filled` after each. */
+  function fill(buffer: GradientBuffer, bytes: Uint8Array, pieces: number[]): void {
+    const target = new Uint8Array(buffer.values.buffer, buffer.values.byteOffset, bytes.length);
+    for (let at = 0, i = 0; at < bytes.length; i++) {
+      const end = Math.min(at + pieces[i % pieces.length]!, bytes.length);
+      target.set(bytes.subarray(at, end), at);
+      buffer.filled(end);
+      at = end;
+    }
+  }
+
+  it('catches a NaN written in the last piece', () => {
+    const o = optimizer();
+    const buffer = o.allocateGradient();
+    fill(buffer, source({ at: elements - 1, value: Number.NaN }), [16 * 1024]);
+    expect(() => o.check(buffer.values)).toThrow(
+      expect.objectContaining({ code: 'OPTIMIZER_NON_FINITE_GRADIENT' }),
+    );
+    buffer.release();
+    o.release();
+  });
+
+  it.each([
+    ['nothing bad', undefined],
+    ['a NaN first', { at: 0, value: Number.NaN }],
+    ['+Infinity across a piece boundary', { at: 17, value: Number.POSITIVE_INFINITY }],
+    ['-Infinity mid-buffer', { at: 2501, value: Number.NEGATIVE_INFINITY }],
+    ['a NaN last', { at: elements - 1, value: Number.NaN }],
+  ])('in odd-sized pieces, gives the verdict of a full scan: %s', (_name, bad) => {
+    const bytes = source(bad);
+    const whole = optimizer({ adam: {}, nonFinite: 'NON_FINITE_POLICY_SKIP' });
+    const expected = whole.check(
+      elementType === 'ELEMENT_TYPE_FLOAT32'
+        ? new Float32Array(bytes.buffer)
+        : new Float64Array(bytes.buffer),
+    );
+    expect(expected).toBe(bad ? 'skip' : 'apply');
+    for (const pieces of [[1], [3, 61, 64, 65], [70, 1], [1000, 7], [bytes.length]]) {
+      const o = optimizer({ adam: {}, nonFinite: 'NON_FINITE_POLICY_SKIP' });
+      const buffer = o.allocateGradient();
+      fill(buffer, bytes, pieces);
+      expect(o.check(buffer.values)).toBe(expected);
+      buffer.release();
+      o.release();
+    }
+    whole.release();
+  });
+
+  it('scans a buffer never passed to filled, and one filled only in part', () => {
+    const o = optimizer();
+    const buffer = o.allocateGradient();
+    buffer.values.set(new Float32Array(elements).fill(1));
+    buffer.values[elements - 1] = Number.NaN;
+    expect(() => o.check(buffer.values)).toThrow(
+      expect.objectContaining({ code: 'OPTIMIZER_NON_FINITE_GRADIENT' }),
+    );
+    // Declared final up to a byte before the NaN: the rest is scanned at check time.
+    buffer.filled((elements - 1) * bytesPerElement);
+    expect(() => o.check(buffer.values)).toThrow(
+      expect.objectContaining({ code: 'OPTIMIZER_NON_FINITE_GRADIENT' }),
+    );
+    buffer.release();
+    o.release();
+  });
+
+  it('skips a gradient with a NaN in a piece under the skip policy, then applies a good one', () => {
+    const o = optimizer({ adam: {}, nonFinite: 'NON_FINITE_POLICY_SKIP' });
+    const before = bits(o.values);
+    const buffer = o.allocateGradient();
+    fill(buffer, source({ at: 4000, value: Number.NaN }), [4096, 100]);
+    expect(o.step(buffer.values)).toBe('skipped');
+    expect(bits(o.values)).toBe(before);
+    // Filled again, in one piece: a byte end not beyond the last one starts a new filling.
+    fill(buffer, source(), [elements * bytesPerElement]);
+    expect(o.step(buffer.values)).toBe('applied');
+    expect(bits(o.values)).not.toBe(before);
+    buffer.release();
+    o.release();
+  });
+
+  it('refuses a byte end outside the buffer', () => {
+    const o = optimizer();
+    const buffer = o.allocateGradient();
+    expect(() => buffer.filled(elements * bytesPerElement + 1)).toThrow(
+      expect.objectContaining({
+        code: 'OPTIMIZER_LENGTH_MISMATCH',
+        message: `gradient: filled to byte ${elements * bytesPerElement + 1}, the buffer has ${elements * bytesPerElement} bytes`,
+      }),
+    );
+    expect(() => buffer.filled(-1)).toThrow(
+      expect.objectContaining({ code: 'OPTIMIZER_LENGTH_MISMATCH' }),
+    );
+    buffer.release();
+    o.release();
+  });
+});
+
+describe('a WebAssembly gradient filled to its end', () => {
+  function optimizer(): Optimizer {
+    return new Optimizer({
+      elementType: 'ELEMENT_TYPE_FLOAT32',
+      values: new Float32Array(1000),
+      config: { adam: {} },
+    });
+  }
+
+  it('is checked from what filled saw, without reading it again', () => {
+    const o = optimizer();
+    const buffer = o.allocateGradient();
+    buffer.values.fill(1);
+    buffer.filled(4000);
+    // Changed after being declared final: not seen (the contract of filled).
+    buffer.values[10] = Number.NaN;
+    expect(o.check(buffer.values)).toBe('apply');
+    buffer.release();
+    o.release();
+  });
+
+  it('is scanned again after an update, when refilled without filled', () => {
+    const o = optimizer();
+    const buffer = o.allocateGradient();
+    buffer.values.fill(1);
+    buffer.filled(4000);
+    o.step(buffer.values);
+    buffer.values[999] = Number.POSITIVE_INFINITY;
+    expect(() => o.check(buffer.values)).toThrow(
+      expect.objectContaining({ code: 'OPTIMIZER_NON_FINITE_GRADIENT' }),
+    );
+    buffer.release();
+    o.release();
   });
 });

@@ -96,7 +96,11 @@ export class Optimizer {
     return this.backend.kind;
   }
 
-  /** A gradient-sized array in the optimizer's storage: filling it and passing it saves a copy. */
+  /**
+   * A gradient-sized array in the optimizer's storage: filling it and passing it saves a copy. A
+   * caller that fills it in pieces calls `filled` after each, so that `check` need not read it
+   * again (see `GradientBuffer.filled`).
+   */
   allocateGradient(): GradientBuffer {
     return this.backend.allocateGradient();
   }
@@ -104,7 +108,8 @@ export class Optimizer {
   /**
    * Checks a gradient without changing anything: its type and length must match the parameter,
    * and a NaN or ±Infinity is rejected (OPTIMIZER_NON_FINITE_GRADIENT) or, with the skip policy,
-   * answered 'skip'.
+   * answered 'skip'. For a buffer from `allocateGradient` filled to its end through `filled`, the
+   * answer is what `filled` saw.
    */
   check(gradient: Vector): GradientVerdict {
     this.checkShape(gradient);

@@ -13,7 +13,7 @@ import {
   type Round,
   type Vector,
 } from '../kernels/reference-kernels';
-import type { Backend, GradientBuffer, UpdateStep } from './backend';
+import { checkFilledEnd, type Backend, type GradientBuffer, type UpdateStep } from './backend';
 
 /** Plain typed arrays and the TypeScript loops: float64 tensors, and float32 without WebAssembly. */
 export class JsBackend implements Backend {
@@ -68,7 +68,12 @@ export class JsBackend implements Backend {
     const values = this.float32
       ? new Float32Array(this.values.length)
       : new Float64Array(this.values.length);
-    return { values, release: () => undefined };
+    return {
+      values,
+      // Plain arrays are scanned when checked.
+      filled: (byteEnd) => checkFilledEnd(byteEnd, values.byteLength),
+      release: () => undefined,
+    };
   }
 
   release(): void {

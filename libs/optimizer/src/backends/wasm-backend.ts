@@ -1,6 +1,7 @@
 import type { Clip, Vector } from '../kernels/reference-kernels';
 import type { WasmKernels } from '../kernels/wasm-kernels';
 import type { Float32Block, TensorMemory } from '../memory/tensor-memory';
+import { ArenaGradient } from './arena-gradient';
 import type { Backend, GradientBuffer, UpdateStep } from './backend';
 
 /**
@@ -21,8 +22,8 @@ export class WasmBackend implements Backend {
   readonly slots: readonly Float32Array[];
   private readonly blocks: Float32Block[];
   private readonly kernels: WasmKernels;
-  /** Buffers from allocateGradient: in this arena, 16-byte aligned, padding zeroed. */
-  private readonly issued = new WeakSet<Float32Array>();
+  /** Buffers from allocateGradient, by their values: in this arena, padding zeroed. */
+  private readonly issued = new WeakMap<Float32Array, ArenaGradient>();
   private released = false;
 
   constructor(
@@ -44,6 +45,8 @@ export class WasmBackend implements Backend {
   }
 
   hasNonFinite(gradient: Vector): boolean {
+    const verdict = this.issuedGradient(gradient)?.verdict;
+    if (verdict !== undefined) return verdict;
     const copy = this.copyUnlessIssued(gradient);
     try {
       const g = copy ? copy.offset : gradient.byteOffset;
@@ -81,6 +84,7 @@ export class WasmBackend implements Backend {
     } finally {
       if (scratch) this.memory.free([scratch]);
     }
+    this.issuedGradient(gradient)?.forget();
   }
 
   allocateGradient(): GradientBuffer {
@@ -90,17 +94,12 @@ export class WasmBackend implements Backend {
       this.parameter.arena,
       gradientStream,
     );
-    let released = false;
-    this.issued.add(block!.values);
-    return {
-      values: block!.values,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.issued.delete(block!.values);
-        this.memory.free([block!]);
-      },
-    };
+    const gradient = new ArenaGradient(block!, (released) => {
+      this.issued.delete(released.values);
+      this.memory.free([released.block]);
+    });
+    this.issued.set(gradient.values, gradient);
+    return gradient;
   }
 
   release(): void {
@@ -185,16 +184,14 @@ export class WasmBackend implements Backend {
    * scratch array holding a copy of the gradient, for the caller to free.
    */
   private copyUnlessIssued(gradient: Vector): Float32Block | undefined {
-    if (
-      gradient instanceof Float32Array &&
-      this.issued.has(gradient) &&
-      this.parameter.arena.holds(gradient)
-    ) {
-      return undefined;
-    }
+    if (this.issuedGradient(gradient)) return undefined;
     const copy = this.scratch();
     copy.values.set(gradient);
     return copy;
+  }
+
+  private issuedGradient(gradient: Vector): ArenaGradient | undefined {
+    return gradient instanceof Float32Array ? this.issued.get(gradient) : undefined;
   }
 
   /** A gradient-sized array in the tensor's arena, its padding zeroed. */
