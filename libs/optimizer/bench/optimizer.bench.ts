@@ -76,6 +76,38 @@ function checkRun(elements: number, calls: number): CTiming {
   }
 }
 
+/**
+ * The pserver's push of a gradient arriving in 64 KiB pieces: copy each piece into the buffer,
+ * then check and apply it (SGD). With `filled`, each piece is scanned for NaN and ±Infinity as it
+ * lands; without, `check` reads the whole buffer again.
+ */
+function pushRun(elements: number, calls: number, useFilled: boolean): CTiming {
+  const optimizer = new Optimizer({
+    elementType: 'ELEMENT_TYPE_FLOAT32',
+    values: new Float32Array(elements).fill(0.5),
+    config: { learningRate: { base: 0.01 } },
+  });
+  const source = new Uint8Array(new Float32Array(elements).fill(1e-3).buffer);
+  const piece = 64 * 1024;
+  try {
+    return measure(() => {
+      const gradient = optimizer.allocateGradient();
+      const { buffer, byteOffset } = gradient.values;
+      const target = new Uint8Array(buffer, byteOffset, source.length);
+      for (let at = 0; at < source.length; at += piece) {
+        const end = Math.min(at + piece, source.length);
+        target.set(source.subarray(at, end), at);
+        if (useFilled) gradient.filled(end);
+      }
+      optimizer.check(gradient.values);
+      optimizer.update(gradient.values);
+      gradient.release();
+    }, calls);
+  } finally {
+    optimizer.release();
+  }
+}
+
 const kernels: [string, CKernel, OptimizerConfigInput][] = [
   ['SGD', 'sgd', { learningRate: { base: 0.01 } }],
   ['SGD + momentum', 'momentum', { sgd: { momentum: 0.9 }, learningRate: { base: 0.01 } }],
@@ -98,6 +130,14 @@ for (const elements of sizes) {
     rows.push({ name, elements, wasm, c });
   }
   rows.push({ name: 'non-finite check', elements, wasm: checkRun(elements, calls), c: [] });
+  for (const useFilled of [false, true]) {
+    rows.push({
+      name: `push in 64 KiB pieces + check + SGD${useFilled ? ', filled() per piece' : ''}`,
+      elements,
+      wasm: pushRun(elements, calls, useFilled),
+      c: [],
+    });
+  }
   {
     const src = new Float32Array(elements).fill(1);
     const dst = new Float32Array(elements);
