@@ -1,7 +1,8 @@
 /**
- * The C baseline of the optimizer bench: kernels.c built with the machine's gcc, twice (plain
- * `-O3 -march=native`, and with `-fno-math-errno`, which lets gcc vectorize sqrtf), and run for
- * the same element counts and passes as the WebAssembly rows.
+ * The C baseline of the optimizer bench: kernels.c built with the machine's gcc (plain
+ * `-O3 -march=native`; with `-fno-math-errno`, which lets gcc vectorize sqrtf; and that limited to
+ * 128-bit vectors, WebAssembly's width, to show what the width accounts for), and run for the same
+ * element counts and passes as the WebAssembly rows.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,16 +12,13 @@ import path from 'node:path';
 /** The C kernels, by the names kernels.c prints. */
 export type CKernel = 'sgd' | 'momentum' | 'adagrad' | 'adam';
 
-export interface CTiming {
-  secondsBest: number;
-  secondsMedian: number;
-}
-
 export interface CBuild {
   /** The flags it was compiled with. */
   readonly flags: string;
-  /** Times of a pass of `calls` calls of `kernel` over `elements` elements. */
-  run(kernel: CKernel, elements: number, calls: number, passes: number): CTiming;
+  /** Whether it is a baseline (else it only shows what 128-bit vectors give). */
+  readonly baseline: boolean;
+  /** The seconds of each pass of `calls` calls of `kernel` over `elements` elements. */
+  run(kernel: CKernel, elements: number, calls: number, passes: number): number[];
 }
 
 export interface CBaseline {
@@ -34,6 +32,7 @@ export interface CBaseline {
 const variants = [
   ['-O3', '-march=native'],
   ['-O3', '-march=native', '-fno-math-errno'],
+  ['-O3', '-march=native', '-fno-math-errno', '-mprefer-vector-width=128'],
 ];
 
 /** Compiles `source` with gcc; a string saying why not when gcc is missing or fails. */
@@ -51,6 +50,7 @@ export function buildCBaseline(source: string): CBaseline | string {
       execFileSync('gcc', [...flags, '-o', binary, source, '-lm'], { stdio: 'pipe' });
       return {
         flags: flags.join(' '),
+        baseline: !flags.includes('-mprefer-vector-width=128'),
         run: (kernel, elements, calls, passes) =>
           parse(
             execFileSync(binary, [String(elements), String(calls), String(passes), kernel], {
@@ -67,8 +67,7 @@ export function buildCBaseline(source: string): CBaseline | string {
   }
 }
 
-/** kernels.c's line "<name> <best seconds> <median seconds>". */
-function parse(output: string): CTiming {
-  const [, best, median] = output.trim().split(' ');
-  return { secondsBest: Number(best), secondsMedian: Number(median) };
+/** kernels.c's line: the kernel's name, then the seconds of each pass. */
+function parse(output: string): number[] {
+  return output.trim().split(' ').slice(1).map(Number);
 }

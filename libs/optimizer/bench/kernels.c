@@ -5,9 +5,8 @@
  *
  *   kernels <elements> <calls per pass> <passes> [sgd|momentum|adagrad|adam]
  *
- * prints one line per kernel (all four, or the one named): "<name> <best seconds> <median
- * seconds>", the time of a pass (that many calls over arrays of that many elements) after one
- * warm-up pass.
+ * prints one line per kernel (all four, or the one named): its name and the seconds of each pass
+ * (that many calls over arrays of that many elements), after one warm-up pass.
  *
  * The loops leave out weight decay and clipping, which the WebAssembly kernels still compute (with
  * a zero decay): SGD p -= lr*g; momentum v = mu*v - lr*g, p += v; Adagrad a += g*g,
@@ -79,11 +78,6 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int by_value(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static float *array(long n, float value) {
   float *a = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
   if (!a) {
@@ -106,8 +100,9 @@ static void measure(const char *name, kernel_fn fn, long n, int calls, int passe
     for (int c = 0; c < calls; c++) fn(n);
     if (pass >= 0) times[pass] = now() - start;
   }
-  qsort(times, passes, sizeof times[0], by_value);
-  printf("%s %.9f %.9f\n", name, times[0], times[passes / 2]);
+  printf("%s", name);
+  for (int pass = 0; pass < passes; pass++) printf(" %.9f", times[pass]);
+  printf("\n");
   fflush(stdout);
   free(P);
   free(G);
