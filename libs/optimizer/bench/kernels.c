@@ -1,15 +1,14 @@
 /*
  * The C baseline of optimizer.bench.ts: the float32 update rules as a C programmer writes them,
- * compiled by the bench with the machine's gcc (-O3 -march=native, and once more with
- * -fno-math-errno, without which gcc keeps sqrtf scalar to set errno).
+ * compiled by the bench with the machine's gcc (see c-baseline.ts for the flags).
  *
  *   kernels <elements> <calls per pass> <passes> [sgd|momentum|adagrad|adam]
  *
  * prints one line per kernel (all four, or the one named): its name and the seconds of each pass
  * (that many calls over arrays of that many elements), after one warm-up pass.
  *
- * The loops leave out weight decay and clipping, which the WebAssembly kernels still compute (with
- * a zero decay): SGD p -= lr*g; momentum v = mu*v - lr*g, p += v; Adagrad a += g*g,
+ * The loops leave out weight decay, which the WebAssembly kernels compute even when it is zero
+ * (clipping is off in both): SGD p -= lr*g; momentum v = mu*v - lr*g, p += v; Adagrad a += g*g,
  * p -= lr*g/(sqrt(a) + eps); Adam with its bias corrections folded into the step size and epsilon
  * as kernels.wat receives them, p -= lrT*m/(sqrt(v) + epsHat).
  */
