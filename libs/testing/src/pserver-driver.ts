@@ -27,6 +27,13 @@ export interface PserverDriverOptions {
   timeoutMs: number;
   /** TLS and token; plaintext when absent. */
   security?: ClientSecurity;
+  /**
+   * A connection of this driver's own, instead of the one grpc-js shares between clients of the
+   * same address. Two Node.js HTTP/2 peers that both write large messages on one connection can
+   * stall each other (each stops reading while its own write waits for the other to read), so a
+   * test that pushes and pulls large tensors at once does so on separate connections.
+   */
+  ownConnection?: boolean;
 }
 
 export const defaultPserverDriverOptions: PserverDriverOptions = {
@@ -54,6 +61,7 @@ export class PserverDriver {
     this.client = parameterServerClient(address, channel.credentials, {
       ...clientChannelOptions(settings),
       ...channel.options,
+      ...(settings.ownConnection && { 'grpc.use_local_subchannel_pool': 1 }),
     });
   }
 
