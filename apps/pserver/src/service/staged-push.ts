@@ -22,6 +22,29 @@ interface StagedGradient {
 }
 
 /**
+ * A gradient's buffer while the push is staged, from the first place handed out or piece added:
+ * where the places handed out end, and how far its bytes are final and scanned.
+ */
+interface GradientSlot {
+  buffer: GradientBuffer;
+  /** The end of the last place handed out: places never overlap. */
+  placedEnd: number;
+  /**
+   * Bytes [0, scanned) are final and were scanned for NaN and ±Infinity as they landed
+   * (`GradientBuffer.filled`); -1 once bytes below it were written again, so `check` reads the
+   * whole buffer itself.
+   */
+  scanned: number;
+}
+
+/** Where a piece of a gradient is written as it arrives, before the push is checked. */
+export interface Placement {
+  readonly bytes: Uint8Array;
+  /** The piece's first `byteCount` bytes are written (they are scanned now, while in cache). */
+  written(byteCount: number): void;
+}
+
+/**
  * The gradients of one push, gathered before anything is applied: a unary push adds each
  * gradient whole, a streamed push adds pieces as they arrive. Every piece is checked as it comes
  * (known tensor, same type, contiguous, within bounds) and copied straight into a buffer next to
@@ -38,10 +61,8 @@ interface StagedGradient {
 export class StagedPush {
   private readonly gradients = new Map<string, StagedGradient>();
   private readonly sparse = new Map<string, StagedSparse>();
-  /** Gradient buffers handed out by `placeFor` before `add` took their gradient up. */
-  private readonly placed = new Map<string, GradientBuffer>();
-  /** Per gradient, where the last place handed out ends: places never overlap. */
-  private readonly placedEnd = new Map<string, number>();
+  /** Every gradient buffer this push holds, by name (they are released with it). */
+  private readonly slots = new Map<string, GradientSlot>();
   private bytes = 0;
   private admitted = 0;
 
@@ -70,21 +91,30 @@ export class StagedPush {
    * Places of a gradient never overlap, so each is written by the one piece it was given to: a
    * piece `add` finds in place holds its own bytes, whatever else the push carries.
    */
-  placeFor(name: string, offset: number, byteLength: number): Uint8Array | undefined {
-    if (offset < (this.placedEnd.get(name) ?? 0)) return undefined;
-    let buffer = this.gradients.get(name)?.buffer ?? this.placed.get(name);
-    if (!buffer) {
+  placeFor(name: string, offset: number, byteLength: number): Placement | undefined {
+    let slot = this.slots.get(name);
+    if (slot && offset < slot.placedEnd) return undefined;
+    if (!slot) {
       const tensor = this.lookup(name);
       if (!tensor?.optimizable || offset + byteLength > tensor.byteLength) return undefined;
       if (this.admission && !this.admission.tryAcquire(tensor.byteLength)) return undefined;
       this.admitted += tensor.byteLength;
-      buffer = tensor.allocateGradient();
-      this.placed.set(name, buffer);
+      slot = this.newSlot(name, tensor);
     }
-    const target = buffer.values;
+    const target = slot.buffer.values;
     if (offset + byteLength > target.byteLength) return undefined;
-    this.placedEnd.set(name, offset + byteLength);
-    return new Uint8Array(target.buffer, target.byteOffset + offset, byteLength);
+    slot.placedEnd = offset + byteLength;
+    const found = slot;
+    return {
+      bytes: new Uint8Array(target.buffer, target.byteOffset + offset, byteLength),
+      written: (byteCount) => scan(found, offset, offset + byteCount),
+    };
+  }
+
+  private newSlot(name: string, tensor: StoredTensor): GradientSlot {
+    const slot = { buffer: tensor.allocateGradient(), placedEnd: 0, scanned: 0 };
+    this.slots.set(name, slot);
+    return slot;
   }
 
   /** Whether the push holds anything. */
@@ -192,8 +222,7 @@ export class StagedPush {
           `gradient ${name}: ${tensor.elementType} tensors are stored, not optimized`,
         );
       }
-      const buffer = this.placed.get(name) ?? tensor.allocateGradient();
-      this.placed.delete(name);
+      const { buffer } = this.slots.get(name) ?? this.newSlot(name, tensor);
       staged = { tensor, buffer, received: 0 };
       this.gradients.set(name, staged);
     } else if (whole) {
@@ -230,9 +259,18 @@ export class StagedPush {
     }
     const target = staged.buffer.values;
     const at = target.byteOffset + offset;
-    // Placed there as it arrived (`placeFor`): checked now, no copy needed.
-    if (content.buffer !== target.buffer || content.byteOffset !== at)
+    const slot = this.slots.get(name)!;
+    const end = offset + content.byteLength;
+    // Placed there as it arrived (`placeFor`): no copy needed. Bytes written over ones already
+    // scanned make that scan worthless: `check` then reads the buffer itself.
+    if (content.buffer !== target.buffer || content.byteOffset !== at) {
+      if (offset < slot.scanned) {
+        slot.scanned = -1;
+        slot.buffer.filled(0);
+      }
       new Uint8Array(target.buffer, at, content.byteLength).set(content);
+    }
+    scan(slot, offset, end);
     staged.received += content.byteLength;
     this.bytes += content.byteLength;
   }
@@ -252,15 +290,23 @@ export class StagedPush {
   }
 
   discard(): void {
-    for (const { buffer } of this.gradients.values()) buffer.release();
-    for (const buffer of this.placed.values()) buffer.release();
+    for (const { buffer } of this.slots.values()) buffer.release();
     this.gradients.clear();
-    this.placed.clear();
-    this.placedEnd.clear();
+    this.slots.clear();
     this.sparse.clear();
     this.admission?.release(this.admitted);
     this.admitted = 0;
   }
+}
+
+/**
+ * Scans bytes [from, to) of a slot's buffer when they continue its scanned prefix (pieces
+ * arrive in order; one placed after a piece kept aside waits for `add`).
+ */
+function scan(slot: GradientSlot, from: number, to: number): void {
+  if (slot.scanned < 0 || from > slot.scanned || to <= slot.scanned) return;
+  slot.buffer.filled(to);
+  slot.scanned = to;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -8,7 +8,7 @@ import {
 } from '@pserver/rpc';
 import type { UnparsableRequest } from '@pserver/rpc';
 import type { ParameterService } from '../../service/parameter-service';
-import type { StagedPush } from '../../service/staged-push';
+import type { Placement, StagedPush } from '../../service/staged-push';
 import { encodeParams } from './params-reply';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
 import { ReplyBuffers } from './reply-buffers';
@@ -78,7 +78,7 @@ class Staging {
     this.push = this.owner?.newPush();
   }
 
-  place = (name: string, offset: number, byteLength: number): Uint8Array | undefined =>
+  place = (name: string, offset: number, byteLength: number): Placement | undefined =>
     this.push?.placeFor(name, offset, byteLength);
 
   /** Runs the push on the current service; the staging is its from now on. */

@@ -7,6 +7,7 @@ import {
   type PserverFuzzModel,
   type RpcTarget,
 } from '@pserver/testing';
+import type { Placement } from '../../service/staged-push';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
 
 const definition = parameterServerService;
@@ -46,13 +47,16 @@ class Places {
   private used = 0;
   private readonly ends = new Map<string, number>();
 
-  place = (name: string, offset: number, byteLength: number): Uint8Array | undefined => {
+  /** Bytes reported written, by place. */
+  readonly written = new Map<Uint8Array, number>();
+
+  place = (name: string, offset: number, byteLength: number): Placement | undefined => {
     if (offset < (this.ends.get(name) ?? 0) || this.used + byteLength > this.arena.byteLength)
       return undefined;
     this.ends.set(name, offset + byteLength);
-    const view = new Uint8Array(this.arena, this.used, byteLength);
+    const bytes = new Uint8Array(this.arena, this.used, byteLength);
     this.used += byteLength;
-    return view;
+    return { bytes, written: (count) => this.written.set(bytes, count) };
   };
 }
 
@@ -146,6 +150,7 @@ describe('PushDecoder', () => {
     const gradient = push.grads[0]!.content;
     expect(gradient.buffer).toBe(places.arena);
     expect(Buffer.from(gradient).equals(content)).toBe(true);
+    expect(places.written.get(gradient)).toBe(content.byteLength);
     expect(normalized(push)).toEqual(normalized(definition.SendGrads.requestDeserialize(bytes)));
   });
 

@@ -6,16 +6,17 @@ import {
   type SparseGrad__Output,
 } from '@pserver/proto';
 import type { MessageSink } from '@pserver/rpc';
+import type { Placement } from '../../service/staged-push';
 
 /**
- * Where a gradient's bytes may be written as they arrive: a view of the place they will be
- * applied from (`StagedPush.placeFor`), or undefined to keep them aside.
+ * Where a gradient's bytes may be written as they arrive: the place they will be applied from
+ * (`StagedPush.placeFor`), told as they land, or undefined to keep them aside.
  */
 export type PlaceGradient = (
   name: string,
   offset: number,
   byteLength: number,
-) => Uint8Array | undefined;
+) => Placement | undefined;
 
 /** One push message as protobufjs decodes it: SendGradsRequest (offsets 0) or SendGradsChunk. */
 export interface DecodedPush {
@@ -132,6 +133,7 @@ export class PushDecoder implements MessageSink {
   /** Gradient contents, in the order they came, with where they sit among the skeleton's bytes. */
   private contents: { at: number; bytes: Uint8Array }[] = [];
   private contentTarget: Uint8Array = empty;
+  private contentPlacement: Placement | undefined;
   private contentFill = 0;
   /** Why the reading gave up, if it did. */
   private unusual: string | undefined;
@@ -175,6 +177,7 @@ export class PushDecoder implements MessageSink {
           const k = Math.min(this.remaining, n - i);
           this.contentTarget.set(k === n ? piece : piece.subarray(i, i + k), this.contentFill);
           this.contentFill += k;
+          this.contentPlacement?.written(this.contentFill);
           i += k;
           this.advance(k);
           break;
@@ -400,7 +403,8 @@ export class PushDecoder implements MessageSink {
       length > 0 && gradient.name !== ''
         ? this.place?.(gradient.name, gradient.offset, length)
         : undefined;
-    this.contentTarget = placed ?? (length > 0 ? Buffer.allocUnsafe(length) : empty);
+    this.contentPlacement = placed;
+    this.contentTarget = placed?.bytes ?? (length > 0 ? Buffer.allocUnsafe(length) : empty);
     this.contentFill = 0;
     gradient.content = this.contentTarget;
     this.contents.push({ at: this.skeletonLength, bytes: this.contentTarget });
