@@ -1,5 +1,5 @@
 import { AdmissionControl } from './admission';
-import { PserverError } from './errors';
+import { type PserverError } from './errors';
 import { Shard } from './shard';
 import { StagedPush } from './staged-push';
 import { StoredTensor } from './stored-tensor';
