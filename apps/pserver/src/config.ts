@@ -51,6 +51,8 @@ export interface PserverConfig extends LogSettings {
    * ('direct', the default) or grpc-js like every other method ('grpc-js').
    */
   dataPath: 'direct' | 'grpc-js';
+  /** V8's old-generation growth between full collections, in percent; 0 leaves V8's own. */
+  heapGrowingPercent: number;
   /** The checkpoint directory; this shard writes `<dir>/shard-<index>/` (shared by a job's pservers). */
   checkpointDir: string;
   checkpointIntervalMs: number;
@@ -199,6 +201,16 @@ export function loadConfig(argv: string[]): PserverConfig {
     )
     .addOption(
       integerOption(
+        '--heap-growing-percent <percent>',
+        "V8's old-generation growth between full collections (0: V8's own choice)",
+        'PSERVER_HEAP_GROWING_PERCENT',
+        300,
+        0,
+        10_000,
+      ),
+    )
+    .addOption(
+      integerOption(
         '--max-push-mb-in-flight <MiB>',
         'bytes of pushes staged at once; beyond: RESOURCE_EXHAUSTED',
         'PSERVER_MAX_PUSH_MB_IN_FLIGHT',
@@ -327,6 +339,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     flowControlWindowMb: number;
     maxPushMbInFlight: number;
     dataPath: 'direct' | 'grpc-js';
+    heapGrowingPercent: number;
     checkpointDir: string;
     checkpointIntervalS: number;
     replicaDigestIntervalS: number;
@@ -371,6 +384,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     flowControlWindowBytes: o.flowControlWindowMb * mib,
     maxPushBytesInFlight: o.maxPushMbInFlight * mib,
     dataPath: o.dataPath,
+    heapGrowingPercent: o.heapGrowingPercent,
     checkpointDir: o.checkpointDir,
     checkpointIntervalMs: o.checkpointIntervalS * 1000,
     replicaDigestIntervalMs: o.replicaDigestIntervalS * 1000,

@@ -1,9 +1,11 @@
 import { createLogger, type LogFields } from '@pserver/logging';
 import { loadConfig } from './config';
+import { tuneHeap } from './heap-tuning';
 import { exitCodes, PserverNode, RefusedToStart } from './pserver-node';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv);
+  tuneHeap(config.heapGrowingPercent);
   // Every line says which shard, at which epoch, once the node serves one.
   let context = (): LogFields => ({ component: 'node' });
   const logger = createLogger({

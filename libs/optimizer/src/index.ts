@@ -9,6 +9,7 @@ export { defaultLearningRates, legacyLearningRate, resolveOptimizerConfig } from
 export type { OptimizerErrorCode } from './errors';
 export { OptimizerError } from './errors';
 export { learningRateAt } from './learning-rate';
+export { copyIntoShared } from './memory/shared-copy';
 export { TensorMemory } from './memory/tensor-memory';
 export type {
   RowLayout,

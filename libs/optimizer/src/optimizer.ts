@@ -5,6 +5,7 @@ import { resolveOptimizerConfig, type OptimizerConfig, type OptimizerConfigInput
 import { describe, OptimizerError } from './errors';
 import type { Vector } from './kernels/reference-kernels';
 import { learningRateAt } from './learning-rate';
+import { copyIntoShared } from './memory/shared-copy';
 import { TensorMemory } from './memory/tensor-memory';
 import { invalidState, type OptimizerStateData, type OptimizerStateInput } from './state';
 
@@ -341,6 +342,6 @@ function elementLength(values: Vector | Uint8Array, float32: boolean, field: str
 
 function copyInto(target: Vector, source: Vector | Uint8Array): void {
   if (source instanceof Uint8Array)
-    new Uint8Array(target.buffer, target.byteOffset, target.byteLength).set(source);
+    copyIntoShared(new Uint8Array(target.buffer, target.byteOffset, target.byteLength), 0, source);
   else target.set(source);
 }

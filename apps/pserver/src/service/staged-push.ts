@@ -1,4 +1,4 @@
-import type { GradientBuffer } from '@pserver/optimizer';
+import { copyIntoShared, type GradientBuffer } from '@pserver/optimizer';
 import type { ElementTypeName } from '@pserver/proto';
 import type { AdmissionControl } from './admission';
 import { PserverError } from './errors';
@@ -268,7 +268,7 @@ export class StagedPush {
         slot.scanned = -1;
         slot.buffer.filled(0);
       }
-      new Uint8Array(target.buffer, at, content.byteLength).set(content);
+      copyIntoShared(new Uint8Array(target.buffer, at, content.byteLength), 0, content);
     }
     scan(slot, offset, end);
     staged.received += content.byteLength;

@@ -5,6 +5,7 @@ import {
   type RequestContext__Output,
   type SparseGrad__Output,
 } from '@pserver/proto';
+import { copyIntoShared } from '@pserver/optimizer';
 import type { MessageSink } from '@pserver/rpc';
 import type { Placement } from '../../service/staged-push';
 
@@ -175,7 +176,11 @@ export class PushDecoder implements MessageSink {
       switch (this.reading) {
         case Reading.Content: {
           const k = Math.min(this.remaining, n - i);
-          this.contentTarget.set(k === n ? piece : piece.subarray(i, i + k), this.contentFill);
+          copyIntoShared(
+            this.contentTarget,
+            this.contentFill,
+            k === n ? piece : piece.subarray(i, i + k),
+          );
           this.contentFill += k;
           this.contentPlacement?.written(this.contentFill);
           i += k;
