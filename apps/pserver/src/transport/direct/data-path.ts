@@ -10,6 +10,7 @@ import type { UnparsableRequest } from '@pserver/rpc';
 import type { ParameterService } from '../../service/parameter-service';
 import type { Placement, StagedPush } from '../../service/staged-push';
 import { encodeParams } from './params-reply';
+import { encodePushReply } from './push-reply';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
 import { ReplyBuffers } from './reply-buffers';
 
@@ -193,7 +194,7 @@ function getParams(call: DirectCall, service: () => ParameterService, replies: R
 
 function answer(call: DirectCall, reply: Promise<SendGradsResponse>): void {
   reply.then(
-    (response) => call.respond([definition.SendGrads.responseSerialize(response)]),
+    (response) => call.respond([encodePushReply(response)]),
     (err: unknown) => call.fail(err),
   );
 }
