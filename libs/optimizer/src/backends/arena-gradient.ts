@@ -58,4 +58,10 @@ export class ArenaGradient implements GradientBuffer {
     this.released = true;
     this.free(this);
   }
+
+  /** Hands a released buffer out again, as new (its padding is still zero). */
+  reuse(): void {
+    this.released = false;
+    this.forget();
+  }
 }

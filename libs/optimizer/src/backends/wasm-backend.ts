@@ -11,6 +11,9 @@ import type { Backend, GradientBuffer, UpdateStep } from './backend';
 const gradientStream = 4;
 const scratchStream = 5;
 
+/** Tensors of at most this many bytes keep their last gradient buffer for the next push. */
+const maxSpareBytes = 16 * 1024;
+
 /**
  * A float32 tensor and its slots in a WebAssembly arena, updated by the SIMD kernels in place. A
  * gradient outside the arena is copied in for the update (one extra pass); callers that fill a
@@ -24,6 +27,12 @@ export class WasmBackend implements Backend {
   private readonly kernels: WasmKernels;
   /** Buffers from allocateGradient, by their values: in this arena, padding zeroed. */
   private readonly issued = new WeakMap<Float32Array, ArenaGradient>();
+  /**
+   * A small tensor's last released gradient buffer, kept for its next push: its pushes come one
+   * after another, and taking a buffer from the arena and giving it back cost more than applying
+   * a gradient of a few hundred floats. Large tensors keep none (it would double their memory).
+   */
+  private spare: ArenaGradient | undefined;
   private released = false;
 
   constructor(
@@ -88,6 +97,12 @@ export class WasmBackend implements Backend {
   }
 
   allocateGradient(): GradientBuffer {
+    const spare = this.spare;
+    if (spare) {
+      this.spare = undefined;
+      spare.reuse();
+      return spare;
+    }
     const [block] = this.memory.allocate(
       [this.values.length],
       'padding',
@@ -95,6 +110,10 @@ export class WasmBackend implements Backend {
       gradientStream,
     );
     const gradient = new ArenaGradient(block!, (released) => {
+      if (!this.released && !this.spare && released.values.byteLength <= maxSpareBytes) {
+        this.spare = released;
+        return;
+      }
       this.issued.delete(released.values);
       this.memory.free([released.block]);
     });
@@ -106,6 +125,8 @@ export class WasmBackend implements Backend {
     if (this.released) return;
     this.released = true;
     this.memory.free(this.blocks);
+    if (this.spare) this.memory.free([this.spare.block]);
+    this.spare = undefined;
   }
 
   /** Runs the rule's kernel over the parameter, its slots and the gradient at byte offset `g`. */
