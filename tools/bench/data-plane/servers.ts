@@ -147,7 +147,7 @@ function commandFor(name: ServerName, layout: Layout, port: number, tls?: TlsFil
           ...tlsArgs,
           ...(tls ? ['--auth-config', tls.authConfig] : []),
         ],
-        env: { ...process.env, GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' },
+        env: process.env,
         scratchDir: checkpointDir,
       };
     }
