@@ -167,3 +167,122 @@ function* pieces(
   }
   if (chunk.grads!.length > 0) yield chunk;
 }
+
+describe('the data path and grpc-js', () => {
+  it('answer the same pushes and pulls with the same bytes, refusals included', async () => {
+    const results: string[] = [];
+    for (const dataPath of ['direct', 'grpc-js']) {
+      const pserver = await startPserverProcess(['--data-path', dataPath]);
+      const driver = new PserverDriver(pserver.address, { ownConnection: true });
+      try {
+        results.push(JSON.stringify(await exercise(driver)));
+      } finally {
+        driver.close();
+        await pserver.process.stop();
+      }
+    }
+    expect(results[0]).toEqual(results[1]);
+    // The sequence reaches what it is meant to: applied pushes, and each refusal.
+    for (const expected of [
+      'PUSH_OUTCOME_APPLIED',
+      'PUSH_OUTCOME_DUPLICATE',
+      'PSERVER_STALE_EPOCH',
+      'PSERVER_LENGTH_MISMATCH',
+      'PSERVER_UNKNOWN_TENSOR',
+      'PSERVER_NON_FINITE_GRADIENT',
+    ])
+      expect(results[0]).toContain(expected);
+  });
+});
+
+/** A fixed sequence of calls; what each answered (values as hex, errors as codes). */
+async function exercise(driver: PserverDriver): Promise<unknown[]> {
+  const context = { shardEpoch: await driver.epoch() };
+  const adam: OptimizerConfig = { adam: {}, learningRate: { base: 0.01 } };
+  const values = (n: number, seed: number): Buffer =>
+    bytesOf(Float32Array.from({ length: n }, (_, i) => Math.sin(seed * 7 + i) / 3));
+  await driver.initParam(
+    context,
+    { name: 'a', elementType: 'ELEMENT_TYPE_FLOAT32', shape: [64, 50], content: values(3200, 1) },
+    adam,
+  );
+  await driver.initParam(
+    context,
+    { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(7, 2) },
+    adam,
+  );
+  await driver.finishInitParams(context);
+  const answers: unknown[] = [];
+  const record = async (call: () => Promise<unknown>): Promise<void> => {
+    try {
+      answers.push(normalized(await call()));
+    } catch (err) {
+      const { status, code, message } = err as { status: number; code: string; message: string };
+      answers.push({ status, code, message });
+    }
+  };
+  for (let step = 1; step <= 4; step++) {
+    const at = { ...context, trainerId: 5, step };
+    await record(() =>
+      driver.sendGrads(at, [
+        {
+          name: 'a',
+          elementType: 'ELEMENT_TYPE_FLOAT32',
+          shape: [64, 50],
+          content: values(3200, step),
+        },
+        { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(7, step + 10) },
+      ]),
+    );
+    await record(() =>
+      driver.sendGradsStream(
+        pieces(
+          { ...context, trainerId: 6, step },
+          [{ name: 'a', bytes: values(3200, step + 20) }],
+          1000,
+        ),
+      ),
+    );
+  }
+  // A duplicate, a stale epoch, a wrong length, an unknown tensor, a NaN: refused the same way.
+  await record(() =>
+    driver.sendGrads({ ...context, trainerId: 5, step: 2 }, [
+      { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(7, 1) },
+    ]),
+  );
+  await record(() =>
+    driver.sendGrads({ shardEpoch: 0, trainerId: 5, step: 9 }, [
+      { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(7, 1) },
+    ]),
+  );
+  await record(() =>
+    driver.sendGrads({ ...context, trainerId: 5, step: 9 }, [
+      { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(6, 1) },
+    ]),
+  );
+  await record(() =>
+    driver.sendGrads({ ...context, trainerId: 5, step: 9 }, [
+      { name: 'zz', elementType: 'ELEMENT_TYPE_FLOAT32', content: values(7, 1) },
+    ]),
+  );
+  await record(() =>
+    driver.sendGrads({ ...context, trainerId: 5, step: 9 }, [
+      {
+        name: 'b',
+        elementType: 'ELEMENT_TYPE_FLOAT32',
+        content: bytesOf(new Float32Array(7).fill(NaN)),
+      },
+    ]),
+  );
+  await record(() => driver.getParams(context, ['a', 'b']));
+  await record(() => driver.getParams(context, ['b', 'nope']));
+  return answers;
+}
+
+function normalized(value: unknown): unknown {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
+  if (Array.isArray(value)) return value.map(normalized);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalized(v)]));
+  return value;
+}
