@@ -34,11 +34,21 @@ function rejection(promise: Promise<unknown>): Promise<RpcError> {
 
 const f32 = (values: number[]): Buffer => bytesOf(new Float32Array(values));
 
-/** Certificates, a trainer token and an auth config mapping OU=trainers and OU=admins. */
-function securityFiles(): { certs: ClusterCertificates; authConfig: string; token: string } {
+/**
+ * Certificates, a trainer token, a viewer token and an auth config mapping OU=trainers and
+ * OU=admins.
+ */
+function securityFiles(): {
+  certs: ClusterCertificates;
+  authConfig: string;
+  token: string;
+  viewerToken: string;
+} {
   const certs = generateCertificates();
   const token = execFileSync('openssl', ['rand', '-hex', '32']).toString().trim();
+  const viewerToken = execFileSync('openssl', ['rand', '-hex', '32']).toString().trim();
   fs.writeFileSync(path.join(certs.dir, 'trainer.token'), token + '\n', { mode: 0o600 });
+  fs.writeFileSync(path.join(certs.dir, 'viewer.token'), viewerToken + '\n', { mode: 0o600 });
   const authConfig = path.join(certs.dir, 'auth.json');
   fs.writeFileSync(
     authConfig,
@@ -47,10 +57,13 @@ function securityFiles(): { certs: ClusterCertificates; authConfig: string; toke
         { ou: 'trainers', role: 'trainer' },
         { ou: 'admins', role: 'admin' },
       ],
-      tokens: [{ name: 'ci-trainers', file: 'trainer.token', role: 'trainer' }],
+      tokens: [
+        { name: 'ci-trainers', file: 'trainer.token', role: 'trainer' },
+        { name: 'dashboards', file: 'viewer.token', role: 'viewer' },
+      ],
     }),
   );
-  return { certs, authConfig, token };
+  return { certs, authConfig, token, viewerToken };
 }
 
 describe('a pserver with mutual TLS and roles', () => {
@@ -139,6 +152,36 @@ describe('a pserver with mutual TLS and roles', () => {
     ]);
     const response = await driver.getParams(context, ['w']);
     expect(float32s(response.params[0]!.content)).toEqual([0.5, 1.5]);
+  });
+
+  it('refuses pushes and pulls to a viewer, PERMISSION_DENIED, changing nothing', async () => {
+    const before = await shardBytes();
+    const viewer = as({ ...ca(), token: files.viewerToken });
+    const refusals = await Promise.all([
+      rejection(
+        viewer.sendGrads({ ...context, trainerId: 11, step: 1 }, [
+          { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', content: f32([5, 5]) },
+        ]),
+      ),
+      rejection(
+        viewer.sendGradsStream([
+          {
+            context: { ...context, trainerId: 12, step: 1 },
+            grads: [
+              { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', offset: 0, content: f32([5, 5]) },
+            ],
+          },
+        ]),
+      ),
+      rejection(viewer.getParams(context, ['w'])),
+    ]);
+    for (const error of refusals) {
+      expect(error.status).toBe(status.PERMISSION_DENIED);
+      expect(error.code).toBe('AUTH_PERMISSION_DENIED');
+      expect(error.message).toMatch(/dashboards holds viewer; this method needs trainer or admin/);
+    }
+    expect(await viewer.status()).toMatchObject({ initialized: true });
+    expect(await shardBytes()).toBe(before);
   });
 
   it('refuses SaveCheckpoint to a trainer, PERMISSION_DENIED, writing nothing', async () => {
