@@ -7,6 +7,7 @@ import {
   type DirectMethod,
 } from '@pserver/rpc';
 import type { UnparsableRequest } from '@pserver/rpc';
+import { PserverError } from '../../service/errors';
 import type { ParameterService } from '../../service/parameter-service';
 import type { Placement, StagedPush } from '../../service/staged-push';
 import { encodeParams } from './params-reply';
@@ -146,7 +147,9 @@ function sendGradsStream(call: DirectCall, service: () => ParameterService): voi
   });
   call.onClose(() => {
     staging.abandon();
-    queue.close(new Error('SendGradsStream: cancelled by the client or its deadline'));
+    queue.close(
+      new PserverError('CANCELLED', 'SendGradsStream: cancelled by the client or its deadline'),
+    );
   });
   call.readStream(decoder, () => queue.close());
   answer(
@@ -161,10 +164,12 @@ function getParams(call: DirectCall, service: () => ParameterService, replies: R
   const whole = new WholeMessage();
   call.readUnary(whole, () => {
     const taken: Buffer[] = [];
+    let copied = 0;
     const copy = (bytes: Uint8Array): Uint8Array => {
       const buffer = replies.take(bytes.byteLength);
       buffer.set(bytes);
       taken.push(buffer);
+      copied += bytes.byteLength;
       return buffer.subarray(0, bytes.byteLength);
     };
     Promise.resolve()
@@ -178,10 +183,7 @@ function getParams(call: DirectCall, service: () => ParameterService, replies: R
       })
       .then(
         (reply) => {
-          call.payload(
-            'out',
-            taken.reduce((total, b) => total + b.byteLength, 0),
-          );
+          call.payload('out', copied);
           call.respond(encodeParams(reply), () => replies.give(taken));
         },
         (err: unknown) => {
