@@ -44,11 +44,18 @@ export function routeDirectCalls(
   const grpcJs = listeners[0]!;
   http2Server.removeListener('stream', grpcJs);
   const settings = { ...limits, metrics: routes.metrics, logger: routes.logger };
+  // The method's short name (metrics, logs) with each route, not cut from the path per call.
+  const byPath = new Map(
+    [...routes.methods].map(([path, serve]) => [
+      path,
+      { serve, name: path.slice(path.lastIndexOf('/') + 1) },
+    ]),
+  );
   http2Server.on('stream', (stream: http2.ServerHttp2Stream, headers, flags: number) => {
     const path = headers[':path'];
-    const method = path === undefined ? undefined : routes.methods.get(path);
-    if (!method || !servedDirectly(headers)) return grpcJs(stream, headers, flags);
-    const call = new DirectCall(stream, headers, path!.slice(path!.lastIndexOf('/') + 1), settings);
+    const route = path === undefined ? undefined : byPath.get(path);
+    if (!route || !servedDirectly(headers)) return grpcJs(stream, headers, flags);
+    const call = new DirectCall(stream, headers, route.name, settings);
     if (call.done) return;
     if (routes.access) {
       const { metadata, auth } = call.credentials();
@@ -56,7 +63,7 @@ export function routeDirectCalls(
       if (refusal) return call.failWith(refusal);
     }
     try {
-      method(call);
+      route.serve(call);
     } catch (err) {
       call.fail(err);
     }

@@ -33,7 +33,8 @@ export class FramingError extends Error {
  * held, with the status grpc-js gives (RESOURCE_EXHAUSTED).
  */
 export class MessageFramer {
-  private readonly prefix = Buffer.alloc(5);
+  /** A prefix split between chunks, gathered (made the first time one is). */
+  private prefix: Buffer | undefined;
   private prefixBytes = 0;
   /** Bytes of the current message still to come; -1 between messages. */
   private remaining = -1;
@@ -53,13 +54,20 @@ export class MessageFramer {
     let pos = 0;
     while (pos < chunk.length) {
       if (this.remaining < 0) {
+        // A prefix whole in the chunk is read in place; one split between chunks is gathered.
+        if (this.prefixBytes === 0 && chunk.length - pos >= 5) {
+          this.startMessage(chunk[pos]!, chunk.readUInt32BE(pos + 1));
+          pos += 5;
+          continue;
+        }
         const n = Math.min(5 - this.prefixBytes, chunk.length - pos);
+        this.prefix ??= Buffer.alloc(5);
         chunk.copy(this.prefix, this.prefixBytes, pos, pos + n);
         this.prefixBytes += n;
         pos += n;
         if (this.prefixBytes < 5) return;
         this.prefixBytes = 0;
-        this.startMessage();
+        this.startMessage(this.prefix[0]!, this.prefix.readUInt32BE(1));
         continue;
       }
       const n = Math.min(this.remaining, chunk.length - pos);
@@ -73,15 +81,14 @@ export class MessageFramer {
     }
   }
 
-  private startMessage(): void {
-    if (this.prefix[0] !== 0) {
+  private startMessage(compressed: number, length: number): void {
+    if (compressed !== 0) {
       // Calls that announce a compression are left to grpc-js: a flag here contradicts the call.
       throw new FramingError(
         status.INTERNAL,
         'a compressed message on a call without a grpc-encoding header',
       );
     }
-    const length = this.prefix.readUInt32BE(1);
     if (length > this.maxMessageBytes) {
       throw new FramingError(
         status.RESOURCE_EXHAUSTED,

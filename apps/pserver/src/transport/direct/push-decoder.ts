@@ -129,7 +129,7 @@ export class PushDecoder implements MessageSink {
   private frame = Frame.Top;
   private frameEnd = 0;
   private fieldStart = 0;
-  private skeleton = Buffer.allocUnsafe(256);
+  private skeleton: Buffer = empty;
   private skeletonLength = 0;
   /** Gradient contents, in the order they came, with where they sit among the skeleton's bytes. */
   private contents: { at: number; bytes: Uint8Array }[] = [];
