@@ -1,5 +1,6 @@
 import type { OptimizerConfig, RequestContext, SendGradsChunk } from '@pserver/proto';
 import {
+  bytesAsHex,
   bytesOf,
   PserverDriver,
   startPserverProcess,
@@ -215,7 +216,7 @@ async function exercise(driver: PserverDriver): Promise<unknown[]> {
   const answers: unknown[] = [];
   const record = async (call: () => Promise<unknown>): Promise<void> => {
     try {
-      answers.push(normalized(await call()));
+      answers.push(bytesAsHex(await call()));
     } catch (err) {
       const { status, code, message } = err as { status: number; code: string; message: string };
       answers.push({ status, code, message });
@@ -277,12 +278,4 @@ async function exercise(driver: PserverDriver): Promise<unknown[]> {
   await record(() => driver.getParams(context, ['a', 'b']));
   await record(() => driver.getParams(context, ['b', 'nope']));
   return answers;
-}
-
-function normalized(value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
-  if (Array.isArray(value)) return value.map(normalized);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalized(v)]));
-  return value;
 }

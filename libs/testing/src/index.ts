@@ -45,4 +45,5 @@ export {
   sendGradsTarget,
   undocumentedAnswer,
 } from './fuzz';
+export { bytesAsHex } from './bytes-as-hex';
 export * from './ledger';
