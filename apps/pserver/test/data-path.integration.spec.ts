@@ -1,4 +1,10 @@
-import type { OptimizerConfig, RequestContext, SendGradsChunk } from '@pserver/proto';
+import http2 from 'node:http2';
+import {
+  messageType,
+  type OptimizerConfig,
+  type RequestContext,
+  type SendGradsChunk,
+} from '@pserver/proto';
 import {
   bytesAsHex,
   bytesOf,
@@ -279,3 +285,90 @@ async function exercise(driver: PserverDriver): Promise<unknown[]> {
   await record(() => driver.getParams(context, ['b', 'nope']));
   return answers;
 }
+
+describe('the data path and raw HTTP/2 peers', () => {
+  let pserver: PserverProcess;
+  let driver: PserverDriver;
+  let context: RequestContext;
+
+  beforeAll(async () => {
+    pserver = await startPserverProcess();
+    driver = new PserverDriver(pserver.address, { ownConnection: true });
+    context = { shardEpoch: await driver.epoch() };
+    await driver.initParam(
+      context,
+      { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', content: bytesOf(new Float32Array(4)) },
+      sgd,
+    );
+    await driver.finishInitParams(context);
+  });
+
+  afterAll(async () => {
+    driver?.close();
+    await pserver?.process.stop();
+  });
+
+  /** A push of `w` += 1 (learning rate 1) at `step`, as one length-prefixed gRPC message. */
+  const push = (step: number): Buffer => {
+    const Request = messageType('SendGradsRequest');
+    const message = Request.encode(
+      Request.fromObject({
+        context: { ...context, trainerId: 3, step },
+        grads: [{ name: 'w', elementType: 5, content: bytesOf(new Float32Array(4).fill(-1)) }],
+      }),
+    ).finish();
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(message.length, 1);
+    return Buffer.concat([prefix, message]);
+  };
+
+  /** Sends `body` on a new call and, before the end of the request, resets the stream. */
+  const resetAfter = async (path: string, body: Buffer): Promise<void> => {
+    const session = http2.connect(`http://${pserver.address}`);
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    stream.on('error', () => undefined);
+    stream.write(body);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    await new Promise((resolve) => stream.once('close', resolve));
+    session.close();
+  };
+
+  it('lives through calls reset with NO_ERROR, applying each push at most once', async () => {
+    await resetAfter('/pserver.v1.ParameterServer/SendGrads', push(1));
+    await resetAfter('/pserver.v1.ParameterServer/SendGradsStream', push(2));
+    await resetAfter('/pserver.v1.ParameterServer/GetParams', Buffer.alloc(3));
+    await resetAfter('/pserver.v1.ParameterServer/GetParams', Buffer.from([0, 0, 0]));
+    expect(pserver.process.running).toBe(true);
+    // A reset call may or may not have been applied (as through grpc-js), never twice.
+    const pulled = await driver.getParams(context, ['w']);
+    const [value] = new Float32Array(Uint8Array.from(pulled.params[0]!.content).buffer);
+    expect([0, 1, 2]).toContain(value);
+  });
+
+  it('takes a deadline beyond what a timer holds as far away, not as passed', async () => {
+    const session = http2.connect(`http://${pserver.address}`);
+    try {
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/pserver.v1.ParameterServer/SendGrads',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-timeout': '99999999S',
+      });
+      const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) =>
+        stream.once('trailers', resolve),
+      );
+      stream.resume();
+      stream.end(push(5));
+      expect((await trailers)['grpc-status']).toBe('0');
+    } finally {
+      session.close();
+    }
+  });
+});

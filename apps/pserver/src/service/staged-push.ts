@@ -88,12 +88,15 @@ export class StagedPush {
    * handed out for it before, and admitted under the cap. Otherwise undefined: the receiver keeps
    * the bytes aside and `add` copies them.
    *
-   * Places of a gradient never overlap, so each is written by the one piece it was given to: a
-   * piece `add` finds in place holds its own bytes, whatever else the push carries.
+   * Places of a gradient never overlap, nor cover bytes `add` wrote or took, so each is written
+   * by the one piece it was given to: a piece `add` finds in place holds its own bytes, whatever
+   * else the push carries. (The receiver gives up a place when the piece turns out to be another:
+   * a name or offset field after its bytes.)
    */
   placeFor(name: string, offset: number, byteLength: number): Placement | undefined {
     let slot = this.slots.get(name);
-    if (slot && offset < slot.placedEnd) return undefined;
+    if (slot && offset < Math.max(slot.placedEnd, this.gradients.get(name)?.received ?? 0))
+      return undefined;
     if (!slot) {
       const tensor = this.lookup(name);
       if (!tensor?.optimizable || offset + byteLength > tensor.byteLength) return undefined;
@@ -269,6 +272,8 @@ export class StagedPush {
         slot.buffer.filled(0);
       }
       copyIntoShared(new Uint8Array(target.buffer, at, content.byteLength), 0, content);
+      // No place may be handed out over bytes written here.
+      slot.placedEnd = Math.max(slot.placedEnd, end);
     }
     scan(slot, offset, end);
     staged.received += content.byteLength;

@@ -13,6 +13,7 @@ export function copyIntoShared(target: Uint8Array, targetOffset: number, source:
   const misalignment = (target.byteOffset + targetOffset) % wordBytes;
   if (
     !(target.buffer instanceof SharedArrayBuffer) ||
+    source.buffer instanceof SharedArrayBuffer || // V8 copies within shared memory right
     source.byteOffset % wordBytes === misalignment ||
     source.byteLength < minBounceBytes
   ) {
@@ -30,5 +31,5 @@ const wordBytes = 8;
 /** Below this, the byte-wise copy costs less than going through the bounce buffer. */
 const minBounceBytes = 256;
 const bounceBytes = 256 * 1024;
-/** Word-aligned: an ArrayBuffer of its own (`allocUnsafeSlow`) starts at an aligned address. */
+/** Word-aligned: an ArrayBuffer of its own starts at an aligned address. */
 const bounce = new Uint8Array(new ArrayBuffer(bounceBytes + wordBytes));

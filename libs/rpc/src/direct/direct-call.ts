@@ -1,3 +1,4 @@
+import type http2 from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { TLSSocket } from 'node:tls';
 import { Metadata, status } from '@grpc/grpc-js';
@@ -29,6 +30,8 @@ const coalescedBytes = 16 * 1024;
 
 const okTrailers = { 'grpc-status': '0', 'grpc-message': 'OK' } as const;
 
+const maxTimerMs = 2 ** 31 - 1;
+
 /** gRPC's timeout header: up to 8 digits and a unit (grpc-js accepts the same). */
 const timeoutPattern = /(\d{1,8})\s*([HMSmun])/;
 const timeoutUnitsMs: Record<string, number> = {
@@ -54,13 +57,16 @@ export class DirectCall implements CallContext {
   readonly deadline: number = Number.POSITIVE_INFINITY;
   private readonly startedNs = process.hrtime.bigint();
   private controller: AbortController | undefined;
+  private aborted = false;
+  private abortReason: Error | undefined;
   private childLogger: Logger | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   /** The status is decided (sent, or dropped because the stream is gone). */
   private answered = false;
   /** The stream closed: the client reset it, or the reply was sent. */
   private closed = false;
-  private closeListeners: (() => void)[] | undefined;
+  /** Run when the call ends without a reply (see `onAborted`). */
+  private abortListeners: (() => void)[] | undefined;
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -74,9 +80,7 @@ export class DirectCall implements CallContext {
     stream.once('close', () => {
       this.closed = true;
       clearTimeout(this.deadlineTimer);
-      if (!this.answered)
-        this.controller?.abort(new Error(`${method}: cancelled by the client or its deadline`));
-      for (const listener of this.closeListeners ?? []) listener();
+      if (!this.answered) this.abort(`${method}: cancelled by the client or its deadline`);
     });
     const timeout = headers['grpc-timeout'];
     if (timeout !== undefined) {
@@ -91,16 +95,16 @@ export class DirectCall implements CallContext {
       }
       const timeoutMs = Math.trunc(Number(match[1]) * timeoutUnitsMs[match[2]!]!);
       this.deadline = Date.now() + timeoutMs;
-      this.deadlineTimer = setTimeout(() => this.expire(), timeoutMs);
+      // Timers take at most 2^31 − 1 ms (24.8 days); a longer one would fire at once.
+      this.deadlineTimer = setTimeout(() => this.expire(), Math.min(timeoutMs, maxTimerMs));
     }
   }
 
-  /** Aborted when the client cancels or the deadline passes. */
+  /** Aborted when the client cancels, the deadline passes, or the call failed. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.closed && !this.answered)
-        this.controller.abort(new Error(`${this.method}: cancelled by the client or its deadline`));
+      if (this.aborted) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
   }
@@ -122,6 +126,11 @@ export class DirectCall implements CallContext {
     return this.answered;
   }
 
+  /** Whether nothing can be sent on the stream any more (reset by the client, or closed). */
+  private get gone(): boolean {
+    return this.closed || this.stream.closed || this.stream.destroyed;
+  }
+
   /** The call's headers as grpc-js metadata, and what TLS verified of the caller. */
   credentials(): { metadata: Metadata; auth: AuthContext } {
     const socket = this.stream.session?.socket;
@@ -137,22 +146,19 @@ export class DirectCall implements CallContext {
    * half-closed after it. No message, or a second one, is answered as grpc-js answers them.
    */
   readUnary(sink: MessageSink, then: () => void): void {
-    let begun = 0;
     let complete = 0;
     this.read(
       {
-        begin: (length) => {
-          if (++begun > 1)
-            throw new FramingError(
-              status.UNIMPLEMENTED,
-              `Received a second request message for server streaming method ${this.path}`,
-            );
-          sink.begin(length);
-        },
-        bytes: (piece) => sink.bytes(piece),
+        // A second message is refused once it is whole, as grpc-js does; until then (and if it
+        // never is) its bytes go nowhere.
+        begin: (length) => complete === 0 && sink.begin(length),
+        bytes: (piece) => complete === 0 && sink.bytes(piece),
         end: () => {
-          complete++;
-          sink.end();
+          if (++complete === 1) return sink.end();
+          throw new FramingError(
+            status.UNIMPLEMENTED,
+            `Received a second request message for server streaming method ${this.path}`,
+          );
         },
       },
       () => {
@@ -172,10 +178,13 @@ export class DirectCall implements CallContext {
     this.read(sink, then);
   }
 
-  /** Runs `listener` once the call's stream is gone (answered and sent, or reset). */
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else (this.closeListeners ??= []).push(listener);
+  /**
+   * Runs `listener` once if the call ends without a reply: failed (by the service, its deadline,
+   * bytes that break the framing) or broken off by the client. Like `signal`, without making one.
+   */
+  onAborted(listener: () => void): void {
+    if (this.aborted) listener();
+    else (this.abortListeners ??= []).push(listener);
   }
 
   /** Stops reading (the messages read so far wait to be used); `resume` goes on. */
@@ -194,10 +203,11 @@ export class DirectCall implements CallContext {
 
   /**
    * Answers with one reply message made of `parts` (its encoded bytes, in order), then OK.
-   * `written` runs once the parts have left for the socket (or the stream is gone and never
-   * will send them), so buffers among them can be used again.
+   * `written` runs once the parts have left for the socket, or were never handed to the stream:
+   * buffers among them can be used again. With an error, the stream broke while writing and the
+   * session may still hold them: they must not be.
    */
-  respond(parts: readonly Uint8Array[], written?: () => void): void {
+  respond(parts: readonly Uint8Array[], written?: (error?: Error | null) => void): void {
     if (this.answered) return written?.();
     let length = 0;
     for (const part of parts) length += part.byteLength;
@@ -210,9 +220,9 @@ export class DirectCall implements CallContext {
       });
     }
     this.settle(status.OK, '');
-    if (this.closed || this.stream.destroyed) return written?.();
+    if (this.gone) return written?.();
     const stream = this.stream;
-    stream.respond(replyHeaders, { waitForTrailers: true });
+    if (!this.startReply(replyHeaders, { waitForTrailers: true })) return written?.();
     stream.once('wantTrailers', () => stream.sendTrailers(okTrailers));
     // The 5-byte prefix and the small parts that follow it leave in one write: each write to an
     // HTTP/2 stream costs about as much as copying a few kilobytes.
@@ -249,9 +259,9 @@ export class DirectCall implements CallContext {
     const error = String(answer.metadata.get(metadataKeys.errorCode)[0] ?? '');
     this.settle(answer.code, error);
     // Aborted for the service's sake: whatever still runs for this call may stop.
-    this.controller?.abort(new Error(`${this.method}: answered ${status[answer.code]}`));
-    if (this.closed || this.stream.destroyed) return;
-    this.stream.respond(
+    this.abort(`${this.method}: answered ${status[answer.code]}`);
+    if (this.gone) return;
+    this.startReply(
       {
         ':status': 200,
         'content-type': 'application/grpc+proto',
@@ -280,17 +290,47 @@ export class DirectCall implements CallContext {
       }
     });
     this.stream.once('end', () => {
-      if (!this.answered) halfClosed();
+      // A client that resets the stream also ends it (Node ends a reset stream that was still
+      // readable, and says it was reset only after): the request is then handled as if it had
+      // been half-closed, as grpc-js does, and the reply, if any, is dropped.
+      if (!this.answered && !this.gone) halfClosed();
     });
   }
 
   private expire(): void {
-    this.controller?.abort(new Error(`${this.method}: cancelled by the client or its deadline`));
+    this.abort(`${this.method}: cancelled by the client or its deadline`);
     this.failWith({
       code: status.DEADLINE_EXCEEDED,
       details: 'Deadline exceeded',
       metadata: new Metadata(),
     });
+  }
+
+  /**
+   * Sends the reply's headers; false if the stream turned out to be gone. A client's reset is
+   * seen by Node only after the request's end, so a stream that looked open may refuse them: the
+   * call is then over, and nothing a client does may throw out of here.
+   */
+  private startReply(
+    headers: http2.OutgoingHttpHeaders,
+    options: http2.ServerStreamResponseOptions,
+  ): boolean {
+    try {
+      this.stream.respond(headers, options);
+      return true;
+    } catch {
+      this.closed = true;
+      return false;
+    }
+  }
+
+  /** Ends the call without a reply: the signal aborts, the `onAborted` listeners run. */
+  private abort(reason: string): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = new Error(reason);
+    this.controller?.abort(this.abortReason);
+    for (const listener of this.abortListeners ?? []) listener();
   }
 
   private settle(code: status, error: string): void {

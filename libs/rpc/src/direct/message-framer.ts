@@ -8,7 +8,10 @@ import { status } from '@grpc/grpc-js';
 export interface MessageSink {
   /** A message of `length` bytes begins (its 5-byte gRPC prefix is read). */
   begin(length: number): void;
-  /** The next bytes of the current message: a view valid only during this call. */
+  /**
+   * The next bytes of the current message: a view of the chunk they came in. Node's HTTP/2 gives
+   * every read a buffer of its own, so a sink may keep the view (`WholeMessage` does).
+   */
   bytes(piece: Buffer): void;
   /** The current message is complete. */
   end(): void;
@@ -27,8 +30,8 @@ export class FramingError extends Error {
 }
 
 /**
- * Splits a request stream's DATA bytes into gRPC's length-prefixed messages (a compressed flag,
- * a 4-byte big-endian length, the message) and hands each message's bytes to the sink piece by
+ * Splits a request stream's DATA bytes into gRPC's length-prefixed messages (a flag byte, a
+ * 4-byte big-endian length, the message) and hands each message's bytes to the sink piece by
  * piece. A message longer than `maxMessageBytes` is refused from its prefix, before any of it is
  * held, with the status grpc-js gives (RESOURCE_EXHAUSTED).
  */
@@ -56,7 +59,7 @@ export class MessageFramer {
       if (this.remaining < 0) {
         // A prefix whole in the chunk is read in place; one split between chunks is gathered.
         if (this.prefixBytes === 0 && chunk.length - pos >= 5) {
-          this.startMessage(chunk[pos]!, chunk.readUInt32BE(pos + 1));
+          this.startMessage(chunk.readUInt32BE(pos + 1));
           pos += 5;
           continue;
         }
@@ -67,7 +70,7 @@ export class MessageFramer {
         pos += n;
         if (this.prefixBytes < 5) return;
         this.prefixBytes = 0;
-        this.startMessage(this.prefix[0]!, this.prefix.readUInt32BE(1));
+        this.startMessage(this.prefix.readUInt32BE(1));
         continue;
       }
       const n = Math.min(this.remaining, chunk.length - pos);
@@ -81,14 +84,11 @@ export class MessageFramer {
     }
   }
 
-  private startMessage(compressed: number, length: number): void {
-    if (compressed !== 0) {
-      // Calls that announce a compression are left to grpc-js: a flag here contradicts the call.
-      throw new FramingError(
-        status.INTERNAL,
-        'a compressed message on a call without a grpc-encoding header',
-      );
-    }
+  /**
+   * The compressed flag is not read: calls that announce a compression are grpc-js's, and on a
+   * call without one grpc-js reads a flagged message as it is (its encoding is identity).
+   */
+  private startMessage(length: number): void {
     if (length > this.maxMessageBytes) {
       throw new FramingError(
         status.RESOURCE_EXHAUSTED,

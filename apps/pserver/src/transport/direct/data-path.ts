@@ -118,7 +118,8 @@ function sendGrads(call: DirectCall, service: () => ParameterService): void {
   const decoder = new PushDecoder(requestLayout, staging.place, (message) => {
     decoded = message;
   });
-  call.onClose(() => staging.abandon());
+  // Answered early (a deadline, a framing error) or broken off: the push will not be run.
+  call.onAborted(() => staging.abandon());
   call.readUnary(decoder, () => {
     let push: DecodedPush;
     try {
@@ -145,7 +146,9 @@ function sendGradsStream(call: DirectCall, service: () => ParameterService): voi
     if (!('undecodable' in message)) call.payload('in', payloadBytes(message));
     queue.push(message);
   });
-  call.onClose(() => {
+  // Answered early (a deadline, a framing error) or broken off: the service stops waiting for
+  // chunks, and what was staged is freed.
+  call.onAborted(() => {
     staging.abandon();
     queue.close(
       new PserverError('CANCELLED', 'SendGradsStream: cancelled by the client or its deadline'),
@@ -184,7 +187,8 @@ function getParams(call: DirectCall, service: () => ParameterService, replies: R
       .then(
         (reply) => {
           call.payload('out', copied);
-          call.respond(encodeParams(reply), () => replies.give(taken));
+          // A write that failed may leave the buffers with the session: they are not used again.
+          call.respond(encodeParams(reply), (error) => error || replies.give(taken));
         },
         (err: unknown) => {
           replies.give(taken);

@@ -8,7 +8,10 @@ import {
   type PserverFuzzModel,
   type RpcTarget,
 } from '@pserver/testing';
-import type { Placement } from '../../service/staged-push';
+import { isElementTypeName } from '@pserver/proto';
+import { Shard } from '../../service/shard';
+import { StagedPush, type Placement } from '../../service/staged-push';
+import { StoredTensor } from '../../service/stored-tensor';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
 
 const definition = parameterServerService;
@@ -32,6 +35,7 @@ const model: PserverFuzzModel = {
   namesElsewhere: [],
   tensors: [
     { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', byteLength: 64 },
+    { name: 'v', elementType: 'ELEMENT_TYPE_FLOAT32', byteLength: 64 },
     { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT64', byteLength: 24 },
     { name: 'ids', elementType: 'ELEMENT_TYPE_INT64', byteLength: 16 },
   ],
@@ -66,7 +70,7 @@ function decodeInPieces(
   method: keyof typeof layouts,
   bytes: Buffer,
   cuts: number[],
-  places = new Places(),
+  places: Pick<Places, 'place'> = new Places(),
   wholes: Buffer[] = [],
 ): DecodedPush | { undecodable: unknown } {
   const layout = layouts[method];
@@ -182,4 +186,158 @@ describe('PushDecoder', () => {
     expect(wholes).toEqual([bytes]);
     expect(bytesAsHex(decoded)).toEqual(bytesAsHex(definition.SendGrads.requestDeserialize(bytes)));
   });
+
+  it('changes nothing of what a streamed push applies by placing its bytes as they come', () => {
+    // The pushes the fuzzer sends, each applied twice to fresh shards: decoded here with places
+    // handed out by a real StagedPush, and decoded whole by protobufjs with nothing placed.
+    const streams = sendGradsStreamTarget(model).inputs.map(
+      (input) => sendGradsStreamTarget(model).send(input).messages,
+    );
+    fc.assert(
+      fc.property(streams, cuts, (messages, at) => {
+        const placed = applyStream(messages, (push, bytes) =>
+          decodeInPieces('SendGradsStream', bytes, at, { place: push.placeFor.bind(push) }),
+        );
+        const whole = applyStream(messages, (_push, bytes) =>
+          layouts.SendGradsStream.decodeWhole(bytes),
+        );
+        expect(placed).toEqual(whole);
+      }),
+      { numRuns: 300, seed: 424242 },
+    );
+    // Pieces whose name or offset comes after their bytes, and a place already taken: the
+    // second message names `w` before its bytes (a NaN among them) and `v` after them.
+    const w = Buffer.from('w');
+    const v = Buffer.from('v');
+    for (const messages of [
+      [
+        chunkOf([
+          [4, finite],
+          [1, w],
+          [2, 5],
+        ]),
+        chunkOf([
+          [1, w],
+          [2, 5],
+          [4, withNaN],
+          [1, v],
+        ]),
+      ],
+      [
+        chunkOf([
+          [1, w],
+          [2, 5],
+          [4, finite.subarray(0, 32)],
+        ]),
+        chunkOf([
+          [1, w],
+          [2, 5],
+          [4, withNaN.subarray(0, 32)],
+          [3, 32],
+        ]),
+      ],
+      [
+        chunkOf([
+          [1, w],
+          [2, 5],
+          [4, withNaN],
+          [1, v],
+        ]),
+        chunkOf([
+          [1, w],
+          [2, 5],
+          [4, finite],
+        ]),
+      ],
+    ]) {
+      const placed = applyStream(messages, (push, bytes) =>
+        decodeInPieces('SendGradsStream', bytes, [0.5], { place: push.placeFor.bind(push) }),
+      );
+      expect(placed).toEqual(
+        applyStream(messages, (_push, bytes) => layouts.SendGradsStream.decodeWhole(bytes)),
+      );
+    }
+  });
 });
+
+/** A GradientChunk's fields in the order given: [field, bytes] for names and contents, varints as numbers. */
+function chunkOf(fields: [number, Buffer | number][]): Buffer {
+  const gradient = Buffer.concat(
+    fields.map(([field, value]) =>
+      typeof value === 'number'
+        ? Buffer.from([field * 8, value])
+        : Buffer.concat([Buffer.from([field * 8 + 2, value.length]), value]),
+    ),
+  );
+  return Buffer.concat([Buffer.from([0x12, gradient.length]), gradient]);
+}
+
+const finite = Buffer.from(new Float32Array(16).fill(0.5).buffer);
+const withNaN = Buffer.from(
+  Float32Array.from({ length: 16 }, (_, i) => (i === 3 ? NaN : 0.25)).buffer,
+);
+
+/**
+ * A shard holding the model's tensors (float32 `w` and `v`, float64 `b`, stored int64 `ids`);
+ * gradients with NaN are skipped, so a NaN that slipped past the scan would be applied.
+ */
+function modelShard(): Shard {
+  const shard = new Shard(0, 1, undefined);
+  for (const { name, elementType, byteLength } of model.tensors) {
+    shard.put(
+      StoredTensor.create({
+        name,
+        elementType: elementType as 'ELEMENT_TYPE_FLOAT32',
+        shape: [],
+        content: new Uint8Array(byteLength).fill(0x11),
+        config:
+          elementType === 'ELEMENT_TYPE_INT64'
+            ? null
+            : { learningRate: { base: 1 }, nonFinite: 'NON_FINITE_POLICY_SKIP' },
+        memory: undefined,
+      }),
+    );
+  }
+  shard.markInitialized();
+  return shard;
+}
+
+/**
+ * Stages a stream's messages as the service does (each piece through `add`, in order) and
+ * applies it: the first refusal's code, or every tensor's bytes after the push.
+ */
+function applyStream(
+  messages: Buffer[],
+  decode: (push: StagedPush, bytes: Buffer) => unknown,
+): string {
+  const shard = modelShard();
+  const push = new StagedPush((name) => shard.tensors.get(name));
+  try {
+    for (const bytes of messages) {
+      const decoded = decode(push, bytes);
+      if (
+        decoded instanceof UnparsableRequest ||
+        (decoded as { undecodable?: unknown }).undecodable
+      )
+        return 'unparsable';
+      for (const piece of (decoded as DecodedPush).grads) {
+        push.add(
+          piece.name,
+          isElementTypeName(piece.elementType) ? piece.elementType : undefined,
+          piece.offset,
+          piece.content,
+          piece.offset === 0 ? piece.shape : [],
+          false,
+        );
+      }
+    }
+    shard.applyPush(1, 1, push);
+  } catch (err) {
+    return (err as { code?: string }).code ?? String(err);
+  } finally {
+    push.discard();
+  }
+  return [...shard.tensors.values()]
+    .map((t) => `${t.name}:${Buffer.from(t.bytes()).toString('hex')}`)
+    .join(' ');
+}

@@ -91,6 +91,8 @@ interface Gradient {
   shape: number[];
   offset: number;
   content: Uint8Array;
+  /** Its content went into a place, handed out for its name and offset as they were then. */
+  placed: boolean;
 }
 
 interface Slice {
@@ -364,8 +366,11 @@ export class PushDecoder implements MessageSink {
     if (this.frame === Frame.Gradient) {
       const gradient = this.gradient!;
       if (this.field === 2) gradient.elementType = this.lo | 0;
-      else if (this.field === this.layout.offsetField) gradient.offset = value;
-      else if (this.field === this.layout.shapeField) gradient.shape.push(value);
+      else if (this.field === this.layout.offsetField) {
+        // A place was handed out for the offset as it was: that piece is another one now.
+        if (gradient.placed) return this.giveUp('an offset after the bytes it places');
+        gradient.offset = value;
+      } else if (this.field === this.layout.shapeField) gradient.shape.push(value);
     } else if (this.frame === Frame.Context && this.field <= 4) {
       const context = this.nestedContext!;
       if (this.field === 1) context.trainerId = value;
@@ -385,7 +390,14 @@ export class PushDecoder implements MessageSink {
       if (this.frame === Frame.Context)
         this.nestedContext = { trainerId: 0, pass: 0, step: 0, shardEpoch: 0 };
       else if (this.frame === Frame.Gradient)
-        this.gradient = { name: '', elementType: 0, shape: [], offset: 0, content: empty };
+        this.gradient = {
+          name: '',
+          elementType: 0,
+          shape: [],
+          offset: 0,
+          content: empty,
+          placed: false,
+        };
       else this.slice = { table: '', ids: [0, 0], grads: [0, 0], counts: [0, 0] };
       return this.fieldRead();
     }
@@ -409,6 +421,7 @@ export class PushDecoder implements MessageSink {
         ? this.place?.(gradient.name, gradient.offset, length)
         : undefined;
     this.contentPlacement = placed;
+    gradient.placed ||= placed !== undefined;
     this.contentTarget = placed?.bytes ?? (length > 0 ? Buffer.allocUnsafe(length) : empty);
     this.contentFill = 0;
     gradient.content = this.contentTarget;
@@ -435,8 +448,10 @@ export class PushDecoder implements MessageSink {
     const start = this.fieldStart;
     const end = this.skeletonLength;
     if (this.frame === Frame.Gradient) {
-      if (this.field === 1) this.gradient!.name = this.skeleton.toString('utf8', start, end);
-      else if (this.field === this.layout.shapeField) this.readPackedShape(start, end);
+      if (this.field === 1) {
+        if (this.gradient!.placed) return this.giveUp('a name after the bytes it places');
+        this.gradient!.name = this.skeleton.toString('utf8', start, end);
+      } else if (this.field === this.layout.shapeField) this.readPackedShape(start, end);
     } else if (this.frame === Frame.Sparse) {
       const slice = this.slice!;
       if (this.field === 1) slice.table = this.skeleton.toString('utf8', start, end);
