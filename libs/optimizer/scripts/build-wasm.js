@@ -9,26 +9,40 @@ const kernelsDir = path.join(__dirname, '..', 'src', 'kernels');
 const watFile = path.join(kernelsDir, 'kernels.wat');
 const outFile = path.join(kernelsDir, 'wasm-binary.ts');
 
-async function assemble() {
-  const wabt = await require('wabt')();
-  const module = wabt.parseWat('kernels.wat', fs.readFileSync(watFile, 'utf8'), {
-    simd: true,
-    threads: true,
-  });
+/** The module's bytes as a TypeScript constant; `shared` keeps the memory import shared. */
+async function binary(wabt, name, shared) {
+  const wat = fs.readFileSync(watFile, 'utf8');
+  // The same kernels over a memory of their own process (the arena's usual memory), or over a
+  // shared one (its fallback): a module imports one or the other.
+  const source = shared ? wat : wat.replace('(memory 1 65535 shared)', '(memory 1 65535)');
+  if (!shared && source === wat) throw new Error('kernels.wat: no shared memory import to unshare');
+  const module = wabt.parseWat('kernels.wat', source, { simd: true, threads: true });
   try {
     module.validate({ simd: true, threads: true });
     const { buffer } = module.toBinary({ write_debug_names: false });
-    const base64 = Buffer.from(buffer).toString('base64');
-    const lines = base64.match(/.{1,96}/g) ?? [];
+    const lines =
+      Buffer.from(buffer)
+        .toString('base64')
+        .match(/.{1,96}/g) ?? [];
     return (
-      '// Generated from kernels.wat by libs/optimizer/scripts/build-wasm.js; do not edit.\n' +
-      'export const kernelsWasmBase64 =\n' +
+      `export const ${name} =\n` +
       lines.map((line, i) => `  '${line}'${i === lines.length - 1 ? ';' : ' +'}`).join('\n') +
       '\n'
     );
   } finally {
     module.destroy();
   }
+}
+
+async function assemble() {
+  const wabt = await require('wabt')();
+  return (
+    '// Generated from kernels.wat by libs/optimizer/scripts/build-wasm.js; do not edit.\n' +
+    '/** The kernels over a shared memory. */\n' +
+    (await binary(wabt, 'kernelsWasmBase64', true)) +
+    '/** The same kernels over a memory that is not shared. */\n' +
+    (await binary(wabt, 'privateKernelsWasmBase64', false))
+  );
 }
 
 assemble().then(

@@ -106,10 +106,17 @@ const specialRules: [string, OptimizerConfigInput][] = [
   ['clip by norm only', { adam: { weightDecay: 0.1 }, clipNorm: 1e-3 }],
 ];
 
-describe.each([37, 1029])('special values, WebAssembly and TypeScript, length %i', (length) => {
+/** An arena of shared memory, as where a private one cannot be had: the other build of the kernels. */
+const sharedArenas = new TensorMemory('shared');
+
+describe.each([
+  [37, undefined],
+  [1029, undefined],
+  [1029, sharedArenas],
+] as const)('special values, WebAssembly and TypeScript, length %i', (length, arenas) => {
   it.each(specialRules)('%s: the same bits after 4 steps', (_name, config) => {
     const initial = specialVector(length, length);
-    const run = (storage: 'js' | undefined): Optimizer => {
+    const run = (storage: 'js' | TensorMemory | undefined): Optimizer => {
       const optimizer = new Optimizer({
         elementType: 'ELEMENT_TYPE_FLOAT32',
         values: initial,
@@ -119,7 +126,7 @@ describe.each([37, 1029])('special values, WebAssembly and TypeScript, length %i
       for (let t = 0; t < 4; t++) optimizer.update(specialVector(7 * length + t, length));
       return optimizer;
     };
-    const wasm = run(undefined);
+    const wasm = run(arenas);
     const js = run('js');
     expect(wasm.kernel).toBe('wasm');
     expect(bitsUpToNaN(wasm.values as Float32Array)).toEqual(

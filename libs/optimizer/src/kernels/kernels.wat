@@ -1,5 +1,6 @@
 ;; Float32 update kernels over WebAssembly SIMD (f32x4), for tensors that live in the module's
-;; shared memory (see ../memory/tensor-memory.ts). Every kernel performs exactly the float32
+;; memory (see ../memory/tensor-memory.ts; build-wasm.js assembles them over a shared memory, as
+;; declared below, and over a private one). Every kernel performs exactly the float32
 ;; operations of its reference in reference-kernels.ts, in the same order, with no fused operations,
 ;; so both give the same bits. Built into wasm-binary.ts by `npx nx run optimizer:build-wasm`.
 ;;

@@ -1,5 +1,5 @@
 import type {} from './webassembly-globals';
-import { kernelsWasmBase64 } from './wasm-binary';
+import { kernelsWasmBase64, privateKernelsWasmBase64 } from './wasm-binary';
 
 /**
  * The exports of kernels.wat. Pointers are byte offsets in the memory; n4 counts 4-float vectors,
@@ -77,21 +77,27 @@ export interface WasmKernels {
 export const maxMemoryPages = 65_535;
 export const pageBytes = 65_536;
 
-let compiled: WebAssembly.Module | undefined | null;
+const compiled = new Map<'shared' | 'private', WebAssembly.Module | null>();
 
-/** The compiled module, or null where WebAssembly SIMD or shared memory is not available. */
-export function kernelsModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
+/**
+ * The compiled module over a shared or a private (not shared) memory, or null where WebAssembly
+ * SIMD (or, for 'shared', shared memory) is not available.
+ */
+export function kernelsModule(memory: 'shared' | 'private' = 'shared'): WebAssembly.Module | null {
+  let module = compiled.get(memory);
+  if (module === undefined) {
+    const bytes = memory === 'shared' ? kernelsWasmBase64 : privateKernelsWasmBase64;
     try {
-      compiled = new WebAssembly.Module(Buffer.from(kernelsWasmBase64, 'base64'));
+      module = new WebAssembly.Module(Buffer.from(bytes, 'base64'));
     } catch {
-      compiled = null;
+      module = null;
     }
+    compiled.set(memory, module);
   }
-  return compiled;
+  return module;
 }
 
-/** Instantiates the kernels over `memory` (a shared memory of at most `maxMemoryPages`). */
+/** Instantiates the kernels over `memory` (of at most `maxMemoryPages`, shared as `module` wants). */
 export function instantiateKernels(
   module: WebAssembly.Module,
   memory: WebAssembly.Memory,

@@ -12,8 +12,8 @@
 export function copyIntoShared(target: Uint8Array, targetOffset: number, source: Uint8Array): void {
   const misalignment = (target.byteOffset + targetOffset) % wordBytes;
   if (
-    !(target.buffer instanceof SharedArrayBuffer) ||
-    source.buffer instanceof SharedArrayBuffer || // V8 copies within shared memory right
+    !isShared(target.buffer) ||
+    isShared(source.buffer) || // V8 copies within shared memory right
     source.byteOffset % wordBytes === misalignment ||
     source.byteLength < minBounceBytes
   ) {
@@ -33,3 +33,11 @@ const minBounceBytes = 256;
 const bounceBytes = 256 * 1024;
 /** Word-aligned: an ArrayBuffer of its own starts at an aligned address. */
 const bounce = new Uint8Array(new ArrayBuffer(bounceBytes + wordBytes));
+
+/**
+ * Whether `buffer` is a SharedArrayBuffer, by its tag: a WebAssembly memory's buffer may come from
+ * another realm (a test runner's), where `instanceof` would say no.
+ */
+export function isShared(buffer: ArrayBufferLike): boolean {
+  return Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+}

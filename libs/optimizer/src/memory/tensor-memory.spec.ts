@@ -5,18 +5,31 @@ describe('TensorMemory', () => {
     expect(TensorMemory.supported).toBe(true);
   });
 
-  it('keeps earlier views valid when the memory grows', () => {
+  it('gives its arenas a private memory that never grows, ordinary array buffers', () => {
     const memory = new TensorMemory();
-    const [first] = memory.allocate([5], 'all');
-    first!.values.set([1, 2, 3, 4, 5]);
-    // 64 MiB more: the arena grows many times over.
-    const big = memory.allocate([16 * 1024 * 1024], 'all');
-    expect(Array.from(first!.values)).toEqual([1, 2, 3, 4, 5]);
-    expect(big[0]!.values.length).toBe(16 * 1024 * 1024);
-    expect(memory.bytesReserved).toBeGreaterThanOrEqual(64 * 1024 * 1024);
-    memory.free([...big, first!]);
-    expect(memory.bytesInUse).toBe(0);
+    const [block] = memory.allocate([5], 'all');
+    // (By tag: the test runs in another realm than the module's.)
+    expect(Object.prototype.toString.call(block!.values.buffer)).toBe('[object ArrayBuffer]');
+    const before = block!.values.buffer;
+    memory.allocate([16 * 1024 * 1024], 'all');
+    expect(block!.arena.memory.buffer).toBe(before);
   });
+
+  it.each(['private', 'shared'] as const)(
+    'keeps earlier views valid as more is allocated (%s arenas)',
+    (kind) => {
+      const memory = new TensorMemory(kind);
+      const [first] = memory.allocate([5], 'all');
+      first!.values.set([1, 2, 3, 4, 5]);
+      // 64 MiB more: the arena grows many times over.
+      const big = memory.allocate([16 * 1024 * 1024], 'all');
+      expect(Array.from(first!.values)).toEqual([1, 2, 3, 4, 5]);
+      expect(big[0]!.values.length).toBe(16 * 1024 * 1024);
+      expect(memory.bytesReserved).toBeGreaterThanOrEqual(64 * 1024 * 1024);
+      memory.free([...big, first!]);
+      expect(memory.bytesInUse).toBe(0);
+    },
+  );
 
   it('pads arrays to whole 64-byte blocks with zeros, also when reusing dirty memory', () => {
     const memory = new TensorMemory();

@@ -7,22 +7,31 @@ import {
   type WasmKernels,
 } from '../kernels/wasm-kernels';
 import { RangeAllocator, type Placement } from './allocator';
+import { isShared } from './shared-copy';
 
 /**
- * One shared WebAssembly memory with its own instance of the kernels. Shared memory is reserved
- * up front and grows in place, so typed-array views taken before a growth stay valid: a tensor's
- * `values` never needs to be looked up again. Memory is reused after `free` but never returned to
- * the operating system (a WebAssembly memory cannot shrink).
+ * One WebAssembly memory with its own instance of the kernels. Typed-array views of it never
+ * need to be looked up again: a tensor's `values`, or the place a gradient is being received
+ * into, stay valid whatever is allocated after them.
+ *
+ * Its memory is, where it can be, a private one of the wasm32 maximum (4 GiB) from the start,
+ * which never grows: the operating system gives it pages only as they are first written, and a
+ * view of it is an ordinary ArrayBuffer, which Node copies into with `memmove`. Where a memory
+ * that large cannot be had (address space or overcommit limits), a shared memory instead, which
+ * grows in place (a shared memory's views survive its growth); copies into it go word by word
+ * (`copyIntoShared`). Memory is reused after `free` but never returned to the operating system
+ * (a WebAssembly memory cannot shrink).
  */
 export class Arena {
   readonly memory: WebAssembly.Memory;
   readonly kernels: WasmKernels;
-  /** Every SharedArrayBuffer this memory has handed out (one per growth), to recognise views. */
+  /** Every buffer this memory has handed out (one per growth of a shared one), to recognise views. */
   private readonly buffers = new WeakSet<ArrayBufferLike>();
   private readonly allocator: RangeAllocator;
 
-  constructor(module: WebAssembly.Module) {
-    this.memory = new WebAssembly.Memory({ initial: 1, maximum: maxMemoryPages, shared: true });
+  constructor(kind: ArenaKind = 'private') {
+    const { memory, module } = arenaMemory(kind);
+    this.memory = memory;
     this.kernels = instantiateKernels(module, this.memory);
     this.buffers.add(this.memory.buffer);
     // Offset 0 is never handed out: kernels read a 0 pointer as "no such slot".
@@ -43,10 +52,14 @@ export class Arena {
     return this.buffers.has(array.buffer);
   }
 
-  /** A byte offset for `bytes`, growing the memory when needed; undefined when it cannot grow enough. */
+  /**
+   * A byte offset for `bytes`, growing a shared memory when needed; undefined when there is no
+   * room left.
+   */
   allocate(bytes: number, placement?: Placement): number | undefined {
     const offset = this.allocator.allocate(bytes, placement);
     if (offset !== undefined) return offset;
+    if (!isShared(this.memory.buffer)) return undefined;
     const pagesNow = this.memory.buffer.byteLength / pageBytes;
     const pagesNeeded = Math.ceil(this.allocator.shortfall(bytes, placement) / pageBytes);
     // Grow by at least a quarter, so that many small allocations do not grow one page at a time.
@@ -68,6 +81,29 @@ export class Arena {
   float32(offset: number, length: number): Float32Array {
     return new Float32Array(this.memory.buffer, offset, length);
   }
+}
+
+/** What an arena's memory is: private (shared where it cannot be), or shared. */
+export type ArenaKind = 'private' | 'shared';
+
+/** The largest private memory there is, or a shared one that grows; and the kernels for it. */
+function arenaMemory(kind: ArenaKind): { memory: WebAssembly.Memory; module: WebAssembly.Module } {
+  const privateModule = kind === 'private' ? kernelsModule('private') : null;
+  if (privateModule) {
+    try {
+      const memory = new WebAssembly.Memory({ initial: maxMemoryPages, maximum: maxMemoryPages });
+      return { memory, module: privateModule };
+    } catch {
+      // No room for 4 GiB of address space (or strict overcommit): a shared memory grows instead.
+    }
+  }
+  const sharedModule = kernelsModule('shared');
+  if (!sharedModule)
+    throw new Error('TensorMemory: this runtime lacks WebAssembly SIMD or shared memory');
+  return {
+    memory: new WebAssembly.Memory({ initial: 1, maximum: maxMemoryPages, shared: true }),
+    module: sharedModule,
+  };
 }
 
 /**
@@ -108,9 +144,12 @@ export function streamPlacement(stream: number): Placement {
 export class TensorMemory {
   private readonly arenas: Arena[] = [];
 
-  /** Whether this runtime has WebAssembly SIMD and shared memory (Node.js 16.4 and newer do). */
+  /** 'shared': arenas of shared memory only, as where a private one cannot be had. */
+  constructor(private readonly arenaKind: ArenaKind = 'private') {}
+
+  /** Whether this runtime has WebAssembly SIMD (Node.js 16.4 and newer do). */
   static get supported(): boolean {
-    return kernelsModule() !== null;
+    return kernelsModule('private') !== null || kernelsModule('shared') !== null;
   }
 
   get bytesReserved(): number {
@@ -138,10 +177,7 @@ export class TensorMemory {
       if (blocks) return blocks;
     }
     if (near) throw new Error('TensorMemory: no room left next to the tensor (4 GiB arena full)');
-    const module = kernelsModule();
-    if (!module)
-      throw new Error('TensorMemory: this runtime lacks WebAssembly SIMD or shared memory');
-    const arena = new Arena(module);
+    const arena = new Arena(this.arenaKind);
     this.arenas.push(arena);
     const blocks = this.tryAllocate(arena, lengths, zero, firstStream);
     if (!blocks)
