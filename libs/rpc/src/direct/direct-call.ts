@@ -133,12 +133,7 @@ export class DirectCall implements CallContext {
 
   /** The call's headers as grpc-js metadata, and what TLS verified of the caller. */
   credentials(): { metadata: Metadata; auth: AuthContext } {
-    const socket = this.stream.session?.socket;
-    const auth: AuthContext =
-      socket instanceof TLSSocket && socket.authorized
-        ? { transportSecurityType: 'ssl', sslPeerCertificate: verifiedCertificate(socket) }
-        : {};
-    return { metadata: Metadata.fromHttp2Headers(this.headers), auth };
+    return { metadata: Metadata.fromHttp2Headers(this.headers), auth: authContextOf(this.stream) };
   }
 
   /**
@@ -340,8 +335,28 @@ export class DirectCall implements CallContext {
   }
 }
 
-/** The peer's certificate, as grpc-js reports it: only one TLS verified against the client CA. */
-function verifiedCertificate(socket: TLSSocket): AuthContext['sslPeerCertificate'] {
-  const certificate = socket.getPeerCertificate();
-  return certificate.raw ? certificate : undefined;
+/**
+ * What TLS verified of a call's peer, as grpc-js reports it (a certificate only when verified
+ * against the client CA). Read once per connection: a certificate does not change within one,
+ * and Node builds a new object of it (its fields parsed) each time it is asked.
+ */
+function authContextOf(stream: ServerHttp2Stream): AuthContext {
+  const session = stream.session;
+  if (!session) return {};
+  let auth = authContexts.get(session);
+  if (!auth) {
+    const socket = session.socket;
+    const certificate =
+      socket instanceof TLSSocket && socket.authorized ? socket.getPeerCertificate() : undefined;
+    auth = certificate
+      ? {
+          transportSecurityType: 'ssl',
+          sslPeerCertificate: certificate.raw ? certificate : undefined,
+        }
+      : {};
+    authContexts.set(session, auth);
+  }
+  return auth;
 }
+
+const authContexts = new WeakMap<object, AuthContext>();
