@@ -9,9 +9,9 @@ import v8 from 'node:v8';
  * then sets the old generation's limit barely above what is live, closer than the young
  * generation's size, and starts a full marking as soon as anything is promoted: under a stream of
  * pushes, a mark-compact every 50 ms, each costing tens of milliseconds of a core on its
- * concurrent markers — a third of the server's CPU and much of its push rate, as measured
- * (`--heap-growing-percent` in apps/pserver/README.md). Growing 4× between full collections makes
- * them rare, with a heap still under 100 MB.
+ * concurrent markers: half the server's CPU per byte pushed, as measured (apps/pserver/README.md,
+ * "Garbage collection"). Growing 4× between full collections makes them rare, with a heap still
+ * under 100 MB.
  */
 export function tuneHeap(growingPercent: number): void {
   if (growingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${growingPercent}`);
