@@ -30,14 +30,20 @@ type ParameterServerClient interface {
 	// initialized; after it, as InitParam.
 	InitTable(ctx context.Context, in *InitTableRequest, opts ...grpc.CallOption) (*InitTableResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-	// gradient is checked first, then all are applied, so a rejected push changes no byte.
-	// Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+	// gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+	// so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+	// (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+	// the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
 	SendGrads(ctx context.Context, in *SendGradsRequest, opts ...grpc.CallOption) (*SendGradsResponse, error)
 	// SendGrads for pushes larger than one message: the chunks are staged and applied, all or
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
 	SendGradsStream(ctx context.Context, opts ...grpc.CallOption) (ParameterServer_SendGradsStreamClient, error)
 	// The current values of the named tensors, in request order. Before initialization it waits,
-	// up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+	// up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+	// waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+	// BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+	// no wait), also up to the deadline. A reply larger than the server's message
 	// limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
 	// into calls below the limit.
 	GetParams(ctx context.Context, in *GetParamsRequest, opts ...grpc.CallOption) (*GetParamsResponse, error)
@@ -194,14 +200,20 @@ type ParameterServerServer interface {
 	// initialized; after it, as InitParam.
 	InitTable(context.Context, *InitTableRequest) (*InitTableResponse, error)
 	// One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-	// gradient is checked first, then all are applied, so a rejected push changes no byte.
-	// Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+	// gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+	// so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+	// (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+	// the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
 	SendGrads(context.Context, *SendGradsRequest) (*SendGradsResponse, error)
 	// SendGrads for pushes larger than one message: the chunks are staged and applied, all or
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
 	SendGradsStream(ParameterServer_SendGradsStreamServer) error
 	// The current values of the named tensors, in request order. Before initialization it waits,
-	// up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+	// up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+	// waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+	// BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+	// no wait), also up to the deadline. A reply larger than the server's message
 	// limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
 	// into calls below the limit.
 	GetParams(context.Context, *GetParamsRequest) (*GetParamsResponse, error)

@@ -15,6 +15,8 @@ export type * from './pserver/v1/CheckpointIndex';
 export type * from './pserver/v1/CheckpointMeta';
 export * from './pserver/v1/ChecksumAlgorithm';
 export type * from './pserver/v1/ClusterView';
+export type * from './pserver/v1/Consistency';
+export * from './pserver/v1/ConsistencyMode';
 export type * from './pserver/v1/ConstantInit';
 export type * from './pserver/v1/ConstantLr';
 export type * from './pserver/v1/CosineLr';

@@ -65,6 +65,9 @@ const fill: fc.Arbitrary<Fill> = fc.oneof(
 );
 
 /** A request context as a trainer stamps it: mostly right, sometimes anything. */
+/** A push's sample count, mostly absent (a weight of 1); 0 is a step without data. */
+const sampleCount = fc.option(uint64([0n, 1n, 3n]), { freq: 3, nil: undefined });
+
 function context(model: PserverFuzzModel, push: boolean): fc.Arbitrary<object | null> {
   const { epoch } = model;
   const record = fc.record(
@@ -361,6 +364,7 @@ export function sendGradsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
     responseType: 'SendGradsResponse',
     values: fc.record({
       context: context(model, true),
+      sampleCount,
       grads: fc.oneof(
         {
           // A well-formed push: each optimized tensor at most once.
@@ -381,7 +385,7 @@ export function sendGradsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
         },
       ),
     }),
-    encode: (value) => encodeMessage('SendGradsRequest', value),
+    encode: (value) => encodeMessage('SendGradsRequest', withoutUndefined(value)),
     checkAccepted: (value, response) => {
       // An applied push moves the trainer's mark to exactly the step it carried.
       const step = (value as { context?: { step?: bigint } | null }).context?.step ?? 0n;
@@ -533,6 +537,7 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
       { weight: 1, arbitrary: fc.constant(false) },
     ),
     laterContexts: fc.boolean(),
+    sampleCount,
     gradients: fc.uniqueArray(
       fc.oneof(
         { weight: 8, arbitrary: pieces(optimized) },
@@ -567,6 +572,7 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
       const count = Math.max(plan.chunkCount, all.length === 0 ? plan.chunkCount : 1);
       const chunks: object[] = Array.from({ length: count }, (_, i) => ({
         ...(i === 0 && plan.contextInFirst ? { context: plan.context } : {}),
+        ...(i === 0 && plan.sampleCount !== undefined ? { sampleCount: plan.sampleCount } : {}),
         ...(i > 0 && plan.laterContexts ? { context: plan.context } : {}),
         grads: [] as object[],
       }));
@@ -655,4 +661,9 @@ export function getRowsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<obje
     }),
     encode: (value) => encodeMessage('GetRowsRequest', value),
   });
+}
+
+/** The record without its absent (undefined) optional fields. */
+function withoutUndefined(value: object): object {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }

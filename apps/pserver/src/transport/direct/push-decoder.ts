@@ -24,6 +24,9 @@ export interface DecodedPush {
   context: RequestContext__Output | null;
   grads: GradientChunk__Output[];
   sparse: SparseGrad__Output[];
+  /** Present only when the message carries it (a proto3 `optional`), as protobufjs gives it. */
+  sampleCount?: number;
+  _sampleCount?: 'sampleCount';
 }
 
 /**
@@ -66,9 +69,10 @@ const elementTypeNames = enumType('ElementType').valuesById;
  * first, or the pserver refuses to start instead of dropping it.
  */
 const readByHand: Record<string, string> = {
-  SendGradsRequest: 'context:1:RequestContext grads:2:Tensor:repeated sparse:3:SparseGrad:repeated',
+  SendGradsRequest:
+    'context:1:RequestContext grads:2:Tensor:repeated sparse:3:SparseGrad:repeated sampleCount:4:uint64',
   SendGradsChunk:
-    'context:1:RequestContext grads:2:GradientChunk:repeated sparse:3:SparseGrad:repeated',
+    'context:1:RequestContext grads:2:GradientChunk:repeated sparse:3:SparseGrad:repeated sampleCount:4:uint64',
   Tensor: 'name:1:string elementType:2:ElementType shape:3:uint64:repeated content:4:bytes',
   GradientChunk:
     'name:1:string elementType:2:ElementType offset:3:uint64 content:4:bytes shape:5:uint64:repeated',
@@ -141,6 +145,7 @@ export class PushDecoder implements MessageSink {
   /** Why the reading gave up, if it did. */
   private unusual: string | undefined;
   private context: RequestContext__Output | null = null;
+  private sampleCount: number | undefined;
   private nestedContext: RequestContext__Output | undefined;
   private gradients: Gradient[] = [];
   private gradient: Gradient | undefined;
@@ -165,6 +170,7 @@ export class PushDecoder implements MessageSink {
     this.contents = [];
     this.unusual = undefined;
     this.context = null;
+    this.sampleCount = undefined;
     this.gradients = [];
     this.gradient = undefined;
     this.slices = [];
@@ -236,6 +242,10 @@ export class PushDecoder implements MessageSink {
         grads: range(grads),
         counts: range(counts),
       })),
+      ...(this.sampleCount !== undefined && {
+        sampleCount: this.sampleCount,
+        _sampleCount: 'sampleCount' as const,
+      }),
     });
   }
 
@@ -342,6 +352,7 @@ export class PushDecoder implements MessageSink {
     const field = this.field;
     switch (this.frame) {
       case Frame.Top:
+        if (field === 4) return wire.varint;
         return field <= 3 ? wire.len : undefined;
       case Frame.Context:
         return field <= 4 ? wire.varint : undefined;
@@ -357,6 +368,7 @@ export class PushDecoder implements MessageSink {
 
   private is64BitField(): boolean {
     if (this.frame === Frame.Context) return this.field <= 4;
+    if (this.frame === Frame.Top) return this.field === 4;
     if (this.frame !== Frame.Gradient) return false;
     return this.field === this.layout.offsetField || this.field === this.layout.shapeField;
   }
@@ -377,6 +389,8 @@ export class PushDecoder implements MessageSink {
       else if (this.field === 2) context.pass = value;
       else if (this.field === 3) context.step = value;
       else context.shardEpoch = value;
+    } else if (this.frame === Frame.Top && this.field === 4) {
+      this.sampleCount = value;
     }
     this.fieldRead();
   }

@@ -12,69 +12,70 @@ _sym_db = _symbol_database.Default()
 
 
 from . import checkpoint_pb2 as pserver_dot_v1_dot_checkpoint__pb2
+from . import consistency_pb2 as pserver_dot_v1_dot_consistency__pb2
 from . import context_pb2 as pserver_dot_v1_dot_context__pb2
 from . import optimizer_pb2 as pserver_dot_v1_dot_optimizer__pb2
 from . import table_pb2 as pserver_dot_v1_dot_table__pb2
 from . import tensor_pb2 as pserver_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pserver/v1/parameter_server.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a\x18pserver/v1/context.proto\x1a\x1apserver/v1/optimizer.proto\x1a\x16pserver/v1/table.proto\x1a\x17pserver/v1/tensor.proto\"\x92\x01\n\x10InitParamRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05param\x18\x02 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x03 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"(\n\x11InitParamResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"F\n\x17\x46inishInitParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"/\n\x18\x46inishInitParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"\x8a\x01\n\x10SendGradsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05grads\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\x12&\n\x06sparse\x18\x03 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\"\xb4\x01\n\x11SendGradsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12(\n\x07outcome\x18\x02 \x01(\x0e\x32\x17.pserver.v1.PushOutcome\x12\x1a\n\x12skipped_non_finite\x18\x03 \x03(\t\x12\x19\n\x11last_applied_step\x18\x04 \x01(\x04\x12)\n\x06sparse\x18\x05 \x03(\x0b\x32\x19.pserver.v1.SparseOutcome\"\x8f\x01\n\x0eSendGradsChunk\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12(\n\x05grads\x18\x02 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\x12&\n\x06sparse\x18\x03 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\"|\n\rGradientChunk\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\x12\r\n\x05shape\x18\x05 \x03(\x04\"N\n\x10GetParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05names\x18\x02 \x03(\t\"L\n\x11GetParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\"\n\x06params\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\"d\n\x10InitTableRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12#\n\x04spec\x18\x02 \x01(\x0b\x32\x15.pserver.v1.TableSpec\"(\n\x11InitTableResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"Y\n\x0eGetRowsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05table\x18\x02 \x01(\t\x12\x0b\n\x03ids\x18\x03 \x01(\x0c\"E\n\x0fGetRowsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\x0e\n\x06values\x18\x02 \x01(\x0c\x12\r\n\x05\x66ound\x18\x03 \x01(\x0c\"@\n\x11ListParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"w\n\x12ListParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12%\n\x06params\x18\x02 \x03(\x0b\x32\x15.pserver.v1.ParamSpec\x12%\n\x06tables\x18\x03 \x03(\x0b\x32\x15.pserver.v1.TableSpec\"\x99\x01\n\tParamSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12.\n\toptimizer\x18\x05 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"\x17\n\x15SaveCheckpointRequest\"B\n\x16SaveCheckpointResponse\x12(\n\x04meta\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\"\x17\n\x15GetShardStatusRequest\"\x85\x03\n\x16GetShardStatusResponse\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x03 \x01(\x04\x12#\n\x04mode\x18\x04 \x01(\x0e\x32\x15.pserver.v1.ShardMode\x12\x13\n\x0binitialized\x18\x05 \x01(\x08\x12)\n\x07tensors\x18\x06 \x03(\x0b\x32\x18.pserver.v1.TensorStatus\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x04\x12\x17\n\x0fupdates_applied\x18\x08 \x01(\x04\x12\x11\n\tuptime_ms\x18\t \x01(\x04\x12\x33\n\x0flast_checkpoint\x18\n \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\x12\x10\n\x08trainers\x18\x0b \x01(\r\x12\x1c\n\x14push_bytes_in_flight\x18\x0c \x01(\x04\x12\'\n\x06tables\x18\r \x03(\x0b\x32\x17.pserver.v1.TableStatus\"\xb1\x01\n\x0bTableStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64im\x18\x02 \x01(\r\x12\x0c\n\x04rows\x18\x03 \x01(\x04\x12\x15\n\rbytes_per_row\x18\x04 \x01(\x04\x12\x0c\n\x04step\x18\x05 \x01(\x04\x12\x14\n\x0crows_created\x18\x06 \x01(\x04\x12\x15\n\rrows_rejected\x18\x07 \x01(\x04\x12\x14\n\x0crows_evicted\x18\x08 \x01(\x04\x12\x11\n\toptimizer\x18\t \x01(\t\"\x9f\x01\n\x0cTensorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12\r\n\x05\x62ytes\x18\x05 \x01(\x04\x12\x0f\n\x07updates\x18\x06 \x01(\x04\x12\x11\n\toptimizer\x18\x07 \x01(\t*a\n\x0bPushOutcome\x12\x1c\n\x18PUSH_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14PUSH_OUTCOME_APPLIED\x10\x01\x12\x1a\n\x16PUSH_OUTCOME_DUPLICATE\x10\x02*Z\n\tShardMode\x12\x1a\n\x16SHARD_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SHARD_MODE_STANDALONE\x10\x01\x12\x16\n\x12SHARD_MODE_CLUSTER\x10\x02\x32\xab\x06\n\x0fParameterServer\x12H\n\tInitParam\x12\x1c.pserver.v1.InitParamRequest\x1a\x1d.pserver.v1.InitParamResponse\x12]\n\x10\x46inishInitParams\x12#.pserver.v1.FinishInitParamsRequest\x1a$.pserver.v1.FinishInitParamsResponse\x12H\n\tInitTable\x12\x1c.pserver.v1.InitTableRequest\x1a\x1d.pserver.v1.InitTableResponse\x12H\n\tSendGrads\x12\x1c.pserver.v1.SendGradsRequest\x1a\x1d.pserver.v1.SendGradsResponse\x12N\n\x0fSendGradsStream\x12\x1a.pserver.v1.SendGradsChunk\x1a\x1d.pserver.v1.SendGradsResponse(\x01\x12H\n\tGetParams\x12\x1c.pserver.v1.GetParamsRequest\x1a\x1d.pserver.v1.GetParamsResponse\x12K\n\nListParams\x12\x1d.pserver.v1.ListParamsRequest\x1a\x1e.pserver.v1.ListParamsResponse\x12\x42\n\x07GetRows\x12\x1a.pserver.v1.GetRowsRequest\x1a\x1b.pserver.v1.GetRowsResponse\x12W\n\x0eSaveCheckpoint\x12!.pserver.v1.SaveCheckpointRequest\x1a\".pserver.v1.SaveCheckpointResponse\x12W\n\x0eGetShardStatus\x12!.pserver.v1.GetShardStatusRequest\x1a\".pserver.v1.GetShardStatusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pserver/v1/parameter_server.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a\x1cpserver/v1/consistency.proto\x1a\x18pserver/v1/context.proto\x1a\x1apserver/v1/optimizer.proto\x1a\x16pserver/v1/table.proto\x1a\x17pserver/v1/tensor.proto\"\x92\x01\n\x10InitParamRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05param\x18\x02 \x01(\x0b\x32\x12.pserver.v1.Tensor\x12.\n\toptimizer\x18\x03 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"(\n\x11InitParamResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"F\n\x17\x46inishInitParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"/\n\x18\x46inishInitParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"\xb6\x01\n\x10SendGradsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12!\n\x05grads\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\x12&\n\x06sparse\x18\x03 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\x12\x19\n\x0csample_count\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x0f\n\r_sample_count\"\xc5\x01\n\x11SendGradsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12(\n\x07outcome\x18\x02 \x01(\x0e\x32\x17.pserver.v1.PushOutcome\x12\x1a\n\x12skipped_non_finite\x18\x03 \x03(\t\x12\x19\n\x11last_applied_step\x18\x04 \x01(\x04\x12)\n\x06sparse\x18\x05 \x03(\x0b\x32\x19.pserver.v1.SparseOutcome\x12\x0f\n\x07version\x18\x06 \x01(\x04\"\xbb\x01\n\x0eSendGradsChunk\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12(\n\x05grads\x18\x02 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\x12&\n\x06sparse\x18\x03 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\x12\x19\n\x0csample_count\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x0f\n\r_sample_count\"|\n\rGradientChunk\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\x0e\n\x06offset\x18\x03 \x01(\x04\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\x12\r\n\x05shape\x18\x05 \x03(\x04\"N\n\x10GetParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05names\x18\x02 \x03(\t\"p\n\x11GetParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\"\n\x06params\x18\x02 \x03(\x0b\x32\x12.pserver.v1.Tensor\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x11\n\tmin_clock\x18\x04 \x01(\x04\"d\n\x10InitTableRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12#\n\x04spec\x18\x02 \x01(\x0b\x32\x15.pserver.v1.TableSpec\"(\n\x11InitTableResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\"Y\n\x0eGetRowsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\x12\r\n\x05table\x18\x02 \x01(\t\x12\x0b\n\x03ids\x18\x03 \x01(\x0c\"E\n\x0fGetRowsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12\x0e\n\x06values\x18\x02 \x01(\x0c\x12\r\n\x05\x66ound\x18\x03 \x01(\x0c\"@\n\x11ListParamsRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"w\n\x12ListParamsResponse\x12\x13\n\x0bshard_epoch\x18\x01 \x01(\x04\x12%\n\x06params\x18\x02 \x03(\x0b\x32\x15.pserver.v1.ParamSpec\x12%\n\x06tables\x18\x03 \x03(\x0b\x32\x15.pserver.v1.TableSpec\"\x99\x01\n\tParamSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12.\n\toptimizer\x18\x05 \x01(\x0b\x32\x1b.pserver.v1.OptimizerConfig\"\x17\n\x15SaveCheckpointRequest\"B\n\x16SaveCheckpointResponse\x12(\n\x04meta\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\"D\n\x15GetShardStatusRequest\x12+\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x1a.pserver.v1.RequestContext\"\x82\x04\n\x16GetShardStatusResponse\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\x12\x13\n\x0bshard_epoch\x18\x03 \x01(\x04\x12#\n\x04mode\x18\x04 \x01(\x0e\x32\x15.pserver.v1.ShardMode\x12\x13\n\x0binitialized\x18\x05 \x01(\x08\x12)\n\x07tensors\x18\x06 \x03(\x0b\x32\x18.pserver.v1.TensorStatus\x12\x13\n\x0btotal_bytes\x18\x07 \x01(\x04\x12\x17\n\x0fupdates_applied\x18\x08 \x01(\x04\x12\x11\n\tuptime_ms\x18\t \x01(\x04\x12\x33\n\x0flast_checkpoint\x18\n \x01(\x0b\x32\x1a.pserver.v1.CheckpointMeta\x12\x10\n\x08trainers\x18\x0b \x01(\r\x12\x1c\n\x14push_bytes_in_flight\x18\x0c \x01(\x04\x12\'\n\x06tables\x18\r \x03(\x0b\x32\x17.pserver.v1.TableStatus\x12,\n\x0b\x63onsistency\x18\x0e \x01(\x0b\x32\x17.pserver.v1.Consistency\x12\x0f\n\x07version\x18\x0f \x01(\x04\x12\x11\n\tmin_clock\x18\x10 \x01(\x04\x12\x0e\n\x06roster\x18\x11 \x03(\x04\x12\x19\n\x11trainer_last_step\x18\x12 \x01(\x04\"\xb1\x01\n\x0bTableStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x64im\x18\x02 \x01(\r\x12\x0c\n\x04rows\x18\x03 \x01(\x04\x12\x15\n\rbytes_per_row\x18\x04 \x01(\x04\x12\x0c\n\x04step\x18\x05 \x01(\x04\x12\x14\n\x0crows_created\x18\x06 \x01(\x04\x12\x15\n\rrows_rejected\x18\x07 \x01(\x04\x12\x14\n\x0crows_evicted\x18\x08 \x01(\x04\x12\x11\n\toptimizer\x18\t \x01(\t\"\x9f\x01\n\x0cTensorStatus\x12\x0c\n\x04name\x18\x01 \x01(\t\x12-\n\x0c\x65lement_type\x18\x02 \x01(\x0e\x32\x17.pserver.v1.ElementType\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\x10\n\x08\x65lements\x18\x04 \x01(\x04\x12\r\n\x05\x62ytes\x18\x05 \x01(\x04\x12\x0f\n\x07updates\x18\x06 \x01(\x04\x12\x11\n\toptimizer\x18\x07 \x01(\t*\x9e\x01\n\x0bPushOutcome\x12\x1c\n\x18PUSH_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14PUSH_OUTCOME_APPLIED\x10\x01\x12\x1a\n\x16PUSH_OUTCOME_DUPLICATE\x10\x02\x12\x1c\n\x18PUSH_OUTCOME_ACCUMULATED\x10\x03\x12\x1d\n\x19PUSH_OUTCOME_DROPPED_LATE\x10\x04*Z\n\tShardMode\x12\x1a\n\x16SHARD_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SHARD_MODE_STANDALONE\x10\x01\x12\x16\n\x12SHARD_MODE_CLUSTER\x10\x02\x32\xab\x06\n\x0fParameterServer\x12H\n\tInitParam\x12\x1c.pserver.v1.InitParamRequest\x1a\x1d.pserver.v1.InitParamResponse\x12]\n\x10\x46inishInitParams\x12#.pserver.v1.FinishInitParamsRequest\x1a$.pserver.v1.FinishInitParamsResponse\x12H\n\tInitTable\x12\x1c.pserver.v1.InitTableRequest\x1a\x1d.pserver.v1.InitTableResponse\x12H\n\tSendGrads\x12\x1c.pserver.v1.SendGradsRequest\x1a\x1d.pserver.v1.SendGradsResponse\x12N\n\x0fSendGradsStream\x12\x1a.pserver.v1.SendGradsChunk\x1a\x1d.pserver.v1.SendGradsResponse(\x01\x12H\n\tGetParams\x12\x1c.pserver.v1.GetParamsRequest\x1a\x1d.pserver.v1.GetParamsResponse\x12K\n\nListParams\x12\x1d.pserver.v1.ListParamsRequest\x1a\x1e.pserver.v1.ListParamsResponse\x12\x42\n\x07GetRows\x12\x1a.pserver.v1.GetRowsRequest\x1a\x1b.pserver.v1.GetRowsResponse\x12W\n\x0eSaveCheckpoint\x12!.pserver.v1.SaveCheckpointRequest\x1a\".pserver.v1.SaveCheckpointResponse\x12W\n\x0eGetShardStatus\x12!.pserver.v1.GetShardStatusRequest\x1a\".pserver.v1.GetShardStatusResponseb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pserver.v1.parameter_server_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _PUSHOUTCOME._serialized_start=2748
-  _PUSHOUTCOME._serialized_end=2845
-  _SHARDMODE._serialized_start=2847
-  _SHARDMODE._serialized_end=2937
-  _INITPARAMREQUEST._serialized_start=182
-  _INITPARAMREQUEST._serialized_end=328
-  _INITPARAMRESPONSE._serialized_start=330
-  _INITPARAMRESPONSE._serialized_end=370
-  _FINISHINITPARAMSREQUEST._serialized_start=372
-  _FINISHINITPARAMSREQUEST._serialized_end=442
-  _FINISHINITPARAMSRESPONSE._serialized_start=444
-  _FINISHINITPARAMSRESPONSE._serialized_end=491
-  _SENDGRADSREQUEST._serialized_start=494
-  _SENDGRADSREQUEST._serialized_end=632
-  _SENDGRADSRESPONSE._serialized_start=635
-  _SENDGRADSRESPONSE._serialized_end=815
-  _SENDGRADSCHUNK._serialized_start=818
-  _SENDGRADSCHUNK._serialized_end=961
-  _GRADIENTCHUNK._serialized_start=963
-  _GRADIENTCHUNK._serialized_end=1087
-  _GETPARAMSREQUEST._serialized_start=1089
-  _GETPARAMSREQUEST._serialized_end=1167
-  _GETPARAMSRESPONSE._serialized_start=1169
-  _GETPARAMSRESPONSE._serialized_end=1245
-  _INITTABLEREQUEST._serialized_start=1247
-  _INITTABLEREQUEST._serialized_end=1347
-  _INITTABLERESPONSE._serialized_start=1349
-  _INITTABLERESPONSE._serialized_end=1389
-  _GETROWSREQUEST._serialized_start=1391
-  _GETROWSREQUEST._serialized_end=1480
-  _GETROWSRESPONSE._serialized_start=1482
-  _GETROWSRESPONSE._serialized_end=1551
-  _LISTPARAMSREQUEST._serialized_start=1553
-  _LISTPARAMSREQUEST._serialized_end=1617
-  _LISTPARAMSRESPONSE._serialized_start=1619
-  _LISTPARAMSRESPONSE._serialized_end=1738
-  _PARAMSPEC._serialized_start=1741
-  _PARAMSPEC._serialized_end=1894
-  _SAVECHECKPOINTREQUEST._serialized_start=1896
-  _SAVECHECKPOINTREQUEST._serialized_end=1919
-  _SAVECHECKPOINTRESPONSE._serialized_start=1921
-  _SAVECHECKPOINTRESPONSE._serialized_end=1987
-  _GETSHARDSTATUSREQUEST._serialized_start=1989
-  _GETSHARDSTATUSREQUEST._serialized_end=2012
-  _GETSHARDSTATUSRESPONSE._serialized_start=2015
-  _GETSHARDSTATUSRESPONSE._serialized_end=2404
-  _TABLESTATUS._serialized_start=2407
-  _TABLESTATUS._serialized_end=2584
-  _TENSORSTATUS._serialized_start=2587
-  _TENSORSTATUS._serialized_end=2746
-  _PARAMETERSERVER._serialized_start=2940
-  _PARAMETERSERVER._serialized_end=3751
+  _PUSHOUTCOME._serialized_start=3090
+  _PUSHOUTCOME._serialized_end=3248
+  _SHARDMODE._serialized_start=3250
+  _SHARDMODE._serialized_end=3340
+  _INITPARAMREQUEST._serialized_start=212
+  _INITPARAMREQUEST._serialized_end=358
+  _INITPARAMRESPONSE._serialized_start=360
+  _INITPARAMRESPONSE._serialized_end=400
+  _FINISHINITPARAMSREQUEST._serialized_start=402
+  _FINISHINITPARAMSREQUEST._serialized_end=472
+  _FINISHINITPARAMSRESPONSE._serialized_start=474
+  _FINISHINITPARAMSRESPONSE._serialized_end=521
+  _SENDGRADSREQUEST._serialized_start=524
+  _SENDGRADSREQUEST._serialized_end=706
+  _SENDGRADSRESPONSE._serialized_start=709
+  _SENDGRADSRESPONSE._serialized_end=906
+  _SENDGRADSCHUNK._serialized_start=909
+  _SENDGRADSCHUNK._serialized_end=1096
+  _GRADIENTCHUNK._serialized_start=1098
+  _GRADIENTCHUNK._serialized_end=1222
+  _GETPARAMSREQUEST._serialized_start=1224
+  _GETPARAMSREQUEST._serialized_end=1302
+  _GETPARAMSRESPONSE._serialized_start=1304
+  _GETPARAMSRESPONSE._serialized_end=1416
+  _INITTABLEREQUEST._serialized_start=1418
+  _INITTABLEREQUEST._serialized_end=1518
+  _INITTABLERESPONSE._serialized_start=1520
+  _INITTABLERESPONSE._serialized_end=1560
+  _GETROWSREQUEST._serialized_start=1562
+  _GETROWSREQUEST._serialized_end=1651
+  _GETROWSRESPONSE._serialized_start=1653
+  _GETROWSRESPONSE._serialized_end=1722
+  _LISTPARAMSREQUEST._serialized_start=1724
+  _LISTPARAMSREQUEST._serialized_end=1788
+  _LISTPARAMSRESPONSE._serialized_start=1790
+  _LISTPARAMSRESPONSE._serialized_end=1909
+  _PARAMSPEC._serialized_start=1912
+  _PARAMSPEC._serialized_end=2065
+  _SAVECHECKPOINTREQUEST._serialized_start=2067
+  _SAVECHECKPOINTREQUEST._serialized_end=2090
+  _SAVECHECKPOINTRESPONSE._serialized_start=2092
+  _SAVECHECKPOINTRESPONSE._serialized_end=2158
+  _GETSHARDSTATUSREQUEST._serialized_start=2160
+  _GETSHARDSTATUSREQUEST._serialized_end=2228
+  _GETSHARDSTATUSRESPONSE._serialized_start=2231
+  _GETSHARDSTATUSRESPONSE._serialized_end=2745
+  _TABLESTATUS._serialized_start=2748
+  _TABLESTATUS._serialized_end=2925
+  _TENSORSTATUS._serialized_start=2928
+  _TENSORSTATUS._serialized_end=3087
+  _PARAMETERSERVER._serialized_start=3343
+  _PARAMETERSERVER._serialized_end=4154
 # @@protoc_insertion_point(module_scope)

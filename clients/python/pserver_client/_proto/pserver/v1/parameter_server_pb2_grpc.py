@@ -7,8 +7,8 @@ from . import parameter_server_pb2 as pserver_dot_v1_dot_parameter__server__pb2
 
 class ParameterServerStub(object):
     """One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
-    it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
-    checkpoints itself.
+    it by the placement rule, applies optimizer updates as the job's consistency mode says (as
+    pushes arrive, or once per synchronous step), and checkpoints itself.
 
     Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
     `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
@@ -75,8 +75,8 @@ class ParameterServerStub(object):
 
 class ParameterServerServicer(object):
     """One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
-    it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
-    checkpoints itself.
+    it by the placement rule, applies optimizer updates as the job's consistency mode says (as
+    pushes arrive, or once per synchronous step), and checkpoints itself.
 
     Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
     `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
@@ -112,8 +112,11 @@ class ParameterServerServicer(object):
 
     def SendGrads(self, request, context):
         """One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-        gradient is checked first, then all are applied, so a rejected push changes no byte.
-        Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+        gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+        so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+        (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+        roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+        the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -129,7 +132,10 @@ class ParameterServerServicer(object):
 
     def GetParams(self, request, context):
         """The current values of the named tensors, in request order. Before initialization it waits,
-        up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+        up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+        waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+        BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+        no wait), also up to the deadline. A reply larger than the server's message
         limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
         into calls below the limit.
         """
@@ -230,8 +236,8 @@ def add_ParameterServerServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class ParameterServer(object):
     """One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
-    it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
-    checkpoints itself.
+    it by the placement rule, applies optimizer updates as the job's consistency mode says (as
+    pushes arrive, or once per synchronous step), and checkpoints itself.
 
     Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
     `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on

@@ -149,6 +149,19 @@ export const ErrorCode = {
    */
   PSERVER_NOT_REPLICA: 'PSERVER_NOT_REPLICA',
   /**
+   * SYNC: a push for a step after the shard's open one (the trainer skipped the read that waits
+   * for the previous step to close). Nothing changed.
+   */
+  PSERVER_STEP_NOT_OPEN: 'PSERVER_STEP_NOT_OPEN',
+  /**
+   * SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
+   */
+  PSERVER_NOT_IN_ROSTER: 'PSERVER_NOT_IN_ROSTER',
+  /**
+   * A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
+   */
+  PSERVER_MODE_MISMATCH: 'PSERVER_MODE_MISMATCH',
+  /**
    * SetDataset with a different dataset than the job's.
    */
   MASTER_DATASET_ALREADY_SET: 'MASTER_DATASET_ALREADY_SET',
@@ -465,6 +478,22 @@ export type ErrorCode =
    */
   | 'PSERVER_NOT_REPLICA'
   | 303
+  /**
+   * SYNC: a push for a step after the shard's open one (the trainer skipped the read that waits
+   * for the previous step to close). Nothing changed.
+   */
+  | 'PSERVER_STEP_NOT_OPEN'
+  | 304
+  /**
+   * SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
+   */
+  | 'PSERVER_NOT_IN_ROSTER'
+  | 305
+  /**
+   * A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
+   */
+  | 'PSERVER_MODE_MISMATCH'
+  | 306
   /**
    * SetDataset with a different dataset than the job's.
    */

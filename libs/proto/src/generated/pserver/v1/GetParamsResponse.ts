@@ -5,7 +5,8 @@ import type { Long } from '@grpc/proto-loader';
 
 /**
  * GetParams's reply. Each tensor is read between two updates of that tensor (never half
- * applied); different tensors may reflect different pushes.
+ * applied); in ASYNC and BOUNDED_STALENESS different tensors may reflect different pushes, in
+ * SYNC all reflect the same closed steps.
  */
 export interface GetParamsResponse {
   /**
@@ -16,11 +17,21 @@ export interface GetParamsResponse {
    * In request order, with their stored shapes.
    */
   'params'?: (_pserver_v1_Tensor)[];
+  /**
+   * The shard's version the values were read at (as SendGradsResponse.version).
+   */
+  'version'?: (number | string | Long);
+  /**
+   * SYNC and BOUNDED_STALENESS: every roster member's pushes up to this step are in the values
+   * (in SYNC, the steps closed). 0 in ASYNC.
+   */
+  'minClock'?: (number | string | Long);
 }
 
 /**
  * GetParams's reply. Each tensor is read between two updates of that tensor (never half
- * applied); different tensors may reflect different pushes.
+ * applied); in ASYNC and BOUNDED_STALENESS different tensors may reflect different pushes, in
+ * SYNC all reflect the same closed steps.
  */
 export interface GetParamsResponse__Output {
   /**
@@ -31,4 +42,13 @@ export interface GetParamsResponse__Output {
    * In request order, with their stored shapes.
    */
   'params': (_pserver_v1_Tensor__Output)[];
+  /**
+   * The shard's version the values were read at (as SendGradsResponse.version).
+   */
+  'version': (number);
+  /**
+   * SYNC and BOUNDED_STALENESS: every roster member's pushes up to this step are in the values
+   * (in SYNC, the steps closed). 0 in ASYNC.
+   */
+  'minClock': (number);
 }

@@ -4,6 +4,7 @@ import type { ShardMode as _pserver_v1_ShardMode, ShardMode__Output as _pserver_
 import type { TensorStatus as _pserver_v1_TensorStatus, TensorStatus__Output as _pserver_v1_TensorStatus__Output } from '../../pserver/v1/TensorStatus';
 import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Output as _pserver_v1_CheckpointMeta__Output } from '../../pserver/v1/CheckpointMeta';
 import type { TableStatus as _pserver_v1_TableStatus, TableStatus__Output as _pserver_v1_TableStatus__Output } from '../../pserver/v1/TableStatus';
+import type { Consistency as _pserver_v1_Consistency, Consistency__Output as _pserver_v1_Consistency__Output } from '../../pserver/v1/Consistency';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -62,6 +63,27 @@ export interface GetShardStatusResponse {
    * The tables held, by name.
    */
   'tables'?: (_pserver_v1_TableStatus)[];
+  /**
+   * The job's consistency mode.
+   */
+  'consistency'?: (_pserver_v1_Consistency | null);
+  /**
+   * The shard's version (as SendGradsResponse.version).
+   */
+  'version'?: (number | string | Long);
+  /**
+   * As GetParamsResponse.min_clock.
+   */
+  'minClock'?: (number | string | Long);
+  /**
+   * SYNC and BOUNDED_STALENESS: the trainers whose steps count, ascending.
+   */
+  'roster'?: (number | string | Long)[];
+  /**
+   * The last step of the request's context.trainer_id on this shard: applied, or in SYNC
+   * accumulated (0: none, or no trainer id given).
+   */
+  'trainerLastStep'?: (number | string | Long);
 }
 
 /**
@@ -120,4 +142,25 @@ export interface GetShardStatusResponse__Output {
    * The tables held, by name.
    */
   'tables': (_pserver_v1_TableStatus__Output)[];
+  /**
+   * The job's consistency mode.
+   */
+  'consistency': (_pserver_v1_Consistency__Output | null);
+  /**
+   * The shard's version (as SendGradsResponse.version).
+   */
+  'version': (number);
+  /**
+   * As GetParamsResponse.min_clock.
+   */
+  'minClock': (number);
+  /**
+   * SYNC and BOUNDED_STALENESS: the trainers whose steps count, ascending.
+   */
+  'roster': (number)[];
+  /**
+   * The last step of the request's context.trainer_id on this shard: applied, or in SYNC
+   * accumulated (0: none, or no trainer id given).
+   */
+  'trainerLastStep': (number);
 }

@@ -24,8 +24,8 @@ import type { SendGradsResponse as _pserver_v1_SendGradsResponse, SendGradsRespo
 
 /**
  * One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
- * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
- * checkpoints itself.
+ * it by the placement rule, applies optimizer updates as the job's consistency mode says (as
+ * pushes arrive, or once per synchronous step), and checkpoints itself.
  * 
  * Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
  * `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
@@ -53,7 +53,10 @@ export interface ParameterServerClient extends grpc.Client {
   
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+   * waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+   * BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+   * no wait), also up to the deadline. A reply larger than the server's message
    * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
    * into calls below the limit.
    */
@@ -63,7 +66,10 @@ export interface ParameterServerClient extends grpc.Client {
   GetParams(argument: _pserver_v1_GetParamsRequest, callback: grpc.requestCallback<_pserver_v1_GetParamsResponse__Output>): grpc.ClientUnaryCall;
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+   * waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+   * BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+   * no wait), also up to the deadline. A reply larger than the server's message
    * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
    * into calls below the limit.
    */
@@ -178,8 +184,11 @@ export interface ParameterServerClient extends grpc.Client {
   
   /**
    * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-   * gradient is checked first, then all are applied, so a rejected push changes no byte.
-   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+   * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+   * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
    */
   SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
   SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
@@ -187,8 +196,11 @@ export interface ParameterServerClient extends grpc.Client {
   SendGrads(argument: _pserver_v1_SendGradsRequest, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
   /**
    * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-   * gradient is checked first, then all are applied, so a rejected push changes no byte.
-   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+   * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+   * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
    */
   sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
   sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
@@ -216,8 +228,8 @@ export interface ParameterServerClient extends grpc.Client {
 
 /**
  * One shard of a job's parameters. A shard holds tensors and blocks (`<tensor>@<k>`) placed on
- * it by the placement rule, applies optimizer updates as pushes arrive (asynchronous SGD), and
- * checkpoints itself.
+ * it by the placement rule, applies optimizer updates as the job's consistency mode says (as
+ * pushes arrive, or once per synchronous step), and checkpoints itself.
  * 
  * Every error carries trailing metadata `pserver-error-code` with a stable code, a value of
  * `ErrorCode` (errors.proto; e.g. `PSERVER_ALREADY_INITIALIZED`); clients branch on it, never on
@@ -233,7 +245,10 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
   
   /**
    * The current values of the named tensors, in request order. Before initialization it waits,
-   * up to the call's deadline (DEADLINE_EXCEEDED). A reply larger than the server's message
+   * up to the call's deadline (DEADLINE_EXCEEDED). A read by a trainer for step k (context.step)
+   * waits as the job's consistency mode says: in SYNC until step k − 1 is closed, in
+   * BOUNDED_STALENESS until every roster member pushed step k − 1 − staleness (ASYNC, or step 0:
+   * no wait), also up to the deadline. A reply larger than the server's message
    * limit is refused (INVALID_ARGUMENT, PSERVER_REPLY_TOO_LARGE): clients split a shard's pull
    * into calls below the limit.
    */
@@ -278,8 +293,11 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
   
   /**
    * One push per (trainer, shard, step): all of the step's gradients for this shard. Every
-   * gradient is checked first, then all are applied, so a rejected push changes no byte.
-   * Before initialization: FAILED_PRECONDITION (PSERVER_NOT_INITIALIZED).
+   * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
+   * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
+   * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
+   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
    */
   SendGrads: grpc.handleUnaryCall<_pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse>;
   

@@ -14,9 +14,18 @@ export const PushOutcome = {
   PUSH_OUTCOME_APPLIED: 'PUSH_OUTCOME_APPLIED',
   /**
    * The step was not above the trainer's last applied step on this shard: acknowledged, not
-   * applied again (a retry of a push that had already been applied).
+   * applied again (a retry of a push that had already been applied or accumulated).
    */
   PUSH_OUTCOME_DUPLICATE: 'PUSH_OUTCOME_DUPLICATE',
+  /**
+   * SYNC: the gradients were added to the open step, which is applied when it closes.
+   */
+  PUSH_OUTCOME_ACCUMULATED: 'PUSH_OUTCOME_ACCUMULATED',
+  /**
+   * SYNC: the step had closed without this trainer (K of N contributions, backups): nothing was
+   * applied. The trainer goes on with a later step.
+   */
+  PUSH_OUTCOME_DROPPED_LATE: 'PUSH_OUTCOME_DROPPED_LATE',
 } as const;
 
 /**
@@ -35,10 +44,21 @@ export type PushOutcome =
   | 1
   /**
    * The step was not above the trainer's last applied step on this shard: acknowledged, not
-   * applied again (a retry of a push that had already been applied).
+   * applied again (a retry of a push that had already been applied or accumulated).
    */
   | 'PUSH_OUTCOME_DUPLICATE'
   | 2
+  /**
+   * SYNC: the gradients were added to the open step, which is applied when it closes.
+   */
+  | 'PUSH_OUTCOME_ACCUMULATED'
+  | 3
+  /**
+   * SYNC: the step had closed without this trainer (K of N contributions, backups): nothing was
+   * applied. The trainer goes on with a later step.
+   */
+  | 'PUSH_OUTCOME_DROPPED_LATE'
+  | 4
 
 /**
  * What became of a push.

@@ -3,6 +3,7 @@
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';
 import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * One message of a streamed push.
@@ -21,6 +22,11 @@ export interface SendGradsChunk {
    * (each whole rows) in any messages; the push holds their concatenation.
    */
   'sparse'?: (_pserver_v1_SparseGrad)[];
+  /**
+   * As SendGradsRequest.sample_count; read from the first message only.
+   */
+  'sampleCount'?: (number | string | Long);
+  '_sampleCount'?: "sampleCount";
 }
 
 /**
@@ -40,4 +46,9 @@ export interface SendGradsChunk__Output {
    * (each whole rows) in any messages; the push holds their concatenation.
    */
   'sparse': (_pserver_v1_SparseGrad__Output)[];
+  /**
+   * As SendGradsRequest.sample_count; read from the first message only.
+   */
+  'sampleCount'?: (number);
+  '_sampleCount'?: "sampleCount";
 }

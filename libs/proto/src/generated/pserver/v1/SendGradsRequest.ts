@@ -3,6 +3,7 @@
 import type { RequestContext as _pserver_v1_RequestContext, RequestContext__Output as _pserver_v1_RequestContext__Output } from '../../pserver/v1/RequestContext';
 import type { Tensor as _pserver_v1_Tensor, Tensor__Output as _pserver_v1_Tensor__Output } from '../../pserver/v1/Tensor';
 import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * All of one step's gradients for this shard.
@@ -23,6 +24,14 @@ export interface SendGradsRequest {
    * all-or-nothing push as `grads`.
    */
   'sparse'?: (_pserver_v1_SparseGrad)[];
+  /**
+   * The examples the gradients were computed from: in SYNC the push's weight in the step's
+   * mean (unset: 1). 0 says the trainer has no data for this step (its data ran out): the push
+   * must then carry no gradients, and it counts as the trainer's step without changing any
+   * value, in every mode — so a barrier never waits for a trainer with nothing to send.
+   */
+  'sampleCount'?: (number | string | Long);
+  '_sampleCount'?: "sampleCount";
 }
 
 /**
@@ -44,4 +53,12 @@ export interface SendGradsRequest__Output {
    * all-or-nothing push as `grads`.
    */
   'sparse': (_pserver_v1_SparseGrad__Output)[];
+  /**
+   * The examples the gradients were computed from: in SYNC the push's weight in the step's
+   * mean (unset: 1). 0 says the trainer has no data for this step (its data ran out): the push
+   * must then carry no gradients, and it counts as the trainer's step without changing any
+   * value, in every mode — so a barrier never waits for a trainer with nothing to send.
+   */
+  'sampleCount'?: (number);
+  '_sampleCount'?: "sampleCount";
 }

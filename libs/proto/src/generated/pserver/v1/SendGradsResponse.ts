@@ -13,7 +13,7 @@ export interface SendGradsResponse {
    */
   'shardEpoch'?: (number | string | Long);
   /**
-   * Applied or duplicate.
+   * What became of the push.
    */
   'outcome'?: (_pserver_v1_PushOutcome);
   /**
@@ -29,6 +29,11 @@ export interface SendGradsResponse {
    * What an applied push did to each table it carried, in request order.
    */
   'sparse'?: (_pserver_v1_SparseOutcome)[];
+  /**
+   * The shard's version after this push: in SYNC the steps closed, otherwise the pushes applied
+   * since the shard's state began.
+   */
+  'version'?: (number | string | Long);
 }
 
 /**
@@ -40,7 +45,7 @@ export interface SendGradsResponse__Output {
    */
   'shardEpoch': (number);
   /**
-   * Applied or duplicate.
+   * What became of the push.
    */
   'outcome': (_pserver_v1_PushOutcome__Output);
   /**
@@ -56,4 +61,9 @@ export interface SendGradsResponse__Output {
    * What an applied push did to each table it carried, in request order.
    */
   'sparse': (_pserver_v1_SparseOutcome__Output)[];
+  /**
+   * The shard's version after this push: in SYNC the steps closed, otherwise the pushes applied
+   * since the shard's state began.
+   */
+  'version': (number);
 }

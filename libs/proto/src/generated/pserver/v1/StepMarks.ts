@@ -1,6 +1,7 @@
 // Original file: proto/pserver/v1/checkpoint.proto
 
 import type { StepMark as _pserver_v1_StepMark, StepMark__Output as _pserver_v1_StepMark__Output } from '../../pserver/v1/StepMark';
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * The step high-water marks of the trainers that pushed to the shard: they make pushes
@@ -11,6 +12,11 @@ export interface StepMarks {
    * One per trainer.
    */
   'marks'?: (_pserver_v1_StepMark)[];
+  /**
+   * SYNC: the steps the shard had closed. Its marks are then the trainers' contributions to
+   * closed steps only (a step in progress is never in a file).
+   */
+  'closedSteps'?: (number | string | Long);
 }
 
 /**
@@ -22,4 +28,9 @@ export interface StepMarks__Output {
    * One per trainer.
    */
   'marks': (_pserver_v1_StepMark__Output)[];
+  /**
+   * SYNC: the steps the shard had closed. Its marks are then the trainers' contributions to
+   * closed steps only (a step in progress is never in a file).
+   */
+  'closedSteps': (number);
 }
