@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
+import { parseConsistency, type ConsistencyConfig } from './service/consistency/consistency';
 
 /**
  * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or a
@@ -35,6 +36,8 @@ export interface PserverConfig extends LogSettings {
   index: number;
   /** Standalone: the job's shard count. */
   shards: number;
+  /** Standalone: the job's consistency mode (`--consistency`, `--sync-trainers`). */
+  consistency: ConsistencyConfig;
   /** Cluster mode when given: the master assigns the index through etcd. */
   etcdEndpoints: string[] | undefined;
   job: string;
@@ -134,6 +137,34 @@ export function loadConfig(argv: string[]): PserverConfig {
         1,
         1,
         1_000_000,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--consistency <mode>',
+        'standalone: async (apply pushes on arrival), sync (synchronous steps) or ssp:<s> (bounded staleness s); the same on every shard',
+      )
+        .env('PSERVER_CONSISTENCY')
+        .default('async'),
+    )
+    .addOption(
+      integerOption(
+        '--sync-trainers <n>',
+        'standalone sync and ssp: the trainers of every step, ids 1..n',
+        'PSERVER_SYNC_TRAINERS',
+        0,
+        0,
+        100_000,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--replicas-to-aggregate <k>',
+        'standalone sync: contributions that close a step (0: all trainers; fewer: the rest are backups)',
+        'PSERVER_REPLICAS_TO_AGGREGATE',
+        0,
+        0,
+        100_000,
       ),
     )
     .addOption(
@@ -330,6 +361,9 @@ export function loadConfig(argv: string[]): PserverConfig {
     metricsPort?: number;
     index: number;
     shards: number;
+    consistency: string;
+    syncTrainers: number;
+    replicasToAggregate: number;
     etcdEndpoints?: string[];
     job: string;
     member?: string;
@@ -369,12 +403,23 @@ export function loadConfig(argv: string[]): PserverConfig {
       `error: option '--index <i>' must be below --shards (${o.shards}), got ${o.index}`,
     );
   }
+  let consistency: ConsistencyConfig;
+  try {
+    consistency = parseConsistency(o.consistency, o.syncTrainers, o.replicasToAggregate);
+  } catch (err) {
+    return program.error(`error: ${(err as Error).message}`);
+  }
+  if (consistency.mode !== 'async' && o.etcdEndpoints)
+    program.error(
+      `error: --consistency ${o.consistency} is for standalone pservers; a cluster job runs ASYNC`,
+    );
   return {
     host: o.host,
     port: o.port,
     metricsPort: o.metricsPort,
     index: o.index,
     shards: o.shards,
+    consistency,
     etcdEndpoints: o.etcdEndpoints,
     job: o.job,
     member: o.member ?? `${os.hostname()}-${process.pid}`,

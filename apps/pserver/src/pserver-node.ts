@@ -600,6 +600,7 @@ export class PserverNode {
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
       maxReplyBytes: this.config.maxMessageBytes,
+      consistency: this.config.consistency,
       replication: links && {
         replicate: (seq, push) => links.replicate(seq, push),
         replicated: () => links.settled(),

@@ -54,6 +54,7 @@ function snapshot(): ShardSnapshot {
       },
     ],
     marks: [{ trainerId: 7, step: 12, updatedUnixMs: 1764460800123 }],
+    closedSteps: 12,
   };
 }
 
@@ -71,12 +72,16 @@ describe('checkpoint files', () => {
     const tensors: TensorRecord__Output[] = [];
     let header: CheckpointHeader | undefined;
     let marks: unknown;
+    let closedSteps: unknown;
     const result = await readCheckpointFile(
       written.file,
       {
         header: (h) => (header = h),
         tensor: (t) => tensors.push(t),
-        stepMarks: (m) => (marks = m),
+        stepMarks: (m, closed) => {
+          marks = m;
+          closedSteps = closed;
+        },
       },
       written,
     );
@@ -109,6 +114,7 @@ describe('checkpoint files', () => {
       Buffer.compare(tensors[1]!.tensor!.content, bytes(new BigUint64Array([2n ** 64n - 1n, 3n]))),
     ).toBe(0);
     expect(marks).toEqual([{ trainerId: 7, step: 12, updatedUnixMs: 1764460800123 }]);
+    expect(closedSteps).toBe(12);
   });
 
   async function expectCorrupt(

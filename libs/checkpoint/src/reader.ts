@@ -21,7 +21,8 @@ export interface CheckpointVisitor {
   header?(header: CheckpointHeader): void;
   /** Called once per record; the record's buffers are its own (they may be kept). */
   tensor?(record: TensorRecord__Output): void;
-  stepMarks?(marks: StepMark__Output[]): void;
+  /** The marks, and in SYNC the steps the shard had closed. */
+  stepMarks?(marks: StepMark__Output[], closedSteps: number): void;
   /** A table's record; its evictions (a delta) and row sections follow, each checked to belong to it. */
   table?(record: TableRecord__Output): void;
   /** A delta's ids evicted since its parent, before the table's rows. */
@@ -239,7 +240,7 @@ export async function readCheckpointFile(
         indexed = true;
       } else if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
       else if (frame.frame === 'stepMarks' && frame.stepMarks)
-        visitor.stepMarks?.(frame.stepMarks.marks);
+        visitor.stepMarks?.(frame.stepMarks.marks, frame.stepMarks.closedSteps);
       else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);
     }
   } catch (err) {

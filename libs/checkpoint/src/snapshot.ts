@@ -76,6 +76,8 @@ export interface ShardSnapshot {
   /** Sparse tables; a snapshot with any is written in format 2. */
   tables?: TableSnapshot[];
   marks: StepMarkSnapshot[];
+  /** SYNC: the steps the shard had closed (0 otherwise). */
+  closedSteps?: number;
 }
 
 // The wall clock has milliseconds; the monotonic clock adds the nanoseconds.

@@ -173,6 +173,7 @@ export async function writeCheckpointFile(
             step: m.step,
             updatedUnixMs: m.updatedUnixMs,
           })),
+          closedSteps: snapshot.closedSteps ?? 0,
         },
       }),
     ]);

@@ -13,6 +13,7 @@ import {
   type GetParamsResponse,
   type ListParamsRequest__Output,
   type ListParamsResponse,
+  type GetShardStatusRequest__Output,
   type GetShardStatusResponse,
   type CheckpointMeta,
   type InitParamRequest__Output,
@@ -29,6 +30,12 @@ import type { FramePlace, CheckpointMeta as StoredMeta } from '@pserver/checkpoi
 import { TenureLostError, type ShardTenure } from '@pserver/coordination';
 import { evictionsOf, type ForwardedPush } from '../replication/forwarded-push';
 import type { AdmissionControl } from './admission';
+import {
+  asynchronous,
+  consistencyMessage,
+  type ConsistencyConfig,
+} from './consistency/consistency';
+import { ShardConsistency, type Contributed } from './consistency/shard-consistency';
 import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
 import type { Shard } from './shard';
@@ -55,6 +62,8 @@ export interface ParameterServiceOptions {
   checkpointer: CheckpointSaver;
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
+  /** The job's consistency mode (default ASYNC). */
+  consistency?: ConsistencyConfig;
   /** Called for each push acknowledged as a duplicate (metrics). */
   onDuplicatePush?: () => void;
   /**
@@ -85,6 +94,8 @@ export class ParameterService {
   private readonly tenure: ShardTenure;
   private readonly admission: AdmissionControl;
   private readonly startedAtMs: number;
+  /** What pushes do and when reads may go, per the job's consistency mode. */
+  readonly consistency: ShardConsistency;
   private shuttingDown = false;
   /** FinishInitParams while its checkpoint is being committed. */
   private finishing: Promise<FinishInitParamsResponse> | undefined;
@@ -94,13 +105,18 @@ export class ParameterService {
     this.tenure = options.tenure;
     this.admission = options.admission;
     this.startedAtMs = options.startedAtMs ?? performance.now();
-    this.tenure.onLost((err) => this.shard.abandonWaiters(err));
+    this.consistency = new ShardConsistency(options.consistency ?? asynchronous, this.shard);
+    this.tenure.onLost((err) => {
+      this.shard.abandonWaiters(err);
+      this.consistency.abandon(err);
+    });
   }
 
-  /** From now on, changes are refused with UNAVAILABLE and waits for initialization end. */
+  /** From now on, changes are refused with UNAVAILABLE and waits (initialization, steps) end. */
   beginShutdown(): void {
     this.shuttingDown = true;
     this.shard.abandonWaiters(shuttingDownError());
+    this.consistency.abandon(shuttingDownError());
   }
 
   async initParam(
@@ -266,10 +282,13 @@ export class ParameterService {
   ): Promise<SendGradsResponse> {
     try {
       const { trainerId, step } = await this.checkPushContext(request.context);
-      if (request.grads.length === 0 && request.sparse.length === 0)
-        throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
-      const duplicate = this.duplicateOf(trainerId, step);
-      if (duplicate) return await this.acknowledged(duplicate);
+      const weight = checkSampleCount(
+        request.sampleCount,
+        request.grads.length + request.sparse.length,
+      );
+      const settled = this.settledBefore(trainerId, step);
+      if (settled) return await this.acknowledged(settled);
+      this.refuseSparseInSync(request.sparse.length);
       push.admit(
         request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
           sparseBytes(request.sparse),
@@ -287,6 +306,8 @@ export class ParameterService {
           true,
         );
       }
+      if (this.consistency.config.mode === 'sync')
+        return this.contributed(this.contribute(trainerId, step, weight, push));
       const forwarded = this.forwardOf(trainerId, step, request.grads, request.sparse, true);
       const result = this.applyPush(trainerId, step, push);
       if (forwarded) forwarded.evictions = evictionsOf(result);
@@ -303,7 +324,8 @@ export class ParameterService {
     push: StagedPush = this.newPush(),
   ): Promise<SendGradsResponse> {
     let context: { trainerId: number; step: number } | undefined;
-    let duplicate: SendGradsResponse | undefined;
+    let settled: SendGradsResponse | undefined;
+    let sampleCount: number | undefined;
     let admitted = 0;
     const grads: GradientChunk__Output[] = [];
     const sparse: SparseGrad__Output[] = [];
@@ -311,11 +333,13 @@ export class ParameterService {
       for await (const chunk of chunks) {
         if (!context) {
           context = await this.checkPushContext(chunk.context);
-          duplicate = this.duplicateOf(context.trainerId, context.step);
+          sampleCount = chunk.sampleCount;
+          settled = this.settledBefore(context.trainerId, context.step);
         }
-        // A duplicate's pieces are read and dropped: it will not be applied.
-        if (duplicate) continue;
+        // A duplicate's (or late push's) pieces are read and dropped: it will not be applied.
+        if (settled) continue;
         this.refuseIfShuttingDown();
+        this.refuseSparseInSync(chunk.sparse.length);
         admitted +=
           chunk.grads.reduce((total, g) => total + g.content.byteLength, 0) +
           sparseBytes(chunk.sparse);
@@ -343,9 +367,11 @@ export class ParameterService {
           'PSERVER_INVALID_STREAM',
           'SendGradsStream: the stream ended without a message',
         );
-      if (duplicate) return await this.acknowledged(duplicate);
-      if (push.empty) throw new PserverError('PSERVER_INVALID_ARGUMENT', 'grads: empty push');
+      if (settled) return await this.acknowledged(settled);
+      const weight = checkSampleCount(sampleCount, push.empty ? 0 : 1);
       const { trainerId, step } = context;
+      if (this.consistency.config.mode === 'sync')
+        return this.contributed(this.contribute(trainerId, step, weight, push));
       const forwarded = this.forwardOf(trainerId, step, grads, sparse, false);
       const result = this.applyPush(trainerId, step, push);
       if (forwarded) forwarded.evictions = evictionsOf(result);
@@ -376,6 +402,7 @@ export class ParameterService {
       seen.add(name);
     }
     await this.whenInitialized('GetParams', ctx);
+    await this.beforeRead(request.context, ctx);
     const tensors = request.names.map((name) => {
       const tensor = this.shard.tensors.get(name);
       if (!tensor)
@@ -390,7 +417,45 @@ export class ParameterService {
       content: copy(tensor.bytes()),
     }));
     this.tenure.require();
-    return { shardEpoch: this.tenure.epoch, params };
+    return {
+      shardEpoch: this.tenure.epoch,
+      params,
+      version: this.consistency.version,
+      minClock: this.consistency.clock,
+    };
+  }
+
+  /**
+   * Parks a read until the job's consistency mode lets it go (`ShardConsistency.beforeRead`), up
+   * to the call's deadline; the values are copied right after, in the same tick.
+   */
+  private async beforeRead(
+    context: RequestContext__Output | null,
+    ctx: CallContext,
+  ): Promise<void> {
+    const step = context?.step ?? 0;
+    if (!Number.isSafeInteger(step))
+      throw beyondSafeInteger('context.step', step, 'PSERVER_INVALID_CONTEXT');
+    // A wait begun after shutdown began (or the tenure ended) would never be abandoned.
+    if (this.consistency.config.mode !== 'async') this.refuseIfShuttingDown();
+    try {
+      await this.consistency.beforeRead(context?.trainerId ?? 0, step, ctx.signal);
+    } catch (err) {
+      if (err instanceof PserverError || err instanceof TenureLostError) throw err;
+      const waitedFor =
+        this.consistency.config.mode === 'sync'
+          ? `step ${step - 1} to close`
+          : `every trainer of the roster to reach step ${step - 1 - (this.consistency.config.mode === 'ssp' ? this.consistency.config.staleness : 0)}`;
+      throw Date.now() >= ctx.deadline
+        ? new PserverError(
+            'DEADLINE_EXCEEDED',
+            `GetParams for step ${step}: waited for ${waitedFor} until the deadline (the shard is at ${this.consistency.clock})`,
+          )
+        : new PserverError(
+            'CANCELLED',
+            `GetParams for step ${step}: cancelled while waiting for ${waitedFor}`,
+          );
+    }
   }
 
   /** The tensors and blocks held, as InitParam created them, so a reader can attach. */
@@ -465,7 +530,8 @@ export class ParameterService {
     return { meta: toProtoMeta(await this.options.checkpointer.save('request')) };
   }
 
-  getShardStatus(): GetShardStatusResponse {
+  getShardStatus(request?: GetShardStatusRequest__Output): GetShardStatusResponse {
+    const trainerId = request?.context?.trainerId ?? 0;
     const tensors = [...this.shard.tensors.values()].map((t) => ({
       name: t.name,
       elementType: t.elementType,
@@ -499,6 +565,11 @@ export class ParameterService {
       lastCheckpoint: this.options.checkpointer.lastCommitted
         ? toProtoMeta(this.options.checkpointer.lastCommitted)
         : null,
+      consistency: consistencyMessage(this.consistency.config),
+      version: this.consistency.version,
+      minClock: this.consistency.clock,
+      roster: [...this.consistency.roster],
+      trainerLastStep: trainerId === 0 ? 0 : this.consistency.lastStep(trainerId),
     };
   }
 
@@ -506,7 +577,47 @@ export class ParameterService {
     // A retry that arrived while the first send was being applied is caught by the shard.
     if (result.outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
     const { outcome, skippedNonFinite, lastAppliedStep, sparse } = result;
-    return { shardEpoch: this.tenure.epoch, outcome, skippedNonFinite, lastAppliedStep, sparse };
+    this.consistency.applied();
+    return {
+      shardEpoch: this.tenure.epoch,
+      outcome,
+      skippedNonFinite,
+      lastAppliedStep,
+      sparse,
+      version: this.consistency.version,
+    };
+  }
+
+  /** SYNC: the push joins the open step (the tenure required right before, no await between). */
+  private contribute(
+    trainerId: number,
+    step: number,
+    weight: number,
+    push: StagedPush,
+  ): Contributed {
+    this.tenure.require();
+    return this.consistency.contribute(trainerId, step, weight, push);
+  }
+
+  private contributed({ outcome, skippedNonFinite, lastStep }: Contributed): SendGradsResponse {
+    if (outcome === 'PUSH_OUTCOME_DUPLICATE') this.options.onDuplicatePush?.();
+    return {
+      shardEpoch: this.tenure.epoch,
+      outcome,
+      skippedNonFinite,
+      lastAppliedStep: lastStep,
+      sparse: [],
+      version: this.consistency.version,
+    };
+  }
+
+  /** SYNC takes no row gradients: their mean over trainers is not defined yet. */
+  private refuseSparseInSync(tables: number): void {
+    if (tables > 0 && this.consistency.config.mode === 'sync')
+      throw new PserverError(
+        'PSERVER_MODE_MISMATCH',
+        'sparse: row gradients are not taken in SYNC (train tables in ASYNC or SSP)',
+      );
   }
 
   /**
@@ -570,7 +681,17 @@ export class ParameterService {
     };
   }
 
-  private duplicateOf(trainerId: number, step: number): SendGradsResponse | undefined {
+  /**
+   * The answer to a push settled before its gradients are read: a duplicate (its step is not above
+   * the trainer's mark) or, in SYNC, late (its step closed without it); undefined when it goes on.
+   * In SYNC and SSP the trainer must be in the roster.
+   */
+  private settledBefore(trainerId: number, step: number): SendGradsResponse | undefined {
+    this.consistency.requireMember(trainerId, 'SendGrads');
+    if (this.consistency.config.mode === 'sync') {
+      const settled = this.consistency.classify(trainerId, step);
+      return settled && this.contributed(settled);
+    }
     const last = this.shard.marks.lastStep(trainerId);
     if (step > last) return undefined;
     this.options.onDuplicatePush?.();
@@ -580,6 +701,7 @@ export class ParameterService {
       skippedNonFinite: [],
       lastAppliedStep: last,
       sparse: [],
+      version: this.consistency.version,
     };
   }
 
@@ -670,6 +792,26 @@ function beyondSafeInteger(
     code,
     `${field}: must be at most 2^53 − 1 (larger values are not kept exactly), got ${value}`,
   );
+}
+
+/**
+ * A push's weight: its sample count, 1 when unset. 0 (a step without data) must come without
+ * gradients, and a push without gradients must say 0.
+ */
+function checkSampleCount(sampleCount: number | undefined, gradients: number): number {
+  const weight = sampleCount ?? 1;
+  if (!Number.isSafeInteger(weight)) throw beyondSafeInteger('sampleCount', weight);
+  if (weight === 0 && gradients > 0)
+    throw new PserverError(
+      'PSERVER_INVALID_ARGUMENT',
+      'sampleCount: 0 (a step without data) with gradients: send none, or the count they came from',
+    );
+  if (weight > 0 && gradients === 0)
+    throw new PserverError(
+      'PSERVER_INVALID_ARGUMENT',
+      'grads: empty push (a step without data says sampleCount 0)',
+    );
+  return weight;
 }
 
 function copyToBuffer(bytes: Uint8Array): Buffer {

@@ -23,6 +23,7 @@ export async function restoreShard(
   const tensors: StoredTensor[] = [];
   const tables = new TableRestorer(shard.index, shard.shardCount);
   let marks: StepMarkSnapshot[] = [];
+  let closedSteps = 0;
   let reading: ChainFile | undefined;
   let last = false;
   try {
@@ -50,14 +51,16 @@ export async function restoreShard(
         table: (record) => tables.table(record),
         tableEvictions: (evictions) => tables.tableEvictions(evictions),
         tableRows: (rows) => tables.tableRows(rows),
-        stepMarks: (entries) => {
-          if (last) marks = entries;
+        stepMarks: (entries, closed) => {
+          if (!last) return;
+          marks = entries;
+          closedSteps = closed;
         },
       },
       // Each record is copied into the shard's storage inside the visitor.
       { reuseBuffers: true },
     );
-    shard.load(tensors, tables.tables, marks, meta.updatesApplied);
+    shard.load(tensors, tables.tables, marks, meta.updatesApplied, closedSteps);
     return { bytes: read.bytes, tensors: tensors.length, tables: tables.tables.length };
   } catch (err) {
     for (const tensor of tensors) tensor.release();

@@ -1,7 +1,8 @@
 import type { ShardSnapshot, SnapshotBuffers, StepMarkSnapshot } from '@pserver/checkpoint';
 import { nowUnixNs } from '@pserver/checkpoint';
-import { OptimizerError, type TensorMemory } from '@pserver/optimizer';
+import { OptimizerError, type GradientBuffer, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
+import type { TensorSum } from './consistency/open-step';
 import type { StagedPush } from './staged-push';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
@@ -9,7 +10,11 @@ import { snapshotTable } from './table-checkpoint';
 import { tableError, type ShardTable } from './table-spec';
 
 export interface PushResult {
-  outcome: 'PUSH_OUTCOME_APPLIED' | 'PUSH_OUTCOME_DUPLICATE';
+  outcome:
+    | 'PUSH_OUTCOME_APPLIED'
+    | 'PUSH_OUTCOME_DUPLICATE'
+    | 'PUSH_OUTCOME_ACCUMULATED'
+    | 'PUSH_OUTCOME_DROPPED_LATE';
   skippedNonFinite: string[];
   lastAppliedStep: number;
   sparse: SparseOutcome[];
@@ -48,6 +53,11 @@ export class Shard {
    * replication (a replica's shard counts the primary's pushes in the primary's order).
    */
   appliedSeq = 0;
+  /**
+   * SYNC: the steps closed (applied) so far; the open step is the next. Kept in checkpoints with
+   * the marks of the trainers that contributed to them.
+   */
+  closedSteps = 0;
   private initializedFlag = false;
   private readonly initWaiters = new Set<{ resolve: () => void; reject: (err: unknown) => void }>();
 
@@ -105,6 +115,7 @@ export class Shard {
       tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
       tables,
       marks: this.marks.entries(),
+      closedSteps: this.closedSteps,
     };
   }
 
@@ -114,6 +125,7 @@ export class Shard {
     tables: ShardTable[],
     marks: StepMarkSnapshot[],
     updatesApplied: number,
+    closedSteps = 0,
   ): void {
     for (const tensor of this.tensors.values()) tensor.release();
     this.tensors.clear();
@@ -122,6 +134,7 @@ export class Shard {
     for (const table of tables) this.putTable(table);
     for (const mark of marks) this.marks.set(mark.trainerId, mark.step, mark.updatedUnixMs);
     this.updatesApplied = updatesApplied;
+    this.closedSteps = closedSteps;
     this.markInitialized();
   }
 
@@ -184,19 +197,7 @@ export class Shard {
         evictions: [],
       };
     const gradients = push.complete();
-    const verdicts = gradients.map(({ tensor, buffer }) => {
-      try {
-        return tensor.check(buffer);
-      } catch (err) {
-        if (err instanceof OptimizerError && err.code === 'OPTIMIZER_NON_FINITE_GRADIENT') {
-          throw new PserverError(
-            'PSERVER_NON_FINITE_GRADIENT',
-            `gradient ${tensor.name}: holds NaN or Infinity (policy NON_FINITE_POLICY_REJECT); nothing of the push was applied`,
-          );
-        }
-        throw err;
-      }
-    });
+    const verdicts = checkGradients(gradients);
     // Every table checks its part and reserves its new rows before anything changes.
     const prepared = push.completeSparse().map(({ table, ids, grads, counts }) => {
       try {
@@ -235,4 +236,54 @@ export class Shard {
       evictions,
     };
   }
+
+  /**
+   * SYNC: applies a closed step's means (each tensor's weighted mean, checked again: a sum of
+   * finite gradients can overflow) and moves the contributors' marks to `step`. Returns the
+   * tensors skipped for non-finite means.
+   */
+  applyStep(step: number, means: readonly TensorSum[], contributors: readonly number[]): string[] {
+    const skipped: string[] = [];
+    for (const { tensor, buffer } of means) {
+      let verdict: 'apply' | 'skip';
+      try {
+        verdict = tensor.check(buffer);
+      } catch {
+        verdict = 'skip';
+      }
+      if (verdict === 'skip') skipped.push(tensor.name);
+      else {
+        tensor.apply(buffer);
+        this.updatesApplied++;
+      }
+      buffer.release();
+    }
+    const now = Date.now();
+    for (const trainerId of contributors) this.marks.set(trainerId, step, now);
+    this.closedSteps = step;
+    this.appliedSeq++;
+    return skipped;
+  }
+}
+
+/**
+ * Each gradient's verdict ('apply' or 'skip' for a NaN or ±Infinity under the skip policy);
+ * under the reject policy a non-finite gradient throws PSERVER_NON_FINITE_GRADIENT.
+ */
+export function checkGradients(
+  gradients: readonly { tensor: StoredTensor; buffer: GradientBuffer }[],
+): ('apply' | 'skip')[] {
+  return gradients.map(({ tensor, buffer }) => {
+    try {
+      return tensor.check(buffer);
+    } catch (err) {
+      if (err instanceof OptimizerError && err.code === 'OPTIMIZER_NON_FINITE_GRADIENT') {
+        throw new PserverError(
+          'PSERVER_NON_FINITE_GRADIENT',
+          `gradient ${tensor.name}: holds NaN or Infinity (policy NON_FINITE_POLICY_REJECT); nothing of the push was applied`,
+        );
+      }
+      throw err;
+    }
+  });
 }

@@ -294,6 +294,19 @@ export class StagedPush {
     return gradients;
   }
 
+  /**
+   * The complete gradients, as `complete` gives them, handed over: the caller owns (and releases)
+   * their buffers from now on, and `discard` no longer frees them.
+   */
+  detach(): { tensor: StoredTensor; buffer: GradientBuffer }[] {
+    const gradients = this.complete();
+    for (const { tensor } of gradients) {
+      this.slots.delete(tensor.name);
+      this.gradients.delete(tensor.name);
+    }
+    return gradients;
+  }
+
   discard(): void {
     for (const { buffer } of this.slots.values()) buffer.release();
     this.gradients.clear();

@@ -50,6 +50,10 @@ export function parameterServerHandlers(
       logger,
     ),
     SaveCheckpoint: unaryHandler('SaveCheckpoint', () => service().saveCheckpoint(), logger),
-    GetShardStatus: unaryHandler('GetShardStatus', () => service().getShardStatus(), logger),
+    GetShardStatus: unaryHandler(
+      'GetShardStatus',
+      (request) => service().getShardStatus(request),
+      logger,
+    ),
   };
 }

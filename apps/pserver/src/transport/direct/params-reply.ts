@@ -7,7 +7,7 @@ const elementTypeNumbers = enumType('ElementType').values;
  * A GetParamsResponse as the parts of its encoding: the small fields in one buffer, each
  * tensor's content as it is (no copy into a message buffer). Field by field what protobufjs
  * writes: shard_epoch (1), then per tensor (2) its name (1), element type (2), packed shape (3)
- * and content (4).
+ * and content (4), then version (3) and min_clock (4).
  */
 export function encodeParams(reply: GetParamsResponse): Uint8Array[] {
   const w = new ProtoWriter(64);
@@ -39,6 +39,8 @@ export function encodeParams(reply: GetParamsResponse): Uint8Array[] {
     w.tag(4, 2).varint(content.byteLength);
     contents.push({ at: w.length, content });
   }
+  w.tag(3, 0).varint(Number(reply.version ?? 0));
+  w.tag(4, 0).varint(Number(reply.minClock ?? 0));
   const head = w.finish();
   const parts: Uint8Array[] = [];
   let from = 0;

@@ -6,7 +6,7 @@ const outcomes = enumType('PushOutcome').values;
 /**
  * A SendGradsResponse's encoding, field by field as protobufjs writes it: shard_epoch (1),
  * outcome (2), skipped_non_finite (3), last_applied_step (4), sparse (5: table 1, rows_updated 2,
- * rows_created 3, rows_rejected 4).
+ * rows_created 3, rows_rejected 4), version (6).
  */
 export function encodePushReply(reply: SendGradsResponse): Buffer {
   const w = new ProtoWriter(32);
@@ -22,5 +22,6 @@ export function encodePushReply(reply: SendGradsResponse): Buffer {
       t.tag(4, 0).varint(Number(table.rowsRejected ?? 0));
     });
   }
+  w.tag(6, 0).varint(Number(reply.version ?? 0));
   return w.finish();
 }

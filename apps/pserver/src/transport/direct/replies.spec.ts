@@ -20,6 +20,8 @@ describe('the data path’s reply encoders', () => {
         'PUSH_OUTCOME_UNSPECIFIED',
         'PUSH_OUTCOME_APPLIED',
         'PUSH_OUTCOME_DUPLICATE',
+        'PUSH_OUTCOME_ACCUMULATED',
+        'PUSH_OUTCOME_DROPPED_LATE',
       ) as fc.Arbitrary<'PUSH_OUTCOME_APPLIED'>,
       skippedNonFinite: fc.array(name, { maxLength: 3 }),
       lastAppliedStep: uint,
@@ -27,6 +29,7 @@ describe('the data path’s reply encoders', () => {
         fc.record({ table: name, rowsUpdated: uint, rowsCreated: uint, rowsRejected: uint }),
         { maxLength: 3 },
       ),
+      version: uint,
     });
     fc.assert(
       fc.property(reply, (r) => {
@@ -48,14 +51,20 @@ describe('the data path’s reply encoders', () => {
       content: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
     });
     fc.assert(
-      fc.property(uint, fc.array(tensor, { maxLength: 4 }), (shardEpoch, params) => {
-        const parts = encodeParams({ shardEpoch, params });
-        // Every content leaves as its own part, never copied.
-        for (const p of params) if (p.content.length > 0) expect(parts).toContain(p.content);
-        expect(decoded('GetParamsResponse', Buffer.concat(parts))).toEqual(
-          bytesAsHex({ shardEpoch, params }),
-        );
-      }),
+      fc.property(
+        uint,
+        fc.array(tensor, { maxLength: 4 }),
+        uint,
+        uint,
+        (shardEpoch, params, version, minClock) => {
+          const parts = encodeParams({ shardEpoch, params, version, minClock });
+          // Every content leaves as its own part, never copied.
+          for (const p of params) if (p.content.length > 0) expect(parts).toContain(p.content);
+          expect(decoded('GetParamsResponse', Buffer.concat(parts))).toEqual(
+            bytesAsHex({ shardEpoch, params, version, minClock }),
+          );
+        },
+      ),
       { numRuns: 300, seed: 424242 },
     );
   });

@@ -1,0 +1,425 @@
+import type { CheckpointMeta, MetaStore } from '@pserver/checkpoint';
+import { SnapshotBuffers } from '@pserver/checkpoint';
+import { StandaloneTenure } from '@pserver/coordination';
+import { silentLogger } from '@pserver/logging';
+import type {
+  OptimizerConfig__Output,
+  SendGradsChunk__Output,
+  SendGradsRequest__Output,
+} from '@pserver/proto';
+import type { CallContext } from '@pserver/rpc';
+import { AdmissionControl } from '../admission';
+import { ParameterService } from '../parameter-service';
+import { PserverError } from '../errors';
+import { Shard } from '../shard';
+import { parseConsistency, type ConsistencyConfig } from './consistency';
+
+const epoch = 3;
+const unusedStore: MetaStore = {
+  checkpoints: [],
+  everCommitted: false,
+  commit: () => Promise.reject(new Error('not used')),
+  forget: () => Promise.resolve(),
+};
+
+function call(overrides: Partial<CallContext> = {}): CallContext {
+  return {
+    signal: new AbortController().signal,
+    deadline: Infinity,
+    peer: 'test',
+    logger: silentLogger,
+    ...overrides,
+  };
+}
+
+const sgd = (rate: number): OptimizerConfig__Output =>
+  ({
+    learningRate: { base: rate },
+    nonFinite: 'NON_FINITE_POLICY_REJECT',
+  }) as OptimizerConfig__Output;
+
+const f32 = (values: readonly number[]): Buffer => Buffer.from(new Float32Array(values).buffer);
+const values = (given: unknown): number[] => {
+  const bytes = given as Uint8Array;
+  return [
+    ...new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+  ];
+};
+
+/** A shard holding `w` (float32, 4 elements) under `consistency`, initialized. */
+async function shardUnder(
+  consistency: ConsistencyConfig,
+  optimizer: OptimizerConfig__Output = sgd(1),
+  initial: readonly number[] = [0, 0, 0, 0],
+) {
+  const shard = new Shard(0, 1, undefined);
+  const tenure = new StandaloneTenure({ index: 0, shardCount: 1, epoch }, unusedStore);
+  const service = new ParameterService({
+    shard,
+    tenure,
+    admission: new AdmissionControl(1 << 30),
+    checkpointer: {
+      lastCommitted: undefined,
+      save: () => Promise.resolve({} as CheckpointMeta),
+    },
+    consistency,
+  });
+  await service.initParam(
+    {
+      context: { trainerId: 0, pass: 0, step: 0, shardEpoch: epoch },
+      param: { name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', shape: [], content: f32(initial) },
+      optimizer,
+    },
+    call(),
+  );
+  shard.markInitialized();
+  const push = (
+    trainerId: number,
+    step: number,
+    grads: readonly number[] | undefined,
+    sampleCount?: number,
+  ) =>
+    service.sendGrads(
+      {
+        context: { trainerId, pass: 0, step, shardEpoch: epoch },
+        grads: grads
+          ? [{ name: 'w', elementType: 'ELEMENT_TYPE_FLOAT32', shape: [], content: f32(grads) }]
+          : [],
+        sparse: [],
+        ...(sampleCount !== undefined && { sampleCount }),
+      } as SendGradsRequest__Output,
+      call(),
+    );
+  const read = (trainerId: number, step: number, ctx: CallContext = call()) =>
+    service.getParams(
+      { context: { trainerId, pass: 0, step, shardEpoch: epoch }, names: ['w'] },
+      ctx,
+    );
+  const w = async () => values((await read(0, 0)).params?.[0]?.content);
+  return { shard, service, push, read, w };
+}
+
+/** Whether `promise` settled within a few turns of the event loop. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('parseConsistency', () => {
+  it('reads async, sync and ssp:<s> with the standalone roster 1..N', () => {
+    expect(parseConsistency('async', 0)).toEqual({ mode: 'async' });
+    expect(parseConsistency('sync', 3)).toEqual({
+      mode: 'sync',
+      roster: [1, 2, 3],
+      replicasToAggregate: 0,
+    });
+    expect(parseConsistency('ssp:4', 2)).toEqual({ mode: 'ssp', roster: [1, 2], staleness: 4 });
+  });
+
+  it('refuses what it cannot read, naming the flag and the value', () => {
+    expect(() => parseConsistency('bsp', 2)).toThrow(
+      "--consistency: expected async, sync or ssp:<staleness>, got 'bsp'",
+    );
+    expect(() => parseConsistency('sync', 0)).toThrow('needs --sync-trainers');
+    expect(() => parseConsistency('sync', 2, 3)).toThrow(
+      '--replicas-to-aggregate 3 is above --sync-trainers 2',
+    );
+  });
+});
+
+describe('SYNC', () => {
+  const sync = (trainers: number, k = 0) => parseConsistency('sync', trainers, k);
+
+  it('accumulates a step and applies the mean of its contributions once all arrived', async () => {
+    const { push, w, service } = await shardUnder(sync(3));
+    expect(await push(2, 1, [3, 0, 0, 0])).toMatchObject({
+      outcome: 'PUSH_OUTCOME_ACCUMULATED',
+      lastAppliedStep: 1,
+      version: 0,
+    });
+    expect(await push(1, 1, [0, 6, 0, 0])).toMatchObject({ version: 0 });
+    expect(await w()).toEqual([0, 0, 0, 0]);
+    expect(await push(3, 1, [0, 0, 9, 3])).toMatchObject({
+      outcome: 'PUSH_OUTCOME_ACCUMULATED',
+      version: 1,
+    });
+    expect(await w()).toEqual([-1, -2, -3, -1]);
+    expect(service.getShardStatus()).toMatchObject({
+      consistency: { mode: 'CONSISTENCY_MODE_SYNC' },
+      version: 1,
+      minClock: 1,
+      roster: [1, 2, 3],
+    });
+  });
+
+  it('sums in ascending trainer order whatever order the contributions arrive in', async () => {
+    // Float32 sums of these differ by order: a + b + c ≠ c + a + b in the last bits.
+    const grads = [
+      [1e8, 0.1, 3.3, -7.7],
+      [1, 1e-3, -1e7, 2.5],
+      [-1e8, 0.7, 1e7, 1e-6],
+    ];
+    const results: number[][] = [];
+    for (const order of [
+      [0, 1, 2],
+      [2, 0, 1],
+      [1, 2, 0],
+    ]) {
+      const { push, w } = await shardUnder(sync(3));
+      for (const i of order) await push(i + 1, 1, grads[i]!);
+      results.push(await w());
+    }
+    // The reference: ((g1 + g2) + g3) / 3 in float32, then w = 0 − 1·mean.
+    const r = Math.fround;
+    const expected = [0, 1, 2, 3].map((j) => {
+      const sum = r(r(r(grads[0]![j]!) + r(grads[1]![j]!)) + r(grads[2]![j]!));
+      return r(0 - r(r(sum / 3)));
+    });
+    for (const result of results) expect(result).toEqual(expected);
+  });
+
+  it('weighs contributions by sample count; a zero-sample push only lets the step close', async () => {
+    const { push, w } = await shardUnder(sync(3));
+    await push(1, 1, [4, 4, 4, 4], 1);
+    await push(2, 1, [8, 8, 8, 8], 3);
+    expect(await push(3, 1, undefined, 0)).toMatchObject({ version: 1 });
+    expect(await w()).toEqual([-7, -7, -7, -7]); // (4 + 3·8) / 4
+  });
+
+  it('applies nothing for a step where nobody had data: the optimizer does not advance', async () => {
+    const { push, shard } = await shardUnder(sync(2));
+    await push(1, 1, undefined, 0);
+    expect(await push(2, 1, undefined, 0)).toMatchObject({ version: 1 });
+    expect(shard.tensors.get('w')!.updates).toBe(0);
+  });
+
+  it('answers a retried contribution as a duplicate, before and after the close', async () => {
+    const { push, w } = await shardUnder(sync(2));
+    await push(1, 1, [2, 2, 2, 2]);
+    expect(await push(1, 1, [100, 100, 100, 100])).toMatchObject({
+      outcome: 'PUSH_OUTCOME_DUPLICATE',
+      lastAppliedStep: 1,
+    });
+    await push(2, 1, [4, 4, 4, 4]);
+    expect(await push(2, 1, [4, 4, 4, 4])).toMatchObject({ outcome: 'PUSH_OUTCOME_DUPLICATE' });
+    expect(await w()).toEqual([-3, -3, -3, -3]);
+  });
+
+  it('refuses a push for a step after the open one, and one from outside the roster', async () => {
+    const { push, w, service } = await shardUnder(sync(2));
+    await expect(push(1, 2, [1, 1, 1, 1])).rejects.toMatchObject({
+      code: 'PSERVER_STEP_NOT_OPEN',
+      message: expect.stringContaining('context.step: 2, the open step is 1'),
+    });
+    await expect(push(7, 1, [1, 1, 1, 1])).rejects.toMatchObject({
+      code: 'PSERVER_NOT_IN_ROSTER',
+      message: expect.stringContaining('trainer 7 is not in the roster'),
+    });
+    expect(service.consistency.lastStep(1)).toBe(0);
+    expect(await w()).toEqual([0, 0, 0, 0]);
+  });
+
+  it('with backups (K of N) closes at K and answers later pushes for that step dropped late', async () => {
+    const { push, w } = await shardUnder(sync(3, 2));
+    await push(3, 1, [2, 2, 2, 2]);
+    expect(await push(1, 1, [4, 4, 4, 4])).toMatchObject({ version: 1 });
+    expect(await push(2, 1, [100, 100, 100, 100])).toMatchObject({
+      outcome: 'PUSH_OUTCOME_DROPPED_LATE',
+      lastAppliedStep: 0,
+      version: 1,
+    });
+    expect(await w()).toEqual([-3, -3, -3, -3]);
+    // The late trainer goes on with the open step.
+    expect(await push(2, 2, [1, 1, 1, 1])).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED' });
+  });
+
+  it('refuses a push with a non-finite gradient (reject policy) without counting it', async () => {
+    const { push, service } = await shardUnder(sync(2));
+    await expect(push(1, 1, [1, NaN, 1, 1])).rejects.toMatchObject({
+      code: 'PSERVER_NON_FINITE_GRADIENT',
+    });
+    expect(service.consistency.lastStep(1)).toBe(0);
+    expect(await push(1, 1, [1, 1, 1, 1])).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED' });
+  });
+
+  it('refuses row gradients', async () => {
+    const { service } = await shardUnder(sync(2));
+    await expect(
+      service.sendGrads(
+        {
+          context: { trainerId: 1, pass: 0, step: 1, shardEpoch: epoch },
+          grads: [],
+          sparse: [
+            { table: 't', ids: Buffer.alloc(8), grads: Buffer.alloc(4), counts: Buffer.alloc(0) },
+          ],
+        },
+        call(),
+      ),
+    ).rejects.toMatchObject({ code: 'PSERVER_MODE_MISMATCH' });
+  });
+
+  it('takes a streamed contribution as a unary one', async () => {
+    const { service, push, w } = await shardUnder(sync(2));
+    async function* chunks(): AsyncGenerator<SendGradsChunk__Output> {
+      yield {
+        context: { trainerId: 2, pass: 0, step: 1, shardEpoch: epoch },
+        grads: [
+          {
+            name: 'w',
+            elementType: 'ELEMENT_TYPE_FLOAT32',
+            offset: 0,
+            content: f32([2, 2]),
+            shape: [],
+          },
+        ],
+        sparse: [],
+        sampleCount: 1,
+      };
+      yield {
+        context: null,
+        grads: [
+          {
+            name: 'w',
+            elementType: 'ELEMENT_TYPE_FLOAT32',
+            offset: 8,
+            content: f32([2, 2]),
+            shape: [],
+          },
+        ],
+        sparse: [],
+      };
+    }
+    expect(await service.sendGradsStream(chunks(), call())).toMatchObject({
+      outcome: 'PUSH_OUTCOME_ACCUMULATED',
+    });
+    await push(1, 1, [4, 4, 4, 4]);
+    expect(await w()).toEqual([-3, -3, -3, -3]);
+  });
+
+  it('parks a read for step k until step k − 1 closed', async () => {
+    const { push, read, service } = await shardUnder(sync(2));
+    expect((await read(1, 1)).version).toBe(0);
+    const parked = read(2, 2);
+    expect(await settled(parked)).toBe(false);
+    await push(1, 1, [2, 2, 2, 2]);
+    expect(await settled(parked)).toBe(false);
+    await push(2, 1, [2, 2, 2, 2]);
+    const reply = await parked;
+    expect(reply).toMatchObject({ version: 1, minClock: 1 });
+    expect(values(reply.params?.[0]?.content)).toEqual([-2, -2, -2, -2]);
+    expect(service.consistency.reads.size).toBe(0);
+  });
+
+  it('ends a parked read at its deadline or its cancellation, leaving nothing parked', async () => {
+    const { read, service } = await shardUnder(sync(2));
+    const controller = new AbortController();
+    const cancelled = read(1, 3, call({ signal: controller.signal }));
+    const timedOut = read(
+      2,
+      3,
+      call({ signal: AbortSignal.timeout(300), deadline: Date.now() + 300 }),
+    );
+    await settled(cancelled);
+    expect(service.consistency.reads.size).toBe(2);
+    controller.abort(new Error('gone'));
+    await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
+    await expect(timedOut).rejects.toMatchObject({
+      code: 'DEADLINE_EXCEEDED',
+      message: expect.stringContaining('waited for step 2 to close'),
+    });
+    expect(service.consistency.reads.size).toBe(0);
+  });
+
+  it('answers parked reads SHUTTING_DOWN when the pserver stops', async () => {
+    const { read, service } = await shardUnder(sync(2));
+    const parked = read(1, 5);
+    expect(await settled(parked)).toBe(false);
+    service.beginShutdown();
+    await expect(parked).rejects.toBeInstanceOf(PserverError);
+    await expect(parked).rejects.toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
+    await expect(read(2, 5)).rejects.toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
+    expect(service.consistency.reads.size).toBe(0);
+  });
+
+  it('checkpoints closed steps only: the open step’s contributions are never in a snapshot', async () => {
+    const { push, shard } = await shardUnder(sync(2));
+    await push(1, 1, [2, 2, 2, 2]);
+    await push(2, 1, [2, 2, 2, 2]);
+    await push(1, 2, [2, 2, 2, 2]);
+    const buffers = new SnapshotBuffers();
+    const copy = shard.snapshot({ shardEpoch: epoch, seq: 1, uuid: 'u' }, buffers);
+    expect(copy.closedSteps).toBe(1);
+    expect(copy.marks.map((m) => [m.trainerId, m.step])).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
+    buffers.release();
+  });
+});
+
+describe('BOUNDED_STALENESS', () => {
+  it('applies pushes on arrival and parks a read only beyond the staleness bound', async () => {
+    const { push, read, w, service } = await shardUnder(parseConsistency('ssp:1', 2));
+    expect(await push(1, 1, [1, 1, 1, 1])).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
+    expect(await w()).toEqual([-1, -1, -1, -1]);
+    // Trainer 1 reads step 2: needs every member at step 0. Goes.
+    expect((await read(1, 2)).minClock).toBe(0);
+    await push(1, 2, [1, 1, 1, 1]);
+    // Step 3 needs the slowest at step 1: trainer 2 is at 0.
+    const parked = read(1, 3);
+    expect(await settled(parked)).toBe(false);
+    await push(2, 1, [1, 1, 1, 1]);
+    expect((await parked).minClock).toBe(1);
+    expect(service.getShardStatus()).toMatchObject({
+      consistency: { mode: 'CONSISTENCY_MODE_BOUNDED_STALENESS', staleness: 1 },
+      minClock: 1,
+      version: 3,
+    });
+  });
+
+  it('re-seeds a trainer’s clock from the step it reads: it finished the one before', async () => {
+    const { read, service } = await shardUnder(parseConsistency('ssp:0', 2));
+    const parked = read(1, 5);
+    expect(await settled(parked)).toBe(false);
+    // Trainer 2 reads step 5: it pushed step 4 everywhere, though not here (a restored shard).
+    await read(2, 5).catch(() => undefined);
+    expect(service.consistency.lastStep(2)).toBe(4);
+    expect(await settled(parked)).toBe(true);
+    expect(service.consistency.lastStep(1)).toBe(4);
+  });
+
+  it('counts a zero-sample push as the trainer’s step without changing a value', async () => {
+    const { push, w, service } = await shardUnder(parseConsistency('ssp:0', 1));
+    expect(await push(1, 1, undefined, 0)).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
+    expect(service.consistency.clock).toBe(1);
+    expect(await w()).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe('ASYNC', () => {
+  it('refuses a zero-sample push with gradients and an empty push without a zero count', async () => {
+    const { push } = await shardUnder({ mode: 'async' });
+    await expect(push(1, 1, [1, 1, 1, 1], 0)).rejects.toMatchObject({
+      code: 'PSERVER_INVALID_ARGUMENT',
+      message: expect.stringContaining('sampleCount: 0'),
+    });
+    await expect(push(1, 1, undefined)).rejects.toMatchObject({
+      code: 'PSERVER_INVALID_ARGUMENT',
+      message: expect.stringContaining('grads: empty push'),
+    });
+    expect(await push(1, 1, undefined, 0)).toMatchObject({
+      outcome: 'PUSH_OUTCOME_APPLIED',
+      lastAppliedStep: 1,
+    });
+  });
+
+  it('never parks a read', async () => {
+    const { read } = await shardUnder({ mode: 'async' });
+    expect(await read(1, 99)).toMatchObject({ minClock: 0 });
+  });
+});

@@ -1,0 +1,172 @@
+import { PserverError } from '../errors';
+import { checkGradients, type Shard } from '../shard';
+import type { StagedPush } from '../staged-push';
+import type { ConsistencyConfig } from './consistency';
+import { OpenStep } from './open-step';
+import { ParkedReads } from './parked-reads';
+
+/** What a SYNC push came to. */
+export interface Contributed {
+  outcome: 'PUSH_OUTCOME_ACCUMULATED' | 'PUSH_OUTCOME_DUPLICATE' | 'PUSH_OUTCOME_DROPPED_LATE';
+  /** Gradients left out for NaN or ±Infinity (skip policy), and means that overflowed. */
+  skippedNonFinite: string[];
+  /** The trainer's last step counted on the shard after this push. */
+  lastStep: number;
+}
+
+/**
+ * The job's consistency mode acting on one shard: who counts (the roster), what a SYNC push does
+ * (it joins the open step, which closes and is applied once its roster contributed), and when a
+ * read may go (parked until the clock it needs). Everything here runs synchronously between
+ * awaits, so a read copied right after `beforeRead` resolves sees whole steps.
+ *
+ * The shard's clock: in SYNC the steps closed; in SSP the smallest step of the roster's marks (a
+ * mark is the member's last step applied here). ASYNC has none and never parks.
+ */
+export class ShardConsistency {
+  readonly reads = new ParkedReads();
+  private open: OpenStep | undefined;
+  private readonly members: ReadonlySet<number>;
+
+  constructor(
+    readonly config: ConsistencyConfig,
+    private readonly shard: Shard,
+  ) {
+    this.members = new Set(config.mode === 'async' ? [] : config.roster);
+  }
+
+  /** In SYNC the steps closed; otherwise the pushes applied since the shard's state began. */
+  get version(): number {
+    return this.config.mode === 'sync' ? this.shard.closedSteps : this.shard.appliedSeq;
+  }
+
+  /** Every roster member's steps up to this one are in the shard's values (0 in ASYNC). */
+  get clock(): number {
+    switch (this.config.mode) {
+      case 'async':
+        return 0;
+      case 'sync':
+        return this.shard.closedSteps;
+      case 'ssp': {
+        let min = Infinity;
+        for (const member of this.config.roster)
+          min = Math.min(min, this.shard.marks.lastStep(member));
+        return min === Infinity ? 0 : min;
+      }
+    }
+  }
+
+  get roster(): readonly number[] {
+    return this.config.mode === 'async' ? [] : this.config.roster;
+  }
+
+  /** The trainer's last step counted here: applied, or (SYNC) contributed to the open step. */
+  lastStep(trainerId: number): number {
+    const mark = this.shard.marks.lastStep(trainerId);
+    return this.open?.has(trainerId) ? Math.max(mark, this.open.step) : mark;
+  }
+
+  /** SYNC and SSP count only the roster's trainers: others are refused PSERVER_NOT_IN_ROSTER. */
+  requireMember(trainerId: number, what: string): void {
+    if (this.config.mode === 'async' || this.members.has(trainerId)) return;
+    throw new PserverError(
+      'PSERVER_NOT_IN_ROSTER',
+      `${what}: trainer ${trainerId} is not in the roster of this ${this.config.mode.toUpperCase()} job (${describeRoster(this.config.roster)})`,
+    );
+  }
+
+  /**
+   * Waits until a read for `step` by `trainerId` may go: in SYNC once step − 1 is closed, in SSP
+   * once every roster member reached step − 1 − staleness. A read outside a step (step 0: tools,
+   * evaluators) never waits. In SSP the read also says the trainer finished step − 1 (it pushed
+   * it everywhere before starting step), which re-seeds its clock on a shard that restarted from
+   * an older checkpoint or that its pushes skip: without it the slowest clock would never move.
+   */
+  async beforeRead(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
+    const config = this.config;
+    if (config.mode === 'async' || step === 0) return;
+    this.requireMember(trainerId, 'GetParams');
+    if (config.mode === 'ssp' && this.shard.marks.lastStep(trainerId) < step - 1) {
+      this.shard.marks.set(trainerId, step - 1);
+      this.reads.advanced(this.clock);
+    }
+    const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
+    await this.reads.wait(needed, () => this.clock, signal);
+  }
+
+  /**
+   * SYNC: what a push of `trainerId` for `step` comes to before anything is staged — a duplicate
+   * (counted already), late (the step closed without it), or refused PSERVER_STEP_NOT_OPEN (a
+   * step after the open one) — or undefined when it joins the open step.
+   */
+  classify(trainerId: number, step: number): Contributed | undefined {
+    const last = this.lastStep(trainerId);
+    if (step <= last)
+      return { outcome: 'PUSH_OUTCOME_DUPLICATE', skippedNonFinite: [], lastStep: last };
+    const open = this.shard.closedSteps + 1;
+    if (step < open)
+      return { outcome: 'PUSH_OUTCOME_DROPPED_LATE', skippedNonFinite: [], lastStep: last };
+    if (step > open)
+      throw new PserverError(
+        'PSERVER_STEP_NOT_OPEN',
+        `context.step: ${step}, the open step is ${open} (read step ${step}'s parameters first: the read waits for step ${step - 1} to close)`,
+      );
+    return undefined;
+  }
+
+  /**
+   * SYNC: adds a checked push to the open step (`classify` again first: a streamed push may have
+   * become a duplicate or late while it arrived), and closes the step when the close rule holds.
+   * The push's gradient buffers become the step's; a non-finite gradient is refused or left out
+   * per its tensor's policy, as when applied.
+   */
+  contribute(trainerId: number, step: number, weight: number, push: StagedPush): Contributed {
+    const settled = this.classify(trainerId, step);
+    if (settled) return settled;
+    if (this.config.mode !== 'sync') throw new Error('contribute outside SYNC');
+    const gradients = push.complete();
+    const verdicts = checkGradients(gradients);
+    const skippedNonFinite = gradients
+      .filter((_, i) => verdicts[i] === 'skip')
+      .map(({ tensor }) => tensor.name);
+    // Checked before they are taken: a refused push's buffers are still the push's to free.
+    const taken = push.detach().filter(({ buffer }, i) => {
+      if (verdicts[i] === 'apply') return true;
+      buffer.release();
+      return false;
+    });
+    const open = (this.open ??= new OpenStep(
+      step,
+      this.config.roster,
+      this.config.replicasToAggregate || this.config.roster.length,
+    ));
+    open.add({ trainerId, weight, gradients: taken });
+    if (open.closable) skippedNonFinite.push(...this.close(open));
+    return { outcome: 'PUSH_OUTCOME_ACCUMULATED', skippedNonFinite, lastStep: step };
+  }
+
+  /** After a push was applied (ASYNC, SSP): reads waiting for the clock may go. */
+  applied(): void {
+    if (this.config.mode === 'ssp') this.reads.advanced(this.clock);
+  }
+
+  /** The shard stops serving: parked reads fail with `err`, the open step is dropped. */
+  abandon(err: unknown): void {
+    this.reads.abandon(err);
+    this.open?.discard();
+    this.open = undefined;
+  }
+
+  private close(open: OpenStep): string[] {
+    this.open = undefined;
+    const skipped = this.shard.applyStep(open.step, open.close(), open.contributors);
+    this.reads.advanced(this.shard.closedSteps);
+    return skipped;
+  }
+}
+
+function describeRoster(roster: readonly number[]): string {
+  return roster.length <= 8
+    ? `trainers ${roster.join(', ')}`
+    : `${roster.length} trainers, ${roster[0]}..${roster.at(-1)}`;
+}
