@@ -210,4 +210,8 @@ var (
 	// ErrClientShapeMismatch is CLIENT_SHAPE_MISMATCH.
 	// A tensor given to a call with a shape or element type other than the model's.
 	ErrClientShapeMismatch error = sentinel(pb.ErrorCode_CLIENT_SHAPE_MISMATCH)
+	// ErrClientInvalidOptions is CLIENT_INVALID_OPTIONS.
+	// Connect options that cannot work: a trainer id that is not a whole number ≥ 1, pservers that
+	// run different consistency modes.
+	ErrClientInvalidOptions error = sentinel(pb.ErrorCode_CLIENT_INVALID_OPTIONS)
 )

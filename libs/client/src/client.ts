@@ -4,6 +4,7 @@ import { silentLogger, type Logger } from '@pserver/logging';
 import {
   defaultBlockSize,
   placeTensor,
+  type GetShardStatusResponse__Output,
   type OptimizerConfig,
   type SetDatasetRequest,
   type SetDatasetResponse__Output,
@@ -31,7 +32,13 @@ import {
   type TensorArrayType,
   type TensorSpec,
 } from './tensors';
-import { changedShards, complete, viewFromProto, type View } from './view';
+import {
+  changedShards,
+  complete,
+  viewFromProto,
+  type ConsistencyModeName,
+  type View,
+} from './view';
 
 export interface ConnectOptions extends ClientSecurity {
   /** Master replicas; the client follows the leader. */
@@ -42,6 +49,12 @@ export interface ConnectOptions extends ClientSecurity {
   name?: string;
   /** Standalone: whether this trainer initializes the parameters (default true). */
   initializer?: boolean;
+  /**
+   * Standalone: this trainer's id. A SYNC or SSP job counts trainers 1..N (the pservers'
+   * `--sync-trainers`), so each trainer of such a job gives its own, and keeps it across
+   * restarts; default (ASYNC) a random id.
+   */
+  trainerId?: number;
   /** Standalone: the block size in elements (the master publishes it otherwise). */
   blockSize?: number;
   /** Clip the L2 norm of all of a step's float gradients together, before they are split. */
@@ -92,6 +105,8 @@ export class PserverClient implements StepHost {
   private readonly closing = new AbortController();
   private currentView: View;
   private nextStep = 0;
+  /** The next step's number is at least this (where the shards say this trainer should go on). */
+  private stepFloor = 1;
   private passNumber = 0;
   private session: SessionKeeper | undefined;
   private watching: Promise<void> | undefined;
@@ -163,16 +178,17 @@ export class PserverClient implements StepHost {
       })),
       revision: 0,
       initialized: false,
+      consistency: 'async',
     };
-    // Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
-    const client = new PserverClient(
-      options,
-      calls,
-      undefined,
-      randomInt(1, 2 ** 48),
-      view,
-      logger,
-    );
+    // Standalone trainers have no registry: the id given, or a random one, unlikely to meet
+    // another trainer's.
+    const trainerId = options.trainerId ?? randomInt(1, 2 ** 48);
+    if (!Number.isSafeInteger(trainerId) || trainerId < 1)
+      throw new ClientError(
+        'CLIENT_INVALID_OPTIONS',
+        `trainerId: must be a whole number ≥ 1, got ${String(options.trainerId)}`,
+      );
+    const client = new PserverClient(options, calls, undefined, trainerId, view, logger);
     await client.refreshView();
     return client;
   }
@@ -224,7 +240,7 @@ export class PserverClient implements StepHost {
    * it does not know).
    */
   async listParams(): Promise<Record<string, ListedParam>> {
-    return Object.fromEntries(await this.step((ctx) => ctx.listParams()));
+    return Object.fromEntries(await this.read((ctx) => ctx.listParams()));
   }
 
   /**
@@ -232,7 +248,7 @@ export class PserverClient implements StepHost {
    * the shards; lists the model when the client knows none.
    */
   async listTables(): Promise<TableLayout[]> {
-    if (this.tables.all().length === 0) await this.step((ctx) => ctx.listParams());
+    if (this.tables.all().length === 0) await this.read((ctx) => ctx.listParams());
     return this.tables.all();
   }
 
@@ -305,9 +321,23 @@ export class PserverClient implements StepHost {
     return runStep(this, fn);
   }
 
-  /** The next step's number (never reset, also not when the session gets a new trainer id). */
+  /** Runs `fn` as a step of no number (0): reads and initialization, outside training. */
+  private read<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+    return runStep(this, fn, { reading: true });
+  }
+
+  /**
+   * The next step's number (never reset, also not when the session gets a new trainer id). Under
+   * SYNC it is at least the shards' open step, under SSP past this trainer's last step on any
+   * shard: a trainer that (re)starts joins where the job is.
+   */
   nextStepNumber(): number {
-    return ++this.nextStep;
+    this.nextStep = Math.max(this.nextStep + 1, this.stepFloor);
+    return this.nextStep;
+  }
+
+  stepClosedWithout(closedSteps: number): void {
+    this.stepFloor = Math.max(this.stepFloor, closedSteps + 1);
   }
 
   get stepTimeoutMs(): number {
@@ -360,12 +390,12 @@ export class PserverClient implements StepHost {
     names: readonly N[],
     as?: TensorArrayType<T>,
   ): Promise<Record<N, T>> {
-    return this.step((ctx) => ctx.getParams(names, as));
+    return this.read((ctx) => ctx.getParams(names, as));
   }
 
   /** Reads rows of a table outside a training step (a step of its own, with no push). */
   lookup(table: string, ids: BigInt64Array): Promise<Float32Array> {
-    return this.step((ctx) => ctx.lookup(table, ids));
+    return this.read((ctx) => ctx.lookup(table, ids));
   }
 
   /** Ends the session (the master frees this trainer's tasks at once) and closes every connection. */
@@ -405,19 +435,41 @@ export class PserverClient implements StepHost {
       this.applyView(viewFromProto(view));
       return;
     }
-    const shards = await Promise.all(
-      this.currentView.shards.map(async (s) => {
-        const status = await this.calls
-          .status(s.address, { signal: this.closing.signal })
+    const statuses = await Promise.all(
+      this.currentView.shards.map((s) =>
+        this.calls
+          .status(s.address, { signal: this.closing.signal }, this.trainerId)
           .catch((err: unknown) => {
             if (isRefused(err)) throw err;
             return undefined;
-          });
-        // A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
-        return { ...s, epoch: status?.shardEpoch ?? 0, serving: status !== undefined };
-      }),
+          }),
+      ),
     );
-    this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
+    // A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
+    const shards = this.currentView.shards.map((s, i) => ({
+      ...s,
+      epoch: statuses[i]?.shardEpoch ?? 0,
+      serving: statuses[i] !== undefined,
+    }));
+    const answered = statuses.filter((status) => status !== undefined);
+    const consistency = consistencyOf(answered) ?? this.currentView.consistency;
+    if (answered.length === statuses.length) {
+      // Where this trainer goes on: SYNC at the open step of the shard furthest behind (its
+      // step may still wait for this trainer), SSP past its last step anywhere.
+      if (consistency === 'sync')
+        this.stepFloor = Math.max(this.stepFloor, Math.min(...answered.map((s) => s.version)) + 1);
+      if (consistency === 'ssp')
+        this.stepFloor = Math.max(
+          this.stepFloor,
+          Math.max(...answered.map((s) => s.trainerLastStep)) + 1,
+        );
+    }
+    this.applyView({
+      ...this.currentView,
+      shards,
+      consistency,
+      revision: this.currentView.revision + 1,
+    });
   }
 
   private applyView(next: View): void {
@@ -475,7 +527,7 @@ export class PserverClient implements StepHost {
     configOf: (name: string) => OptimizerConfig | undefined,
     tables: readonly TableInit[],
   ): Promise<void> {
-    await this.step(async (ctx) => {
+    await this.read(async (ctx) => {
       const view = ctx.view;
       // A model of thousands of blocks must not be thousands of calls at once: they starved the
       // pserver's event loop (and its lease keep-alives) under load.
@@ -530,6 +582,28 @@ export class PserverClient implements StepHost {
       );
     });
   }
+}
+
+/** The job's mode as the shards report it; they must agree (they are started with one). */
+function consistencyOf(
+  statuses: readonly GetShardStatusResponse__Output[],
+): ConsistencyModeName | undefined {
+  const modes = new Set(
+    statuses.map((s): ConsistencyModeName => {
+      const mode = s.consistency?.mode;
+      return mode === 'CONSISTENCY_MODE_SYNC'
+        ? 'sync'
+        : mode === 'CONSISTENCY_MODE_BOUNDED_STALENESS'
+          ? 'ssp'
+          : 'async';
+    }),
+  );
+  if (modes.size > 1)
+    throw new ClientError(
+      'CLIENT_INVALID_OPTIONS',
+      `the pservers run different consistency modes (${[...modes].join(', ')}): start every shard with the same --consistency`,
+    );
+  return [...modes][0];
 }
 
 function ignoreAlreadyInitialized(err: unknown): undefined {

@@ -12,12 +12,12 @@ export {
   isStale,
 } from './errors';
 export type { ListedParam } from './model-listing';
-export type { Gradient, StepIdentity, TestHooks } from './step-context';
+export type { Gradient, PushOptions, PushReport, StepIdentity, TestHooks } from './step-context';
 export { StepContext } from './step-context';
 export type { TableInit, TableLayout } from './tables';
 export { defaultTableBuckets } from './tables';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
 export { BFloat16Bits, Float16Bits } from './tensors';
-export type { ShardRoute, View } from './view';
+export type { ConsistencyModeName, ShardRoute, View } from './view';
 export type { ClientSecurity, ClientSecurityFiles, ClientTls } from '@pserver/rpc';
 export { loadClientSecurity, RpcError } from '@pserver/rpc';

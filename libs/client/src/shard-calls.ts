@@ -51,9 +51,18 @@ export class ShardCalls {
     return this.options.maxMessageBytes;
   }
 
-  status(address: string, limits: CallLimits = {}): Promise<GetShardStatusResponse__Output> {
+  /** The shard's status; with a trainer id, also that trainer's last step on it. */
+  status(
+    address: string,
+    limits: CallLimits = {},
+    trainerId = 0,
+  ): Promise<GetShardStatusResponse__Output> {
     const client = this.client(address);
-    return callUnary(client.getShardStatus.bind(client), {}, this.settings(limits));
+    return callUnary(
+      client.getShardStatus.bind(client),
+      { context: { trainerId } },
+      this.settings(limits),
+    );
   }
 
   initParam(
@@ -124,7 +133,8 @@ export class ShardCalls {
 
   /**
    * One push, dense and row gradients together: unary when it fits in a message, else streamed
-   * in pieces (applied all or nothing), the row gradients in slices of whole rows.
+   * in pieces (applied all or nothing), the row gradients in slices of whole rows. `sampleCount`,
+   * when given, is the push's weight in a SYNC step (0: a step without data, no gradients).
    */
   sendGrads(
     address: string,
@@ -132,18 +142,20 @@ export class ShardCalls {
     grads: Tensor[],
     limits: CallLimits = {},
     sparse: readonly SparseGrad[] = [],
+    sampleCount?: number,
   ): Promise<SendGradsResponse__Output> {
     const client = this.client(address);
+    const counted = sampleCount === undefined ? {} : { sampleCount };
     if (fitsOneMessage(grads, sparse, this.options.maxMessageBytes)) {
       return callUnary(
         client.sendGrads.bind(client),
-        { context, grads, sparse: [...sparse] },
+        { context, grads, sparse: [...sparse], ...counted },
         this.settings(limits),
       );
     }
     return callClientStream(
       client.sendGradsStream.bind(client),
-      pushPieces(context, grads, sparse, this.options.streamChunkBytes),
+      pushPieces(context, grads, sparse, this.options.streamChunkBytes, sampleCount),
       this.settings(limits),
     );
   }
@@ -227,13 +239,15 @@ export function* pushPieces(
   grads: Tensor[],
   sparse: readonly SparseGrad[],
   chunk: number,
+  sampleCount?: number,
 ): Iterable<SendGradsChunk> {
   let first = true;
+  const counted = sampleCount === undefined ? {} : { sampleCount };
   for (const grad of grads) {
     const content = grad.content as Uint8Array;
     for (let offset = 0; offset < content.byteLength || offset === 0; offset += chunk) {
       yield {
-        context: first ? context : undefined,
+        ...(first && { context, ...counted }),
         grads: [
           {
             name: grad.name,
@@ -251,7 +265,7 @@ export function* pushPieces(
   }
   for (const rows of sparse) {
     for (const slice of rowSlices(rows, chunk)) {
-      yield { context: first ? context : undefined, grads: [], sparse: [slice] };
+      yield { ...(first && { context, ...counted }), grads: [], sparse: [slice] };
       first = false;
     }
   }

@@ -36,6 +36,7 @@ class FakeShards {
     context: RequestContext;
     names: string[];
     sparse: SparseGrad[];
+    sampleCount: number | undefined;
   }[] = [];
   /** The last push's tensors, by block name. */
   readonly pushed = new Map<string, Tensor>();
@@ -43,6 +44,8 @@ class FakeShards {
     [];
   /** Errors the next calls throw, in order. */
   readonly failures: Error[] = [];
+  /** What the next pushes answer, in order (then: applied). */
+  readonly pushReplies: { outcome: string; version: number }[] = [];
 
   asCalls(): ShardCalls {
     return {
@@ -67,6 +70,7 @@ class FakeShards {
         grads: Tensor[],
         _limits: unknown,
         sparse: SparseGrad[] = [],
+        sampleCount?: number,
       ) => {
         this.record(
           'sendGrads',
@@ -74,12 +78,18 @@ class FakeShards {
           context,
           grads.map((g) => g.name!),
         );
-        this.pushes.push({ address, context, names: grads.map((g) => g.name!), sparse });
+        this.pushes.push({
+          address,
+          context,
+          names: grads.map((g) => g.name!),
+          sparse,
+          sampleCount,
+        });
         for (const g of grads) {
           this.blocks.set(g.name!, Buffer.from(g.content as Uint8Array));
           this.pushed.set(g.name!, g);
         }
-        return {};
+        return this.pushReplies.shift() ?? { outcome: 'PUSH_OUTCOME_APPLIED', version: 1 };
       },
       listParams: async (address: string, context: RequestContext) => {
         this.record('listParams', address, context, []);
@@ -103,12 +113,17 @@ class FakeShards {
 const missingRow = (id: bigint, dim: number): Float32Array =>
   Float32Array.from({ length: dim }, (_, e) => (e % 2 === 0 ? Number(id) : -Number(id)));
 
-const view = (epochs: number[], blockSize = 4): View => ({
+const view = (
+  epochs: number[],
+  blockSize = 4,
+  consistency: View['consistency'] = 'async',
+): View => ({
   shardCount: epochs.length,
   blockSize,
   shards: epochs.map((epoch, index) => ({ index, address: `ps-${index}:1`, epoch, serving: true })),
   revision: 1,
   initialized: true,
+  consistency,
 });
 
 function setup(
@@ -118,6 +133,7 @@ function setup(
   },
   timeoutMs = 60_000,
   blockSize = 4,
+  consistency: View['consistency'] = 'async',
 ) {
   const shards = new FakeShards();
   const host = {
@@ -138,10 +154,14 @@ function setup(
     staleShard(index: number) {
       this.stale.push(index);
     },
+    closedWithout: [] as number[],
+    stepClosedWithout(closedSteps: number) {
+      this.closedWithout.push(closedSteps);
+    },
   };
   const ctx = new StepContext(
     host,
-    view(epochs, blockSize),
+    view(epochs, blockSize, consistency),
     { trainerId: 7, step: 42, pass: 2 },
     Date.now() + timeoutMs,
   );
@@ -178,6 +198,32 @@ describe('StepContext', () => {
 
     const back = await ctx.getParams(['w']);
     expect(back.w).toEqual(w);
+  });
+
+  it('under SYNC reports each shard’s outcome, and tells the shards it did not push to that its step is done', async () => {
+    const w = { elementType: 'ELEMENT_TYPE_FLOAT32' as const, length: 2, shape: [2] };
+    const { shards, ctx, host } = setup([3, 5, 8], { w }, 60_000, 4, 'sync');
+    const home = placeTensor('w', 2, 4, 3)[0]!.shard;
+    shards.pushReplies.push({ outcome: 'PUSH_OUTCOME_DROPPED_LATE', version: 42 });
+    expect(await ctx.sendGrads({ w: new Float32Array(2) }, { sampleCount: 5 })).toEqual({
+      shards: [{ shard: home, outcome: 'PUSH_OUTCOME_DROPPED_LATE', version: 42 }],
+    });
+    expect(host.closedWithout).toEqual([42]);
+    await ctx.flush();
+    const rest = [0, 1, 2].filter((s) => s !== home).map((s) => `ps-${s}:1`);
+    expect(shards.pushes.map((p) => [p.address, p.names, p.sampleCount])).toEqual([
+      [`ps-${home}:1`, ['w'], 5],
+      ...rest.map((address) => [address, [], 0]),
+    ]);
+  });
+
+  it('under ASYNC sends nothing more when the step ends', async () => {
+    const { shards, ctx } = setup();
+    await ctx.sendGrads({ w: new Float32Array(10) });
+    const pushed = shards.pushes.length;
+    await ctx.flush();
+    expect(shards.pushes).toHaveLength(pushed);
+    expect(shards.pushes.every((p) => p.sampleCount === undefined)).toBe(true);
   });
 
   it('retries a push whose outcome is unknown with the same step and context', async () => {

@@ -1,4 +1,10 @@
-import { placeTensor, type RequestContext, type Tensor } from '@pserver/proto';
+import {
+  placeTensor,
+  type PushOutcome,
+  type RequestContext,
+  type SendGradsResponse__Output,
+  type Tensor,
+} from '@pserver/proto';
 import {
   createDeadlineSignal,
   createLinkedAbortController,
@@ -35,6 +41,26 @@ import type { View } from './view';
 /** A gradient as a step pushes it: values, or values with the shape the trainer computed. */
 export type Gradient = TensorArray | { values: TensorArray; shape: readonly number[] };
 
+/** What became of a step's push on each shard it went to. */
+export interface PushReport {
+  shards: {
+    shard: number;
+    /** Applied, accumulated (SYNC), a duplicate (a retry), or dropped late (SYNC backups). */
+    outcome: PushOutcome;
+    /** The shard's version after the push (SYNC: its steps closed). */
+    version: number;
+  }[];
+}
+
+/** Options of `sendGrads`. */
+export interface PushOptions {
+  /**
+   * The examples the gradients came from: in SYNC the push's weight in the step's mean (default
+   * 1). A trainer whose data ran out calls `skip()` instead.
+   */
+  sampleCount?: number;
+}
+
 /** What a context needs of its client. */
 export interface ContextHost {
   readonly calls: ShardCalls;
@@ -50,6 +76,8 @@ export interface ContextHost {
   liveView(): View;
   /** Reports that the shard's epoch moved (from an ABORTED answer's trailer). */
   staleShard(index: number, epoch: number | undefined): void;
+  /** SYNC: a push came too late for its step; later steps start after `closedSteps`. */
+  stepClosedWithout(closedSteps: number): void;
   readonly globalClipNorm: number | undefined;
   readonly testHooks: TestHooks;
 }
@@ -89,6 +117,8 @@ export class StepContext {
   private readonly staged = new RowStage();
   /** Whether the step's push went out (rows given later could not join it). */
   private pushed = false;
+  /** The shards the step pushed to. */
+  private readonly pushedTo = new Set<number>();
 
   constructor(
     private readonly host: ContextHost,
@@ -326,9 +356,25 @@ export class StepContext {
     this.staged.add(table, { ids: ids.slice(), grads: grads.slice(), counts: counts?.slice() });
   }
 
-  /** Sends the rows `pushRows` staged if `sendGrads` did not (the step function returned). */
+  /**
+   * When the step function returned: sends the rows `pushRows` staged if `sendGrads` did not,
+   * and under SYNC or SSP tells every shard the step did not push to that this trainer's step
+   * is done (a push with no gradients and a sample count of 0), so no shard waits for it.
+   */
   async flush(): Promise<void> {
     if (!this.staged.empty && !this.pushed) await this.push(new Map());
+    if (this.view.consistency !== 'async' && this.step > 0) await this.skip();
+  }
+
+  /**
+   * Says this trainer has nothing for the step (its data ran out) on every shard it did not push
+   * to yet: under SYNC the step closes without waiting for it and without its weight; under SSP
+   * its clock moves. Nothing changes under ASYNC. `flush` calls it when the step function
+   * returns.
+   */
+  async skip(): Promise<PushReport> {
+    const rest = this.view.shards.map((s) => s.index).filter((i) => !this.pushedTo.has(i));
+    return this.push(new Map(rest.map((shard) => [shard, []])), 0);
   }
 
   /**
@@ -338,7 +384,7 @@ export class StepContext {
    * — a retry of a push that was applied is acknowledged as a duplicate. A gradient may be given
    * as `{ values, shape }`; each block carries the tensor's shape, which the pserver checks too.
    */
-  async sendGrads(grads: Record<string, Gradient>): Promise<void> {
+  async sendGrads(grads: Record<string, Gradient>, options: PushOptions = {}): Promise<PushReport> {
     await this.knowAll(Object.keys(grads));
     const checked = Object.entries(grads).map(([name, given]) => {
       const values = ArrayBuffer.isView(given) ? given : given.values;
@@ -365,18 +411,22 @@ export class StepContext {
         byShard.set(block.shard, list);
       }
     }
-    await this.push(byShard);
+    return this.push(byShard, options.sampleCount);
   }
 
   /**
    * The step's push: per shard one SendGrads with its dense blocks and the staged row gradients
    * of its buckets (one SparseGrad per table), in parallel, each retried until known applied.
    */
-  private async push(dense: ReadonlyMap<number, Tensor[]>): Promise<void> {
+  private async push(
+    dense: ReadonlyMap<number, Tensor[]>,
+    sampleCount?: number,
+  ): Promise<PushReport> {
     const sparse = this.staged.take(this.host.tables, this.view.shardCount);
     const shards = [...new Set([...dense.keys(), ...sparse.keys()])];
     if (shards.length > 0) this.pushed = true;
-    await Promise.all(
+    for (const shard of shards) this.pushedTo.add(shard);
+    const replies = await Promise.all(
       shards.map((shard) =>
         this.withRetries(shard, async (address, context) => {
           const reply = await this.host.calls.sendGrads(
@@ -385,6 +435,7 @@ export class StepContext {
             dense.get(shard) ?? [],
             this.limits,
             sparse.get(shard) ?? [],
+            sampleCount,
           );
           if (this.host.testHooks.dropReply?.(shard, this.step)) {
             throw new RpcError(14, undefined, 'test fault: the reply was lost', {});
@@ -393,6 +444,12 @@ export class StepContext {
         }),
       ),
     );
+    return { shards: replies.map((reply, i) => this.outcome(shards[i]!, reply)) };
+  }
+
+  private outcome(shard: number, reply: SendGradsResponse__Output): PushReport['shards'][number] {
+    if (reply.outcome === 'PUSH_OUTCOME_DROPPED_LATE') this.host.stepClosedWithout(reply.version);
+    return { shard, outcome: reply.outcome, version: reply.version };
   }
 
   /** Lists the model when a name is not known yet (a client that never initialized). */

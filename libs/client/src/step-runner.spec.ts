@@ -15,6 +15,7 @@ const view: View = {
   shards: [{ index: 0, address: 'ps-0:1', epoch: 3, serving: true }],
   revision: 1,
   initialized: true,
+  consistency: 'async',
 };
 
 function fakeHost(stepTimeoutMs = 60_000) {
@@ -40,6 +41,7 @@ function fakeHost(stepTimeoutMs = 60_000) {
     spec: () => undefined,
     liveView: () => view,
     staleShard: () => undefined,
+    stepClosedWithout: () => undefined,
     waitForCompleteView: async (deadline: number) => {
       if (host.complete) return true;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())));
@@ -58,6 +60,14 @@ function fakeHost(stepTimeoutMs = 60_000) {
 const stale = (): ClientError => new ClientError('CLIENT_STALE_VIEW', 'shard 0 changed');
 
 describe('runStep', () => {
+  it('gives a reading step number 0 and takes no number from the trainer’s steps', async () => {
+    const host = fakeHost();
+    const steps: number[] = [];
+    await runStep(host, async (ctx) => steps.push(ctx.step), { reading: true });
+    await runStep(host, async (ctx) => steps.push(ctx.step));
+    expect(steps).toEqual([0, 1]);
+  });
+
   it("sends rows pushed without sendGrads when the step function returns; a re-run keeps the step's identity", async () => {
     const host = fakeHost();
     host.tables.declare({ name: 'emb', dim: 1, buckets: 1 });

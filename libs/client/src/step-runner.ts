@@ -28,8 +28,15 @@ export interface StepHost extends ContextHost {
  * context; each run first waits until every shard is served. Only the step's deadline ends the
  * retries (`CLIENT_STEP_FAILED`); errors that waiting cannot change are thrown as they come.
  */
-export async function runStep<T>(host: StepHost, fn: (ctx: StepContext) => Promise<T>): Promise<T> {
-  const identity = { trainerId: host.trainerId, step: host.nextStepNumber(), pass: host.pass };
+export async function runStep<T>(
+  host: StepHost,
+  fn: (ctx: StepContext) => Promise<T>,
+  { reading = false } = {},
+): Promise<T> {
+  // Reads and initialization outside training (`reading`) take step 0: they count as no step of
+  // the trainer, and no read waits for one under SYNC or SSP.
+  const step = reading ? 0 : host.nextStepNumber();
+  const identity = { trainerId: host.trainerId, step, pass: host.pass };
   const timeoutMs = host.stepTimeoutMs;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;

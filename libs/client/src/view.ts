@@ -1,5 +1,12 @@
 import type { ClusterView__Output } from '@pserver/proto';
 
+/**
+ * How the job's shards treat pushes and reads: applied on arrival (`async`), synchronous steps
+ * (`sync`: a step's pushes are averaged, a read for step k waits for step k − 1), or bounded
+ * staleness (`ssp`: a read waits until the slowest trainer is close enough).
+ */
+export type ConsistencyModeName = 'async' | 'sync' | 'ssp';
+
 /** Where one shard is served now, and under which epoch. */
 export interface ShardRoute {
   index: number;
@@ -18,6 +25,8 @@ export interface View {
   /** Orders views: a higher revision is newer. */
   revision: number;
   initialized: boolean;
+  /** The job's consistency mode. */
+  consistency: ConsistencyModeName;
 }
 
 export function viewFromProto(view: ClusterView__Output): View {
@@ -32,6 +41,8 @@ export function viewFromProto(view: ClusterView__Output): View {
     })),
     revision: view.revision,
     initialized: view.initialized,
+    // A cluster job runs ASYNC (the master does not keep rosters yet).
+    consistency: 'async',
   };
 }
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { connect, isStale, type PserverClient } from '../src';
+import { connect, isStale, type PserverClient, type PushReport } from '../src';
 import { placeTensor } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import {
@@ -126,7 +126,7 @@ describe('a trainer client against a job of 2 shards and 2 spares', () => {
   it('never applies a gradient computed on parameters a failover rolled back (the #107 race)', async () => {
     const client = await trainer();
     const shard = placeTensor('p', 4, blockSize, shards)[0]!.shard;
-    const push = (g: number[]): Promise<void> =>
+    const push = (g: number[]): Promise<PushReport> =>
       client.step((ctx) => ctx.sendGrads({ p: Float32Array.from(g) }));
 
     await push([1, 1, 1, 1]); // p = 7 15 23 31, then checkpointed

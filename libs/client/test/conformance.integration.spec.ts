@@ -19,7 +19,7 @@ import {
   waitFor,
   workspaceRoot,
 } from '@pserver/testing';
-import { connect, type PserverClient, type TensorArray } from '../src';
+import { connect, type PserverClient, type PushReport, type TensorArray } from '../src';
 import { BFloat16Bits, Float16Bits } from '../src/tensors';
 
 // The conformance scenarios every client runs (proto/testdata/conformance/README.md), here for
@@ -175,7 +175,7 @@ describe('conformance: a stale shard epoch re-runs the step', () => {
     const { tensor, optimizer, gradient, expect: expected } = scenarios.staleEpoch;
     const client = await trainer();
     await client.initParams({ [tensor.name]: new Float32Array(tensor.length) }, optimizer);
-    const push = (): Promise<void> =>
+    const push = (): Promise<PushReport> =>
       client.step((ctx) => ctx.sendGrads({ [tensor.name]: float32s(gradient) }));
     await push();
     const owner = ownerOf(cluster(), tensor.name, tensor.length);

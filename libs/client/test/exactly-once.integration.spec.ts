@@ -1,7 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import {
-  bundleScript,
   describeLedgerReport,
   etcdOutage,
   killLeadingMaster,
@@ -10,10 +7,9 @@ import {
   pauseTrainersThroughFailover,
   runLedger,
   stopAllProcesses,
-  workspaceRoot,
   type LedgerReport,
-  type TrainerProgram,
 } from '@pserver/testing';
+import { trainerProgram, type Language, type TrainerSources } from './trainer-programs';
 
 // The one-hot ledger (libs/testing/src/ledger/): parameters start at zero under plain SGD with
 // learning rate 1, and every (trainer, step) owns one coordinate its gradient raises by exactly
@@ -43,45 +39,11 @@ const faults = [
   etcdOutage(5_000),
 ];
 
-type Language = 'typescript' | 'python' | 'go';
-
-/** The ledger trainer of `language`, built first where it needs building. */
-function program(language: Language): TrainerProgram {
-  const root = workspaceRoot();
-  switch (language) {
-    case 'typescript':
-      return {
-        language,
-        command: process.execPath,
-        args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
-      };
-    case 'python': {
-      // Debian's interpreter, the one with python3-grpcio (another python3 may come first on PATH).
-      const python = execFileSync('sh', ['-c', 'command -pv python3'], { encoding: 'utf8' });
-      return {
-        language,
-        command: python.trim(),
-        args: [path.join(root, 'clients', 'python', 'tests', 'fixtures', 'ledger_trainer.py')],
-      };
-    }
-    case 'go': {
-      // GOPATH mode against Debian's Go sources, offline, as the Go client's own targets build.
-      const binary = path.join(root, 'tmp', 'bundles', 'ledgertrainer');
-      execFileSync(
-        path.join(root, 'clients', 'go', 'tools', 'gopath.sh'),
-        [
-          'go',
-          'build',
-          '-o',
-          binary,
-          'github.com/pserver/pserver/clients/go/conformance/ledgertrainer',
-        ],
-        { stdio: 'inherit' },
-      );
-      return { language, command: binary, args: [] };
-    }
-  }
-}
+const ledgerTrainers: TrainerSources = {
+  typescript: 'ledger-trainer.ts',
+  python: 'ledger_trainer.py',
+  go: 'ledgertrainer',
+};
 
 afterAll(() => stopAllProcesses());
 
@@ -92,7 +54,7 @@ describe.each<Language>(['typescript', 'python', 'go'])(
 
     beforeAll(async () => {
       report = await runLedger({
-        program: program(language),
+        program: trainerProgram(language, ledgerTrainers),
         trainers,
         capacity,
         ballast,

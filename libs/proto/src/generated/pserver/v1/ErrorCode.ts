@@ -298,6 +298,11 @@ export const ErrorCode = {
    * A tensor given to a call with a shape or element type other than the model's.
    */
   CLIENT_SHAPE_MISMATCH: 'CLIENT_SHAPE_MISMATCH',
+  /**
+   * Connect options that cannot work: a trainer id that is not a whole number ≥ 1, pservers that
+   * run different consistency modes.
+   */
+  CLIENT_INVALID_OPTIONS: 'CLIENT_INVALID_OPTIONS',
 } as const;
 
 /**
@@ -660,6 +665,12 @@ export type ErrorCode =
    */
   | 'CLIENT_SHAPE_MISMATCH'
   | 1009
+  /**
+   * Connect options that cannot work: a trainer id that is not a whole number ≥ 1, pservers that
+   * run different consistency modes.
+   */
+  | 'CLIENT_INVALID_OPTIONS'
+  | 1010
 
 /**
  * Every error a pserver, a master or a client raises, by its stable code. A failed call carries
