@@ -599,6 +599,11 @@ export class PserverNode {
       admission: new AdmissionControl(this.config.maxPushBytesInFlight),
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
+      onCatchUp: ({ from, to, dropped }) =>
+        this.logger.warn(
+          `restored from a checkpoint at step ${from}, the job is at step ${to + 1}: steps ${from + 1}..${to} are lost on this shard`,
+          { from, to, droppedContributions: dropped },
+        ),
       maxReplyBytes: this.config.maxMessageBytes,
       consistency: this.config.consistency,
       replication: links && {

@@ -35,7 +35,7 @@ import {
   consistencyMessage,
   type ConsistencyConfig,
 } from './consistency/consistency';
-import { ShardConsistency, type Contributed } from './consistency/shard-consistency';
+import { ShardConsistency, type CaughtUp, type Contributed } from './consistency/shard-consistency';
 import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
 import type { Shard } from './shard';
@@ -66,6 +66,8 @@ export interface ParameterServiceOptions {
   consistency?: ConsistencyConfig;
   /** Called for each push acknowledged as a duplicate (metrics). */
   onDuplicatePush?: () => void;
+  /** Called when a restored SYNC shard skips to the job's step (logs). */
+  onCatchUp?: (caughtUp: CaughtUp) => void;
   /**
    * The largest reply the server may send (its gRPC max send message size, `--max-message-mb`).
    * A GetParams reply above it is refused PSERVER_REPLY_TOO_LARGE before it is built. Default:
@@ -105,7 +107,11 @@ export class ParameterService {
     this.tenure = options.tenure;
     this.admission = options.admission;
     this.startedAtMs = options.startedAtMs ?? performance.now();
-    this.consistency = new ShardConsistency(options.consistency ?? asynchronous, this.shard);
+    this.consistency = new ShardConsistency(
+      options.consistency ?? asynchronous,
+      this.shard,
+      options.onCatchUp,
+    );
     this.tenure.onLost((err) => {
       this.shard.abandonWaiters(err);
       this.consistency.abandon(err);
@@ -277,11 +283,12 @@ export class ParameterService {
    */
   async sendGrads(
     request: SendGradsRequest__Output,
-    _ctx: CallContext,
+    ctx: CallContext,
     push: StagedPush = this.newPush(),
   ): Promise<SendGradsResponse> {
     try {
       const { trainerId, step } = await this.checkPushContext(request.context);
+      await this.beforePush(trainerId, step, ctx);
       const weight = checkSampleCount(
         request.sampleCount,
         request.grads.length + request.sparse.length,
@@ -333,6 +340,7 @@ export class ParameterService {
       for await (const chunk of chunks) {
         if (!context) {
           context = await this.checkPushContext(chunk.context);
+          await this.beforePush(context.trainerId, context.step, ctx);
           sampleCount = chunk.sampleCount;
           settled = this.settledBefore(context.trainerId, context.step);
         }
@@ -423,6 +431,27 @@ export class ParameterService {
       version: this.consistency.version,
       minClock: this.consistency.clock,
     };
+  }
+
+  /** SYNC: parks a push for the step after the open one until that step closes (deadline-bound). */
+  private async beforePush(trainerId: number, step: number, ctx: CallContext): Promise<void> {
+    if (this.consistency.config.mode !== 'sync') return;
+    this.consistency.requireMember(trainerId, 'SendGrads');
+    this.refuseIfShuttingDown();
+    try {
+      await this.consistency.beforePush(step, ctx.signal);
+    } catch (err) {
+      if (err instanceof PserverError || err instanceof TenureLostError) throw err;
+      throw Date.now() >= ctx.deadline
+        ? new PserverError(
+            'DEADLINE_EXCEEDED',
+            `SendGrads for step ${step}: waited for step ${step - 1} to close until the deadline (the shard closed ${this.consistency.clock})`,
+          )
+        : new PserverError(
+            'CANCELLED',
+            `SendGrads for step ${step}: cancelled while waiting for step ${step - 1} to close`,
+          );
+    }
   }
 
   /**

@@ -13,6 +13,7 @@ import { ParameterService } from '../parameter-service';
 import { PserverError } from '../errors';
 import { Shard } from '../shard';
 import { parseConsistency, type ConsistencyConfig } from './consistency';
+import type { CaughtUp } from './shard-consistency';
 
 const epoch = 3;
 const unusedStore: MetaStore = {
@@ -51,6 +52,7 @@ async function shardUnder(
   consistency: ConsistencyConfig,
   optimizer: OptimizerConfig__Output = sgd(1),
   initial: readonly number[] = [0, 0, 0, 0],
+  onCatchUp?: (caughtUp: CaughtUp) => void,
 ) {
   const shard = new Shard(0, 1, undefined);
   const tenure = new StandaloneTenure({ index: 0, shardCount: 1, epoch }, unusedStore);
@@ -63,6 +65,7 @@ async function shardUnder(
       save: () => Promise.resolve({} as CheckpointMeta),
     },
     consistency,
+    onCatchUp,
   });
   await service.initParam(
     {
@@ -210,11 +213,11 @@ describe('SYNC', () => {
     expect(await w()).toEqual([-3, -3, -3, -3]);
   });
 
-  it('refuses a push for a step after the open one, and one from outside the roster', async () => {
+  it('parks a push for the step after the open one until that closes, and refuses one further', async () => {
     const { push, w, service } = await shardUnder(sync(2));
-    await expect(push(1, 2, [1, 1, 1, 1])).rejects.toMatchObject({
+    await expect(push(1, 3, [1, 1, 1, 1])).rejects.toMatchObject({
       code: 'PSERVER_STEP_NOT_OPEN',
-      message: expect.stringContaining('context.step: 2, the open step is 1'),
+      message: expect.stringContaining('context.step: 3, the open step is 1'),
     });
     await expect(push(7, 1, [1, 1, 1, 1])).rejects.toMatchObject({
       code: 'PSERVER_NOT_IN_ROSTER',
@@ -222,6 +225,42 @@ describe('SYNC', () => {
     });
     expect(service.consistency.lastStep(1)).toBe(0);
     expect(await w()).toEqual([0, 0, 0, 0]);
+
+    // Trainer 1 saw step 1 close elsewhere; here trainer 2's contribution is still on its way.
+    await push(1, 1, [2, 2, 2, 2]);
+    const early = push(1, 2, [4, 4, 4, 4]);
+    expect(await settled(early)).toBe(false);
+    await push(2, 1, [2, 2, 2, 2]);
+    expect(await early).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED', version: 1 });
+    await push(2, 2, [4, 4, 4, 4]);
+    expect(await w()).toEqual([-6, -6, -6, -6]);
+  });
+
+  it('a shard restored behind the job moves to the step its trainers are at, once', async () => {
+    const caughtUp: CaughtUp[] = [];
+    const { push, read, w, shard, service } = await shardUnder(sync(2), sgd(1), [0, 0, 0, 0], (c) =>
+      caughtUp.push(c),
+    );
+    // As `Shard.load` leaves a restored shard: its checkpoint closed step 0, the job is at 5.
+    shard.catchingUp = true;
+    await push(2, 5, [2, 2, 2, 2]);
+    expect(service.consistency.version).toBe(4);
+    // Trainer 1 already contributed to step 5 before the crash: it reads step 6.
+    const reading = read(1, 6);
+    expect(await reading).toMatchObject({ version: 5 });
+    expect(caughtUp).toEqual([
+      { from: 0, to: 4, dropped: 0 },
+      { from: 4, to: 5, dropped: 1 },
+    ]);
+    expect(await w()).toEqual([0, 0, 0, 0]);
+    // Step 6 closes normally; from then on nothing skips.
+    await push(1, 6, [2, 2, 2, 2]);
+    await push(2, 6, [4, 4, 4, 4]);
+    expect(await w()).toEqual([-3, -3, -3, -3]);
+    expect(shard.catchingUp).toBe(false);
+    await expect(push(1, 9, [1, 1, 1, 1])).rejects.toMatchObject({
+      code: 'PSERVER_STEP_NOT_OPEN',
+    });
   });
 
   it('with backups (K of N) closes at K and answers later pushes for that step dropped late', async () => {
@@ -312,7 +351,7 @@ describe('SYNC', () => {
     const reply = await parked;
     expect(reply).toMatchObject({ version: 1, minClock: 1 });
     expect(values(reply.params?.[0]?.content)).toEqual([-2, -2, -2, -2]);
-    expect(service.consistency.reads.size).toBe(0);
+    expect(service.consistency.parked.size).toBe(0);
   });
 
   it('ends a parked read at its deadline or its cancellation, leaving nothing parked', async () => {
@@ -325,14 +364,14 @@ describe('SYNC', () => {
       call({ signal: AbortSignal.timeout(300), deadline: Date.now() + 300 }),
     );
     await settled(cancelled);
-    expect(service.consistency.reads.size).toBe(2);
+    expect(service.consistency.parked.size).toBe(2);
     controller.abort(new Error('gone'));
     await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
     await expect(timedOut).rejects.toMatchObject({
       code: 'DEADLINE_EXCEEDED',
       message: expect.stringContaining('waited for step 2 to close'),
     });
-    expect(service.consistency.reads.size).toBe(0);
+    expect(service.consistency.parked.size).toBe(0);
   });
 
   it('answers parked reads SHUTTING_DOWN when the pserver stops', async () => {
@@ -343,7 +382,7 @@ describe('SYNC', () => {
     await expect(parked).rejects.toBeInstanceOf(PserverError);
     await expect(parked).rejects.toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
     await expect(read(2, 5)).rejects.toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
-    expect(service.consistency.reads.size).toBe(0);
+    expect(service.consistency.parked.size).toBe(0);
   });
 
   it('checkpoints closed steps only: the open step’s contributions are never in a snapshot', async () => {

@@ -3,7 +3,7 @@ import { checkGradients, type Shard } from '../shard';
 import type { StagedPush } from '../staged-push';
 import type { ConsistencyConfig } from './consistency';
 import { OpenStep } from './open-step';
-import { ParkedReads } from './parked-reads';
+import { ParkedCalls } from './parked-calls';
 
 /** What a SYNC push came to. */
 export interface Contributed {
@@ -12,6 +12,13 @@ export interface Contributed {
   skippedNonFinite: string[];
   /** The trainer's last step counted on the shard after this push. */
   lastStep: number;
+}
+
+/** A restored SYNC shard moved from step `from` to the job's step `to`, `dropped` pushes lost. */
+export interface CaughtUp {
+  from: number;
+  to: number;
+  dropped: number;
 }
 
 /**
@@ -24,13 +31,15 @@ export interface Contributed {
  * mark is the member's last step applied here). ASYNC has none and never parks.
  */
 export class ShardConsistency {
-  readonly reads = new ParkedReads();
+  readonly parked = new ParkedCalls();
   private open: OpenStep | undefined;
   private readonly members: ReadonlySet<number>;
 
   constructor(
     readonly config: ConsistencyConfig,
     private readonly shard: Shard,
+    /** Told when a restored SYNC shard moves to the job's step (see `catchUp`). */
+    private readonly onCatchUp?: (caughtUp: CaughtUp) => void,
   ) {
     this.members = new Set(config.mode === 'async' ? [] : config.roster);
   }
@@ -86,12 +95,26 @@ export class ShardConsistency {
     const config = this.config;
     if (config.mode === 'async' || step === 0) return;
     this.requireMember(trainerId, 'GetParams');
+    if (config.mode === 'sync') this.catchUp(step - 1);
     if (config.mode === 'ssp' && this.shard.marks.lastStep(trainerId) < step - 1) {
       this.shard.marks.set(trainerId, step - 1);
-      this.reads.advanced(this.clock);
+      this.parked.advanced(this.clock);
     }
     const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
-    await this.reads.wait(needed, () => this.clock, signal);
+    await this.parked.wait(needed, () => this.clock, signal);
+  }
+
+  /**
+   * SYNC: waits until a push for `step` may join the open step. A push for the step after the open
+   * one waits for the open step to close, rather than being refused: its trainer saw that step
+   * close on another shard first (a trainer reads only the shards of the tensors it reads, and
+   * the last contribution here may still be on its way). Further ahead, `classify` refuses it.
+   */
+  async beforePush(step: number, signal: AbortSignal): Promise<void> {
+    if (this.config.mode !== 'sync' || step === 0) return;
+    this.catchUp(step - 1);
+    if (step === this.shard.closedSteps + 2)
+      await this.parked.wait(step - 1, () => this.clock, signal);
   }
 
   /**
@@ -147,20 +170,39 @@ export class ShardConsistency {
 
   /** After a push was applied (ASYNC, SSP): reads waiting for the clock may go. */
   applied(): void {
-    if (this.config.mode === 'ssp') this.reads.advanced(this.clock);
+    if (this.config.mode === 'ssp') this.parked.advanced(this.clock);
   }
 
   /** The shard stops serving: parked reads fail with `err`, the open step is dropped. */
   abandon(err: unknown): void {
-    this.reads.abandon(err);
+    this.parked.abandon(err);
     this.open?.discard();
     this.open = undefined;
+  }
+
+  /**
+   * SYNC failover, "continue": a shard restored from its checkpoint is behind the job by the steps
+   * closed after the checkpoint, which are lost with the crash, and no trainer will contribute to
+   * them again. Until it closes a step, the first read or push from a step ahead moves it there:
+   * the steps before count as closed without being applied, and the open step it held (only
+   * contributions made after the restart) is dropped. Without this the job's reads would wait
+   * for those steps forever.
+   */
+  private catchUp(closed: number): void {
+    const from = this.shard.closedSteps;
+    if (!this.shard.catchingUp || closed <= from) return;
+    const dropped = this.open?.contributors.length ?? 0;
+    this.open?.discard();
+    this.open = undefined;
+    this.shard.skipSteps(closed);
+    this.onCatchUp?.({ from, to: closed, dropped });
+    this.parked.advanced(this.clock);
   }
 
   private close(open: OpenStep): string[] {
     this.open = undefined;
     const skipped = this.shard.applyStep(open.step, open.close(), open.contributors);
-    this.reads.advanced(this.shard.closedSteps);
+    this.parked.advanced(this.shard.closedSteps);
     return skipped;
   }
 }

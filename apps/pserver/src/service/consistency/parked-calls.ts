@@ -1,18 +1,19 @@
-/** A read waiting for the shard's clock to reach `needed`. */
-interface ParkedRead {
+/** A call waiting for the shard's clock to reach `needed`. */
+interface ParkedCall {
   needed: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Reads parked until the shard's clock (SYNC: the steps closed; SSP: the slowest roster member's
- * step) reaches what they need. Whoever moves the clock calls `advanced`; a read leaves when its
- * signal aborts (its deadline, a cancelled call), or all leave with an error when the shard stops
- * serving (fenced, shutting down), so none outlives its call.
+ * Calls parked until the shard's clock (SYNC: the steps closed; SSP: the slowest roster member's
+ * step) reaches what they need: reads, and SYNC pushes for the step after the open one. Whoever
+ * moves the clock calls `advanced`; a call leaves when its signal aborts (its deadline, a
+ * cancelled call), or all leave with an error when the shard stops serving (fenced, shutting
+ * down), so none outlives its call.
  */
-export class ParkedReads {
-  private readonly parked = new Set<ParkedRead>();
+export class ParkedCalls {
+  private readonly parked = new Set<ParkedCall>();
 
   /** Reads waiting now. */
   get size(): number {
@@ -26,7 +27,7 @@ export class ParkedReads {
   wait(needed: number, clock: () => number, signal: AbortSignal): Promise<void> {
     if (clock() >= needed) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const read: ParkedRead = {
+      const read: ParkedCall = {
         needed,
         resolve: () => {
           signal.removeEventListener('abort', onAbort);
