@@ -13,6 +13,7 @@ describe('pserverMetrics', () => {
       status: () => status,
       leaseValidUntil: () => undefined,
       replication: () => undefined,
+      parkedCalls: () => undefined,
     });
     const text = await registry.metrics();
     expect(text).toContain('pserver_table_rows{table="emb"} 7');
@@ -34,11 +35,27 @@ describe('pserverMetrics', () => {
           { member: 'ps-4', acked: 40, inSync: false },
         ],
       }),
+      parkedCalls: () => undefined,
     });
     const text = await registry.metrics();
     expect(text).toContain('pserver_replication_applied_seq 120');
     expect(text).toContain('pserver_replica_lag_pushes{replica="ps-3"} 2');
     expect(text).toContain('pserver_replica_lag_pushes{replica="ps-4"} 80');
     expect(text).toContain('pserver_replicas_in_sync 1');
+  });
+
+  it('exposes the consistency clocks, the calls parked for them and the steps a restore skipped', async () => {
+    const { registry, skippedSteps } = pserverMetrics({
+      status: () => ({ version: 12, minClock: 11 }),
+      leaseValidUntil: () => undefined,
+      replication: () => undefined,
+      parkedCalls: () => 3,
+    });
+    skippedSteps.inc(4);
+    const text = await registry.metrics();
+    expect(text).toContain('pserver_version 12');
+    expect(text).toContain('pserver_min_clock 11');
+    expect(text).toContain('pserver_parked_calls 3');
+    expect(text).toContain('pserver_sync_skipped_steps_total 4');
   });
 });

@@ -9,6 +9,8 @@ export interface PserverMetricSources {
   leaseValidUntil: () => number | undefined;
   /** Replication: as a primary, its replicas; as a replica, its copy. Undefined otherwise. */
   replication: () => ReplicationStatus | undefined;
+  /** Reads and SYNC pushes parked until the shard's clock lets them go. */
+  parkedCalls: () => number | undefined;
 }
 
 /** What replication metrics read. */
@@ -33,6 +35,7 @@ export type ReplicationStatus =
 export function pserverMetrics(sources: PserverMetricSources): {
   registry: Registry;
   duplicatePushes: Counter;
+  skippedSteps: Counter;
   checkpoints: { seconds: Gauge; failures: Counter };
 } {
   const registry = new Registry();
@@ -72,6 +75,21 @@ export function pserverMetrics(sources: PserverMetricSources): {
   gauge('pserver_checkpoint_bytes', 'Size of the last committed checkpoint.', () =>
     num(status()?.lastCheckpoint?.size),
   );
+  gauge(
+    'pserver_version',
+    "SYNC: the steps closed; otherwise the pushes applied since the shard's state began.",
+    () => num(status()?.version),
+  );
+  gauge(
+    'pserver_min_clock',
+    "SYNC: the steps closed; SSP: the slowest roster trainer's last step here (0 in ASYNC).",
+    () => num(status()?.minClock),
+  );
+  gauge(
+    'pserver_parked_calls',
+    'Reads (SYNC, SSP) and pushes (SYNC) waiting for the clock: all trainers parked means a straggler.',
+    sources.parkedCalls,
+  );
   tableMetrics(registry, status);
   gauge(
     'pserver_lease_deadline_margin_seconds',
@@ -87,6 +105,11 @@ export function pserverMetrics(sources: PserverMetricSources): {
     duplicatePushes: new Counter({
       name: 'pserver_duplicate_pushes_total',
       help: 'Pushes acknowledged as duplicates (a retried step) and not applied again.',
+      registers: [registry],
+    }),
+    skippedSteps: new Counter({
+      name: 'pserver_sync_skipped_steps_total',
+      help: 'SYNC: steps a shard restored behind the job counted as closed without applying them (lost).',
       registers: [registry],
     }),
     checkpoints: {

@@ -122,6 +122,7 @@ export class PserverNode {
     status: () => this.serving?.service.getShardStatus(),
     leaseValidUntil: () => this.member?.leaseValidUntil,
     replication: () => this.replicationStatus(),
+    parkedCalls: () => this.serving?.service.consistency.parked.size,
   });
   private metricsServer: MetricsServer | undefined;
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
@@ -599,11 +600,13 @@ export class PserverNode {
       admission: new AdmissionControl(this.config.maxPushBytesInFlight),
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
-      onCatchUp: ({ from, to, dropped }) =>
+      onCatchUp: ({ from, to, dropped }) => {
+        this.metrics.skippedSteps.inc(to - from);
         this.logger.warn(
           `restored from a checkpoint at step ${from}, the job is at step ${to + 1}: steps ${from + 1}..${to} are lost on this shard`,
           { from, to, droppedContributions: dropped },
-        ),
+        );
+      },
       maxReplyBytes: this.config.maxMessageBytes,
       consistency: this.config.consistency,
       replication: links && {
