@@ -8,6 +8,10 @@
 Sparse tables: init_params(..., tables=[{"name": "emb", "dim": 16, ...}]), then in a step
 ctx.lookup("emb", ids) and ctx.push_rows("emb", ids, grads).
 
+SYNC and bounded staleness (pservers started with --consistency sync|ssp:<s>): connect(...,
+trainer_id=k) with k in 1..N; ctx.send_grads(grads, sample_count=n) returns a PushReport; a step
+without data pushes nothing, and the client tells every shard (ctx.skip()).
+
 TLS and tokens: connect(..., tls=pserver_client.TlsOptions(ca=..., cert=..., key=...), token=...),
 or connect(..., **pserver_client.load_security(ca_file=..., token_file=...)).
 
@@ -32,6 +36,7 @@ from .placement import (
     table_shard_of,
     table_shards,
 )
+from .push_report import PushReport, ShardPush
 from .read_lines import read_lines
 from .security import TlsOptions, load_security, open_channel
 from .step_context import StepContext
@@ -53,6 +58,8 @@ __all__ = [
     "Param",
     "ParamInfo",
     "PserverError",
+    "PushReport",
+    "ShardPush",
     "ShardRoute",
     "StepContext",
     "TableLayout",

@@ -9,6 +9,7 @@ reassembly are the client's.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import functools
 import logging
 import os
@@ -21,8 +22,8 @@ import grpc
 from google.protobuf import json_format
 
 from . import codes
-from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
-from .errors import ClientError, Error, PserverError, error_of, is_refused, is_stale
+from ._proto.pserver.v1 import consistency_pb2, master_pb2, optimizer_pb2, tensor_pb2
+from .errors import ClientError, Error, PserverError, error_of, is_refused, is_stale, whole_number
 from .listing import ParamInfo
 from .master_link import MasterLink
 from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
@@ -52,6 +53,7 @@ def connect(
     *,
     name: Optional[str] = None,
     initializer: bool = True,
+    trainer_id: Optional[int] = None,
     block_size: Optional[int] = None,
     global_clip_norm: Optional[float] = None,
     call_timeout_s: float = 30.0,
@@ -64,7 +66,10 @@ def connect(
     """Connects a trainer to a job: `connect(master=[...])` or `connect(pservers=[...])`.
 
     Options: name, initializer (standalone: whether this trainer initializes, default True),
-    block_size (standalone), global_clip_norm, call_timeout_s (30), step_timeout_s (300: a step's
+    trainer_id (standalone: this trainer's id, a whole number >= 1; a SYNC or SSP job counts
+    trainers 1..N, the pservers' --sync-trainers, so each of its trainers gives its own and keeps
+    it across restarts; default a random id; with a master, the master's), block_size
+    (standalone), global_clip_norm, call_timeout_s (30), step_timeout_s (300: a step's
     deadline, all its runs, retries and waits for a served shard included; CLIENT_STEP_FAILED only
     when it passes), master_timeout_s (10), max_message_bytes (64 MiB: the client's gRPC message
     limit both ways; reads are split into calls below it, pushes above it are streamed); tls (a
@@ -77,6 +82,7 @@ def connect(
         pservers=pservers,
         name=name,
         initializer=initializer,
+        trainer_id=trainer_id,
         block_size=block_size,
         global_clip_norm=global_clip_norm,
         call_timeout_s=call_timeout_s,
@@ -114,6 +120,7 @@ class Client:
         pservers: Optional[Sequence[str]] = None,
         name: Optional[str] = None,
         initializer: bool = True,
+        trainer_id: Optional[int] = None,
         block_size: Optional[int] = None,
         global_clip_norm: Optional[float] = None,
         call_timeout_s: float = 30.0,
@@ -124,6 +131,7 @@ class Client:
         token: Optional[str] = None,
     ) -> None:
         # First: options that cannot work fail before anything is opened.
+        given_id = whole_number("trainer_id", trainer_id, 1) if trainer_id is not None else None
         channels = ChannelFactory(tls, token)
         self.name = name or f"trainer-{os.getpid()}"
         self.global_clip_norm = global_clip_norm
@@ -140,6 +148,8 @@ class Client:
         #: The tables this client knows (declared by init_params or listed) and their routes.
         self.table_directory = TableDirectory()
         self._next_step = 0
+        #: The next step's number is at least this (where the shards say this trainer goes on).
+        self._step_floor = 1
         self._threads: list[threading.Thread] = []
         #: The dataset pass steps are stamped with (tasks() sets it).
         self.pass_ = 0
@@ -148,7 +158,7 @@ class Client:
         self.trainer_id: int = 0
         self._view = View(0, DEFAULT_BLOCK_SIZE)
         try:
-            self._connect(master, pservers, block_size, master_timeout_s, channels)
+            self._connect(master, pservers, given_id, block_size, master_timeout_s, channels)
         except BaseException:
             self.close()
             raise
@@ -157,6 +167,7 @@ class Client:
         self,
         master: Optional[Sequence[str]],
         pservers: Optional[Sequence[str]],
+        trainer_id: Optional[int],
         block_size: Optional[int],
         master_timeout_s: float,
         channels: ChannelFactory,
@@ -172,8 +183,9 @@ class Client:
             return
         if not pservers:
             raise ClientError(codes.CLIENT_NO_MASTER, "connect: give master addresses or pserver addresses")
-        # Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
-        self.trainer_id = random.randint(1, 2**48)
+        # Standalone trainers have no registry: the id given, or a random one, unlikely to meet
+        # another trainer's.
+        self.trainer_id = trainer_id if trainer_id is not None else random.randint(1, 2**48)
         self._view = View(
             shard_count=len(pservers),
             block_size=block_size or DEFAULT_BLOCK_SIZE,
@@ -261,12 +273,35 @@ class Client:
         already applied its push acknowledge it as a duplicate. Each run waits until every shard
         is served. CLIENT_STEP_FAILED is raised only when the step's deadline (step_timeout_s)
         passes; errors that waiting cannot change are raised as they come. Returns what fn
-        returns."""
+        returns.
+
+        Under SYNC or SSP (`view.consistency`), when fn returns, every shard the step did not push
+        to is told the step is done (`StepContext.skip`), so that no shard waits for this
+        trainer."""
+        return self._run(fn, reading=False)
+
+    def next_step_number(self) -> int:
+        """The next step's number (never reset, also not when the session gets a new trainer id).
+        Under SYNC it is at least the shards' open step, under SSP past this trainer's last step
+        on any shard: a trainer that (re)starts joins where the job is."""
         with self._lock:
-            self._next_step += 1
-            # The step's identity, captured once: a re-registration mid-step changes trainer_id for
-            # later steps only.
-            trainer_id, step, pass_ = self.trainer_id, self._next_step, self.pass_
+            self._next_step = max(self._next_step + 1, self._step_floor)
+            return self._next_step
+
+    def step_closed_without(self, closed_steps: int) -> None:
+        """SYNC: a push came too late for its step; later steps start after `closed_steps`."""
+        with self._lock:
+            self._step_floor = max(self._step_floor, closed_steps + 1)
+
+    def _read(self, fn: Callable[[StepContext], T]) -> T:
+        """Runs `fn` as a step of no number (0): reads and initialization, outside training."""
+        return self._run(fn, reading=True)
+
+    def _run(self, fn: Callable[[StepContext], T], reading: bool) -> T:
+        # Reads take step 0: they count as no step of the trainer, and no read waits for one
+        # under SYNC or SSP. The step's identity is captured once: a re-registration mid-step
+        # changes trainer_id for later steps only.
+        trainer_id, step, pass_ = self.trainer_id, 0 if reading else self.next_step_number(), self.pass_
         deadline = time.monotonic() + self._step_timeout_s
         last = None
         run = 0
@@ -305,21 +340,22 @@ class Client:
         ) from last
 
     def get_params(self, names: Iterable[str]) -> dict[str, Any]:
-        """Reads whole tensors outside a training step (a step of its own, with no push). A
-        process that never initialized the model reads it by name: the client lists it first."""
+        """Reads whole tensors outside a training step (a read numbered step 0: it takes no step
+        number and waits for no step under SYNC or SSP). A process that never initialized the
+        model reads it by name: the client lists it first."""
         names = list(names)
-        return self.step(lambda ctx: ctx.get_params(names))
+        return self._read(lambda ctx: ctx.get_params(names))
 
     def lookup(self, table: str, ids: Any) -> Float32Array:
-        """Reads rows of a table outside a training step (a step of its own, with no push): a
+        """Reads rows of a table outside a training step (a read numbered step 0, as get_params): a
         float32 array of shape (len(ids), dim), as StepContext.lookup."""
-        return self.step(lambda ctx: ctx.lookup(table, ids))
+        return self._read(lambda ctx: ctx.lookup(table, ids))
 
     def tables(self) -> dict[str, TableLayout]:
         """The job's sparse tables, {name: TableLayout(name, dim, buckets)}, as declared at
         init_params or listed from the shards; lists the model when the client knows none."""
         if not self.table_directory.all():
-            self.step(lambda ctx: ctx.list_params())
+            self._read(lambda ctx: ctx.list_params())
         return self.table_directory.all()
 
     def list_params(self) -> dict[str, ParamInfo]:
@@ -327,7 +363,7 @@ class Client:
         optimizer)}, from ListParams on every shard (it waits for initialization, as reads do).
         For a process that attaches to a model others initialized (an evaluator, an exporter);
         afterwards get_params reads every listed tensor."""
-        return self.step(lambda ctx: ctx.list_params())
+        return self._read(lambda ctx: ctx.list_params())
 
     def set_dataset(self, request: Optional[Any] = None, **fields: Any) -> Any:
         """Sets the job's dataset: a SetDatasetRequest, a dict, or keywords, snake_case or
@@ -409,19 +445,20 @@ class Client:
         shards = tuple(
             ShardRoute(s.index, s.address, epoch, True) if s.index == index else s for s in self._view.shards
         )
-        self._apply_view(View(self._view.shard_count, self._view.block_size, shards, self._view.revision + 1))
+        self._apply_view(dataclasses.replace(self._view, shards=shards, revision=self._view.revision + 1))
 
     def refresh_view(self) -> None:
         """Gets the current view: from the master, or standalone from each pserver's status."""
         if self._master is not None:
             self._apply_view(View.from_proto(self._master.get_cluster_view()))
             return
-        shards = []
+        shards, statuses = [], []
         for s in self._view.shards:
             # A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
             try:
-                status = self.calls.status(s.address, self.call_timeout_s).result()
+                status = self.calls.status(s.address, self.call_timeout_s, self.trainer_id).result()
                 epoch, serving = status.shard_epoch, True
+                statuses.append(status)
             except grpc.RpcError as raw:
                 err = error_of(raw)
                 if is_refused(err):  # not a pserver still starting: this client may not call it
@@ -431,9 +468,25 @@ class Client:
                 epoch, serving = 0, False
             shards.append(ShardRoute(s.index, s.address, epoch, serving))
         v = self._view
-        self._apply_view(View(v.shard_count, v.block_size, tuple(shards), v.revision + 1, v.initialized))
+        consistency = consistency_of(statuses) or v.consistency
+        if statuses and len(statuses) == len(shards):
+            self._raise_step_floor(consistency, statuses)
+        self._apply_view(dataclasses.replace(v, shards=tuple(shards), revision=v.revision + 1, consistency=consistency))
 
     # --- internals ---
+
+    def _raise_step_floor(self, consistency: str, statuses: Sequence[Any]) -> None:
+        """Where this trainer goes on, from every shard's status: SYNC at the open step of the
+        shard furthest behind (its step may still wait for this trainer), SSP past its last step
+        anywhere."""
+        if consistency == "sync":
+            floor = min(s.version for s in statuses) + 1
+        elif consistency == "ssp":
+            floor = max(s.trainer_last_step for s in statuses) + 1
+        else:
+            return
+        with self._lock:
+            self._step_floor = max(self._step_floor, floor)
 
     def _on_view(self, proto_view: Any) -> None:
         self._apply_view(View.from_proto(proto_view))
@@ -544,7 +597,7 @@ class Client:
             ctx._fan_out([functools.partial(init_table, s.index, spec) for spec in tables for s in view.shards])
             ctx._fan_out([functools.partial(finish, s.index) for s in view.shards])
 
-        self.step(fn)
+        self._read(fn)
 
     def _require_master(self, what: str) -> MasterLink:
         if self._master is None:
@@ -564,6 +617,25 @@ class Client:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
+
+
+def consistency_of(statuses: Sequence[Any]) -> Optional[str]:
+    """The job's mode as the shards' statuses report it (None without any); they must agree (they
+    are started with one), else CLIENT_INVALID_OPTIONS."""
+    modes = sorted({_MODE_NAMES.get(s.consistency.mode, "async") for s in statuses})
+    if len(modes) > 1:
+        raise ClientError(
+            codes.CLIENT_INVALID_OPTIONS,
+            f"the pservers run different consistency modes ({', '.join(modes)}): "
+            "start every shard with the same --consistency",
+        )
+    return modes[0] if modes else None
+
+
+_MODE_NAMES = {
+    consistency_pb2.CONSISTENCY_MODE_SYNC: "sync",
+    consistency_pb2.CONSISTENCY_MODE_BOUNDED_STALENESS: "ssp",
+}
 
 
 class _Tolerant:

@@ -9,6 +9,7 @@ below, never on message text.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 import grpc
@@ -83,8 +84,10 @@ class ClientError(Error):
     CLIENT_STEP_FAILED, CLIENT_DEADLINE_EXCEEDED, CLIENT_NO_MASTER, CLIENT_CLOSED,
     CLIENT_UNKNOWN_TENSOR, CLIENT_NOT_A_FILE_TASK, CLIENT_INVALID_SECURITY (tls/token options that
     cannot work), CLIENT_MESSAGE_TOO_LARGE (a message over gRPC's size limit that the client cannot
-    split) and CLIENT_SHAPE_MISMATCH (a gradient whose shape, element count or element type is not
-    its tensor's; `tensor`, `expected` and `actual` say which and how)."""
+    split), CLIENT_SHAPE_MISMATCH (a gradient whose shape, element count or element type is not
+    its tensor's; `tensor`, `expected` and `actual` say which and how) and CLIENT_INVALID_OPTIONS
+    (an option or argument that cannot work, or pservers that disagree on the consistency
+    mode)."""
 
     code: str
 
@@ -103,6 +106,16 @@ class ClientError(Error):
         self.tensor = tensor
         self.expected = tuple(expected) if expected is not None else None
         self.actual = tuple(actual) if actual is not None else None
+
+
+def whole_number(option: str, value: Any, minimum: int, hint: str = "") -> int:
+    """`value` as an int if it is a whole number >= `minimum` (numpy integers too; not a bool),
+    else CLIENT_INVALID_OPTIONS naming the option and the value."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= minimum:
+        return int(value)
+    raise ClientError(
+        codes.CLIENT_INVALID_OPTIONS, f"{option}: must be a whole number >= {minimum}{hint}, got {value!r}"
+    )
 
 
 def error_of(err: grpc.RpcError) -> Error:

@@ -10,7 +10,7 @@ import grpc
 
 from ._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from ._proto.pserver.v1 import parameter_server_pb2_grpc as ps_grpc
-from ._proto.pserver.v1 import table_pb2
+from ._proto.pserver.v1 import context_pb2, table_pb2
 from .security import ChannelFactory
 
 MIB = 1024 * 1024
@@ -54,8 +54,10 @@ class ShardCalls:
                 stub = self._stubs[address] = ps_grpc.ParameterServerStub(channel)
             return stub
 
-    def status(self, address: str, timeout: float) -> grpc.Future:
-        return self.stub(address).GetShardStatus.future(ps_pb2.GetShardStatusRequest(), timeout=timeout)
+    def status(self, address: str, timeout: float, trainer_id: int = 0) -> grpc.Future:
+        """The shard's status; with a trainer id, also that trainer's last step on it."""
+        request = ps_pb2.GetShardStatusRequest(context=context_pb2.RequestContext(trainer_id=trainer_id))
+        return self.stub(address).GetShardStatus.future(request, timeout=timeout)
 
     def init_param(self, address: str, context: Any, param: Any, optimizer: Any, timeout: float) -> grpc.Future:
         request = ps_pb2.InitParamRequest(context=context, param=param, optimizer=optimizer)
@@ -95,24 +97,36 @@ class ShardCalls:
         return self.max_message_bytes // 2
 
     def send_grads(
-        self, address: str, context: Any, grads: Sequence[Any], timeout: float, sparse: Sequence[Any] = ()
+        self,
+        address: str,
+        context: Any,
+        grads: Sequence[Any],
+        timeout: float,
+        sparse: Sequence[Any] = (),
+        sample_count: Optional[int] = None,
     ) -> grpc.Future:
         """One push, dense and row gradients together: unary when it fits in a message, else
-        streamed (applied all or nothing), the row gradients in slices of whole rows."""
+        streamed (applied all or nothing), the row gradients in slices of whole rows.
+        `sample_count`, when given, is the push's weight in a SYNC step (0: a step without data,
+        no gradients)."""
         size = (
             sum(len(g.content) + TENSOR_OVERHEAD_BYTES for g in grads)
             + sum(len(s.ids) + len(s.grads) + len(s.counts) + TENSOR_OVERHEAD_BYTES for s in sparse)
             + REQUEST_OVERHEAD_BYTES
         )
         if size < self.max_message_bytes:
-            request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse)
+            request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse, sample_count=sample_count)
             return self.stub(address).SendGrads.future(request, timeout=timeout)
-        return self.stub(address).SendGradsStream.future(self.pieces(context, grads, sparse), timeout=timeout)
+        pieces = self.pieces(context, grads, sparse, sample_count)
+        return self.stub(address).SendGradsStream.future(pieces, timeout=timeout)
 
-    def pieces(self, context: Any, grads: Sequence[Any], sparse: Sequence[Any] = ()) -> Iterator[Any]:
+    def pieces(
+        self, context: Any, grads: Sequence[Any], sparse: Sequence[Any] = (), sample_count: Optional[int] = None
+    ) -> Iterator[Any]:
         """A push as stream chunks: each gradient in pieces of `stream_chunk_bytes` from offset 0,
         its shape on the first piece (the pserver reads it there only); then each table's rows in
-        slices of whole rows of about that size (the pserver concatenates a table's slices)."""
+        slices of whole rows of about that size (the pserver concatenates a table's slices). The
+        first chunk carries the context and the sample count (the pserver reads them there only)."""
         chunk = self.stream_chunk_bytes
         first = True
         for grad in grads:
@@ -121,6 +135,7 @@ class ShardCalls:
             while True:
                 yield ps_pb2.SendGradsChunk(
                     context=context if first else None,
+                    sample_count=sample_count if first else None,
                     grads=[
                         ps_pb2.GradientChunk(
                             name=grad.name,
@@ -137,7 +152,11 @@ class ShardCalls:
                     break
         for rows in sparse:
             for piece in row_slices(rows, chunk):
-                yield ps_pb2.SendGradsChunk(context=context if first else None, sparse=[piece])
+                yield ps_pb2.SendGradsChunk(
+                    context=context if first else None,
+                    sample_count=sample_count if first else None,
+                    sparse=[piece],
+                )
                 first = False
 
     def close(self) -> None:

@@ -23,9 +23,19 @@ import grpc
 
 from . import codes
 from ._proto.pserver.v1 import context_pb2, tensor_pb2
-from .errors import ClientError, Error, PserverError, error_of, is_retryable, is_shard_unavailable, is_stale
+from .errors import (
+    ClientError,
+    Error,
+    PserverError,
+    error_of,
+    is_retryable,
+    is_shard_unavailable,
+    is_stale,
+    whole_number,
+)
 from .listing import ParamInfo, assemble
 from .placement import place_tensor
+from .push_report import DROPPED_LATE, PushReport, ShardPush
 from .shard_calls import TENSOR_OVERHEAD_BYTES, REQUEST_OVERHEAD_BYTES
 from .sparse_rows import RowStage, as_ids, check_rows, distinct_ids, group_by_shard, scatter_rows
 from .tables import TableLayout
@@ -81,6 +91,8 @@ class StepContext:
         self._staged = RowStage()
         #: Whether the step's push went out (rows given later could not join it).
         self._pushed = False
+        #: The shards the step pushed to (skip tells the others).
+        self._pushed_to: set[int] = set()
 
     # --- lifecycle (used by the client) ---
 
@@ -228,17 +240,43 @@ class StepContext:
         self._staged.add(table, rows)
 
     def flush(self) -> None:
-        """Sends the rows push_rows staged if send_grads did not (the step function returned)."""
+        """When the step function returned: sends the rows push_rows staged if send_grads did
+        not, and under SYNC or SSP tells every shard the step did not push to that this trainer's
+        step is done (skip), so that no shard waits for it."""
         if not self._staged.empty and not self._pushed:
             self._push({})
+        if self.view.consistency != "async" and self.step > 0:
+            self.skip()
 
-    def send_grads(self, grads: Mapping[str, Values]) -> None:
+    def skip(self) -> PushReport:
+        """Says this trainer has nothing for the step (its data ran out) on every shard it did not
+        push to yet: a push with no gradients and a sample count of 0. Under SYNC the step closes
+        without waiting for it and without its weight; under SSP its clock moves; nothing changes
+        under ASYNC. `Client.step` calls it when the step function returns (SYNC, SSP). Rows
+        staged by push_rows and not sent yet cannot go with it: CLIENT_STEP_FAILED."""
+        if not self._staged.empty:
+            raise ClientError(
+                codes.CLIENT_STEP_FAILED,
+                f"step {self.step}: skip with rows staged by push_rows (a push of 0 samples carries no "
+                "gradients): send them with send_grads first",
+            )
+        rest = [s.index for s in self.view.shards if s.index not in self._pushed_to]
+        return self._push({shard: [] for shard in rest}, 0)
+
+    def send_grads(self, grads: Mapping[str, Values], sample_count: Optional[int] = None) -> PushReport:
         """Pushes the step's gradients ({name: array}): clipped by global norm if configured,
         split into blocks, sent as one push per shard in parallel, each retried with the same step
         until it is known applied (a retry of an applied push is acknowledged as a duplicate).
         A numpy gradient's shape must be its tensor's (a flat buffer, array.array or 1-D
         memoryview, only its element count): else CLIENT_SHAPE_MISMATCH, before anything is
-        sent. The shape travels with the push; the pserver checks it too."""
+        sent. The shape travels with the push; the pserver checks it too.
+
+        `sample_count`: the examples the gradients came from, the push's weight in a SYNC step's
+        mean (unset: 1); a whole number >= 1 (a step without data calls skip() instead), else
+        CLIENT_INVALID_OPTIONS. Returns the push report: per shard pushed to, its outcome and
+        version."""
+        if sample_count is not None:
+            sample_count = whole_number("sample_count", sample_count, 1, " (a step without data calls skip())")
         specs = self._specs(list(grads))
         by_shard: dict[int, list[Any]] = {}
         for name, values in self._clipped(grads).items():
@@ -254,9 +292,9 @@ class StepContext:
                         content=bytes(wire.block(block.start, block.end)),
                     )
                 )
-        self._push(by_shard)
+        return self._push(by_shard, sample_count)
 
-    def _push(self, dense: Mapping[int, list[Any]]) -> None:
+    def _push(self, dense: Mapping[int, list[Any]], sample_count: Optional[int] = None) -> PushReport:
         """The step's push: per shard one SendGrads with its dense blocks and the staged row
         gradients of its buckets (one SparseGrad per table), in parallel, each retried until known
         applied."""
@@ -264,15 +302,24 @@ class StepContext:
         shards = sorted(set(dense) | set(sparse))
         if shards:
             self._pushed = True
+        self._pushed_to.update(shards)
+        outcomes: dict[int, ShardPush] = {}
 
         def push(shard: int) -> None:
             tensors, rows = dense.get(shard, []), sparse.get(shard, [])
-            self.with_retries(
+            reply = self.with_retries(
                 shard,
-                lambda address, context, timeout: self._host.calls.send_grads(address, context, tensors, timeout, rows),
+                lambda address, context, timeout: self._host.calls.send_grads(
+                    address, context, tensors, timeout, rows, sample_count
+                ),
             )
+            outcomes[shard] = ShardPush.from_reply(shard, reply)
+            if outcomes[shard].outcome == DROPPED_LATE:
+                # The shard closed the step without this push: later steps start past it.
+                self._host.step_closed_without(reply.version)
 
         self._fan_out([functools.partial(push, s) for s in shards])
+        return PushReport([outcomes[s] for s in shards])
 
     def request_context(self, shard: int) -> Any:
         """The RequestContext of a call to `shard`: this context's own view and the step's identity."""

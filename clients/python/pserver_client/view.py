@@ -1,4 +1,5 @@
-"""The trainer's picture of the cluster: which pserver serves each shard, under which epoch."""
+"""The trainer's picture of the cluster: which pserver serves each shard, under which epoch, and
+the job's consistency mode."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ class View:
     #: Orders views: a higher revision is newer.
     revision: int = 0
     initialized: bool = False
+    #: How the job's shards treat pushes and reads: applied on arrival ("async"), synchronous
+    #: steps ("sync": a step's pushes are averaged, a read for step k waits for step k - 1), or
+    #: bounded staleness ("ssp": a read waits until the slowest trainer is close enough).
+    consistency: str = "async"
 
     @classmethod
     def from_proto(cls, view: Any) -> View:
@@ -33,6 +38,8 @@ class View:
             shards=tuple(ShardRoute(s.index, s.address, s.shard_epoch, s.serving) for s in view.shards),
             revision=view.revision,
             initialized=view.initialized,
+            # A cluster job runs ASYNC (the master does not keep rosters yet).
+            consistency="async",
         )
 
     def complete(self) -> bool:

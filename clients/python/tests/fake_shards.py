@@ -8,7 +8,7 @@ import numpy as np
 
 from pserver_client import bucket_of_id, connect, table_shards
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
-from pserver_client._proto.pserver.v1 import tensor_pb2
+from pserver_client._proto.pserver.v1 import context_pb2, tensor_pb2
 from pserver_client.shard_calls import ShardCalls
 from pserver_client.view import ShardRoute, View
 
@@ -49,7 +49,9 @@ class FakeShards(ShardCalls):
     """The calls of a client against `shards` in-memory pservers: `params[shard][block name]` is a
     Tensor; `fail` (a function of (method, shard, request) returning an error or None) injects
     failures; `sent` records every (method, shard, request). Tables: `tables[shard][name]` (a
-TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`."""
+    TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`. Pushes to a shard
+    answer `push_replies[shard]` in order (SendGradsResponses), then applied (version 1); `statuses[shard]` is the
+    shard's GetShardStatusResponse (its request, with the trainer id, is recorded too)."""
 
     def __init__(self, shards, max_message_bytes=64 << 20):
         super().__init__(max_message_bytes=max_message_bytes)
@@ -59,6 +61,8 @@ TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`."""
         self.tables = [dict() for _ in range(shards)]
         self.rows = [dict() for _ in range(shards)]
         self.sent = []
+        self.push_replies = [[] for _ in range(shards)]
+        self.statuses = [ps_pb2.GetShardStatusResponse(index=i, shard_epoch=1) for i in range(shards)]
         self.fail = lambda method, shard, request: None
 
     def _answer(self, method, address, request, answer):
@@ -93,9 +97,14 @@ TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`."""
 
         return self._answer("ListParams", address, ps_pb2.ListParamsRequest(context=context), answer)
 
-    def send_grads(self, address, context, grads, timeout, sparse=()):
-        request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse)
-        return self._answer("SendGrads", address, request, lambda shard: ps_pb2.SendGradsResponse())
+    def send_grads(self, address, context, grads, timeout, sparse=(), sample_count=None):
+        request = ps_pb2.SendGradsRequest(context=context, grads=grads, sparse=sparse, sample_count=sample_count)
+        return self._answer("SendGrads", address, request, self._push_reply)
+
+    def _push_reply(self, shard):
+        if self.push_replies[shard]:
+            return self.push_replies[shard].pop(0)
+        return ps_pb2.SendGradsResponse(outcome=ps_pb2.PUSH_OUTCOME_APPLIED, version=1)
 
     def init_param(self, address, context, param, optimizer, timeout):
         def answer(shard):
@@ -142,8 +151,9 @@ TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`."""
     def missing_row(table, id_, dim):
         return [id_ + e / 8 for e in range(dim)]
 
-    def status(self, address, timeout):
-        return Done(ps_pb2.GetShardStatusResponse(shard_epoch=1))
+    def status(self, address, timeout, trainer_id=0):
+        request = ps_pb2.GetShardStatusRequest(context=context_pb2.RequestContext(trainer_id=trainer_id))
+        return self._answer("GetShardStatus", address, request, lambda shard: self.statuses[shard])
 
 
 def fake_client(shards=2, block_size=4, max_message_bytes=64 << 20, **options):
