@@ -271,7 +271,8 @@ func TestStaleEpoch(t *testing.T) {
 		if len(pulled) == 1 {
 			c.command("kill-serving " + strconv.Itoa(shard))
 		}
-		return s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(sc.Gradient)})
+		_, err = s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(sc.Gradient)})
+		return err
 	})
 	if err != nil {
 		t.Fatalf("step 3: %v", err)
@@ -391,14 +392,16 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := flat.Step(ctx, func(s *pserver.StepContext) error {
-		return s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(setup.Values).WithShape(uint64(len(setup.Values)))})
+		_, err := s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(setup.Values).WithShape(uint64(len(setup.Values)))})
+		return err
 	})
 	if !errors.Is(err, pserver.ErrShapeMismatch) || pserver.IsRetryable(err) || pserver.IsStale(err) {
 		t.Errorf("a flattened gradient through the client: %v, want PSERVER_SHAPE_MISMATCH", err)
 	}
 	// And a trainer that knows the shape refuses a transposed gradient itself.
 	err = client.Step(ctx, func(s *pserver.StepContext) error {
-		return s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(setup.Values).WithShape(4, 1)})
+		_, err := s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(setup.Values).WithShape(4, 1)})
+		return err
 	})
 	if !errors.Is(err, pserver.ErrClientShapeMismatch) {
 		t.Errorf("a transposed gradient through the initializing client: %v, want CLIENT_SHAPE_MISMATCH", err)

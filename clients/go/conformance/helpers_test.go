@@ -118,7 +118,8 @@ func expectFloat32s(t *testing.T, what string, got, want []float32) {
 func pushOnce(t *testing.T, ctx context.Context, client *pserver.Client, name string, grad []float32) {
 	t.Helper()
 	err := client.Step(ctx, func(s *pserver.StepContext) error {
-		return s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(grad)})
+		_, err := s.SendGrads(map[string]pserver.Tensor{name: pserver.Float32s(grad)})
+		return err
 	})
 	if err != nil {
 		t.Fatalf("push to %s: %v", name, err)

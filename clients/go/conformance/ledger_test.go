@@ -51,7 +51,8 @@ func TestLedgerAcrossAFailover(t *testing.T) {
 			if _, err := s.GetParams("ledger"); err != nil {
 				return err
 			}
-			return s.SendGrads(map[string]pserver.Tensor{"ledger": pserver.Float32s(grad)})
+			_, err := s.SendGrads(map[string]pserver.Tensor{"ledger": pserver.Float32s(grad)})
+			return err
 		})
 		if err != nil {
 			t.Fatalf("step %d failed: %v", step, err)

@@ -23,6 +23,10 @@ type Options struct {
 	Name string
 	// NotInitializer (standalone only) says another trainer initializes the parameters.
 	NotInitializer bool
+	// TrainerID (standalone only; the master issues ids otherwise) is this trainer's id, at most
+	// MaxTrainerID. A SYNC or SSP job counts trainers 1..N (the pservers' --sync-trainers), so
+	// each trainer of such a job gives its own and keeps it across restarts. 0: a random id.
+	TrainerID uint64
 	// BlockSize (standalone only) is the block size in elements; the master publishes it otherwise.
 	BlockSize int
 	// CallTimeout is each call's deadline (default 30 s; master calls 10 s).
@@ -60,6 +64,8 @@ type Client struct {
 	viewMoved chan struct{} // closed and replaced whenever the view changes
 	trainerID uint64
 	nextStep  uint64
+	// stepFloor is the least number the next step takes: where the shards say this trainer goes on.
+	stepFloor uint64
 	pass      uint64
 	specs     map[string]spec
 	tables    *tableDirectory
@@ -67,10 +73,16 @@ type Client struct {
 	closed    bool
 }
 
+// MaxTrainerID is the largest trainer id: the pservers read ids as IEEE doubles, exact up to 2^53.
+const MaxTrainerID = 1<<53 - 1
+
 // Connect connects a trainer to a job: through the master (registering the trainer, keeping its
 // session alive and watching the cluster view) or, with Options.Pservers, to fixed pservers.
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	opts = withDefaults(opts)
+	if opts.TrainerID > MaxTrainerID {
+		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_OPTIONS, nil, "TrainerID: must be a whole number from 1 to %d, got %d", uint64(MaxTrainerID), opts.TrainerID)
+	}
 	security, err := DialOptions(opts.TLS, opts.Token)
 	if err != nil {
 		return nil, err
@@ -84,6 +96,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		specs:     map[string]spec{},
 		tables:    newTableDirectory(),
 		contexts:  map[*StepContext]struct{}{},
+		stepFloor: 1,
 	}
 	c.background, c.stop = context.WithCancel(context.Background())
 	if len(opts.Master) > 0 {
@@ -115,8 +128,12 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		shards[i] = ShardRoute{Index: i, Address: address}
 	}
 	c.view = View{ShardCount: len(shards), BlockSize: opts.BlockSize, Shards: shards}
-	// Standalone trainers have no registry: a random id, unlikely to meet another trainer's.
-	c.trainerID = uint64(rand.Int63n(1<<48-1)) + 1
+	// Standalone trainers have no registry: the id given, or a random one, unlikely to meet
+	// another trainer's.
+	c.trainerID = opts.TrainerID
+	if c.trainerID == 0 {
+		c.trainerID = uint64(rand.Int63n(1<<48-1)) + 1
+	}
 	if err := c.refreshView(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -197,12 +214,32 @@ func (c *Client) spec(name string) (spec, error) {
 // is served. Step fails with ErrClientStepFailed only when the step's deadline (StepTimeout) passes;
 // errors that waiting cannot change are returned as they come. fn must return the context's
 // errors (or wrap them) for this to work.
+//
+// Step numbers are never reset (also not when the session gets a new trainer id). Under SYNC a
+// step's number is at least the open step of the shard furthest behind, under SSP past this
+// trainer's last step on any shard: a trainer that (re)starts joins where the job is.
 func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
+	return c.run(ctx, false, fn)
+}
+
+// read runs fn as a step numbered 0: reads and initialization outside training count as no step
+// of the trainer's, and no read waits for one under SYNC or SSP.
+func (c *Client) read(ctx context.Context, fn func(*StepContext) error) error {
+	return c.run(ctx, true, fn)
+}
+
+func (c *Client) run(ctx context.Context, reading bool, fn func(*StepContext) error) error {
 	c.mu.Lock()
-	c.nextStep++
 	// The step's identity, captured once: a re-registration mid-step changes the trainer id for
 	// later steps only.
-	id := stepIdentity{trainerID: c.trainerID, step: c.nextStep, pass: c.pass}
+	id := stepIdentity{trainerID: c.trainerID, pass: c.pass}
+	if !reading {
+		c.nextStep++
+		if c.nextStep < c.stepFloor {
+			c.nextStep = c.stepFloor
+		}
+		id.step = c.nextStep
+	}
 	c.mu.Unlock()
 	deadline := time.Now().Add(c.opts.StepTimeout)
 	var last error
@@ -250,6 +287,16 @@ func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
 	return clientError(codes.DeadlineExceeded, pb.ErrorCode_CLIENT_STEP_FAILED, last, "step %d: not done within %s (%d runs; last: %v)", id.step, c.opts.StepTimeout, run, last)
 }
 
+// stepClosedWithout learns from a SYNC shard that it closed closedSteps steps, the last without
+// this trainer's push: later steps start after them.
+func (c *Client) stepClosedWithout(closedSteps uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if closedSteps+1 > c.stepFloor {
+		c.stepFloor = closedSteps + 1
+	}
+}
+
 func (c *Client) begin(ctx context.Context, id stepIdentity, deadline time.Time) (*StepContext, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -274,10 +321,11 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// GetParams reads whole tensors outside a training step (a step of its own, with no push).
+// GetParams reads whole tensors outside a training step (a read numbered 0, which takes no step
+// number and waits for no step under SYNC or SSP).
 func (c *Client) GetParams(ctx context.Context, names ...string) (map[string]Tensor, error) {
 	var out map[string]Tensor
-	err := c.Step(ctx, func(s *StepContext) error {
+	err := c.read(ctx, func(s *StepContext) error {
 		var err error
 		out, err = s.GetParams(names...)
 		return err
@@ -352,7 +400,9 @@ func (c *Client) keepSessionAlive(ttl time.Duration) {
 	}
 }
 
-// refreshView gets the current view: from the master, or standalone from each pserver's status.
+// refreshView gets the current view: from the master, or standalone from each pserver's status,
+// which also says the job's consistency mode and, once every shard answered, where this
+// trainer's steps go on.
 func (c *Client) refreshView(ctx context.Context) error {
 	if c.master != nil {
 		var view *pb.ClusterView
@@ -369,8 +419,10 @@ func (c *Client) refreshView(ctx context.Context) error {
 	}
 	next := c.View()
 	next.Shards = append([]ShardRoute(nil), next.Shards...)
+	id := c.TrainerID()
+	var answered []*pb.GetShardStatusResponse
 	for i, s := range next.Shards {
-		status, err := c.calls.status(ctx, s.Address)
+		status, err := c.calls.status(ctx, s.Address, id)
 		if IsRefused(err) {
 			return err // not a pserver still starting: this client may not call it
 		}
@@ -378,11 +430,65 @@ func (c *Client) refreshView(ctx context.Context) error {
 		next.Shards[i].Epoch, next.Shards[i].Serving = 0, err == nil
 		if err == nil {
 			next.Shards[i].Epoch = status.GetShardEpoch()
+			answered = append(answered, status)
 		}
+	}
+	if len(answered) > 0 {
+		mode, err := consistencyOf(answered)
+		if err != nil {
+			return err
+		}
+		next.Consistency = mode
+	}
+	if len(answered) == len(next.Shards) {
+		c.raiseStepFloor(next.Consistency, answered)
 	}
 	next.Revision++
 	c.applyView(next)
 	return nil
+}
+
+// consistencyOf is the job's mode as the shards report it; they must agree (each is started with
+// it), else CLIENT_INVALID_OPTIONS.
+func consistencyOf(statuses []*pb.GetShardStatusResponse) (Consistency, error) {
+	mode := consistencyOfMode(statuses[0].GetConsistency().GetMode())
+	for _, status := range statuses[1:] {
+		if other := consistencyOfMode(status.GetConsistency().GetMode()); other != mode {
+			return 0, clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_INVALID_OPTIONS, nil,
+				"the pservers run different consistency modes (%s, %s): start every shard with the same --consistency", mode, other)
+		}
+	}
+	return mode, nil
+}
+
+// raiseStepFloor moves the step floor to where the shards say this trainer goes on: SYNC at the
+// open step of the shard furthest behind (its step may still wait for this trainer), SSP past
+// this trainer's last step anywhere.
+func (c *Client) raiseStepFloor(mode Consistency, statuses []*pb.GetShardStatusResponse) {
+	var floor uint64
+	switch mode {
+	case ConsistencySync:
+		floor = statuses[0].GetVersion()
+		for _, status := range statuses[1:] {
+			if status.GetVersion() < floor {
+				floor = status.GetVersion()
+			}
+		}
+		floor++
+	case ConsistencySSP:
+		for _, status := range statuses {
+			if status.GetTrainerLastStep()+1 > floor {
+				floor = status.GetTrainerLastStep() + 1
+			}
+		}
+	default:
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if floor > c.stepFloor {
+		c.stepFloor = floor
+	}
 }
 
 // staleShard learns from a context that shard's epoch moved. Standalone, the restarted pserver's

@@ -11,7 +11,8 @@
 //		if err != nil {
 //			return err
 //		}
-//		return s.SendGrads(map[string]pserver.Tensor{"w": pserver.Float32s(grad(params["w"].Float32s()))})
+//		_, err = s.SendGrads(map[string]pserver.Tensor{"w": pserver.Float32s(grad(params["w"].Float32s()))})
+//		return err
 //	})
 //
 // Options.TLS and Options.Token secure every connection (mutual TLS, a bearer token over TLS);

@@ -3,6 +3,7 @@ package pserver
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // fakePserver is an in-memory pserver serving one shard (epoch 3) on loopback: it stores what
@@ -38,6 +40,14 @@ type fakePserver struct {
 	calls   []string
 	// pushFailures are answered to the next SendGrads calls, one each, before any is recorded.
 	pushFailures []fakeFailure
+	// pushReplies are answered to the next pushes, one each (then: applied).
+	pushReplies []*pb.SendGradsResponse
+	// status is what GetShardStatus answers beyond the epoch (mode, version, last step).
+	status *pb.GetShardStatusResponse
+	// statusAsks holds the context of every GetShardStatus; stamps "<method> <step>" of the calls
+	// a step makes.
+	statusAsks []*pb.RequestContext
+	stamps     []string
 }
 
 // fakeFailure is an error answer: a gRPC code and the pserver-error-code trailer.
@@ -53,23 +63,48 @@ func newFakePserver() *fakePserver {
 	return &fakePserver{params: map[string]*pb.Tensor{}, optimizers: map[string]*pb.OptimizerConfig{}, tables: map[string]*pb.TableSpec{}}
 }
 
-func (f *fakePserver) GetShardStatus(context.Context, *pb.GetShardStatusRequest) (*pb.GetShardStatusResponse, error) {
-	return &pb.GetShardStatusResponse{ShardEpoch: 3}, nil
+func (f *fakePserver) GetShardStatus(_ context.Context, req *pb.GetShardStatusRequest) (*pb.GetShardStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statusAsks = append(f.statusAsks, req.GetContext())
+	reply := &pb.GetShardStatusResponse{}
+	if f.status != nil {
+		reply = proto.Clone(f.status).(*pb.GetShardStatusResponse)
+	}
+	reply.ShardEpoch = 3
+	return reply, nil
+}
+
+// stamp records a call's method and step; callers hold f.mu.
+func (f *fakePserver) stamp(method string, rc *pb.RequestContext) {
+	f.stamps = append(f.stamps, fmt.Sprintf("%s %d", method, rc.GetStep()))
+}
+
+// nextPushReply is the reply to a push that went through; callers hold f.mu.
+func (f *fakePserver) nextPushReply() *pb.SendGradsResponse {
+	if len(f.pushReplies) == 0 {
+		return &pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED}
+	}
+	reply := f.pushReplies[0]
+	f.pushReplies = f.pushReplies[1:]
+	return reply
 }
 
 func (f *fakePserver) InitParam(_ context.Context, req *pb.InitParamRequest) (*pb.InitParamResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "InitParam "+req.GetParam().GetName())
+	f.stamp("InitParam", req.GetContext())
 	f.params[req.GetParam().GetName()] = req.GetParam()
 	f.optimizers[req.GetParam().GetName()] = req.GetOptimizer()
 	return &pb.InitParamResponse{}, nil
 }
 
-func (f *fakePserver) FinishInitParams(context.Context, *pb.FinishInitParamsRequest) (*pb.FinishInitParamsResponse, error) {
+func (f *fakePserver) FinishInitParams(_ context.Context, req *pb.FinishInitParamsRequest) (*pb.FinishInitParamsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "FinishInitParams")
+	f.stamp("FinishInitParams", req.GetContext())
 	return &pb.FinishInitParamsResponse{}, nil
 }
 
@@ -77,6 +112,7 @@ func (f *fakePserver) InitTable(_ context.Context, req *pb.InitTableRequest) (*p
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "InitTable "+req.GetSpec().GetName())
+	f.stamp("InitTable", req.GetContext())
 	f.tables[req.GetSpec().GetName()] = req.GetSpec()
 	return &pb.InitTableResponse{}, nil
 }
@@ -85,6 +121,7 @@ func (f *fakePserver) GetRows(ctx context.Context, req *pb.GetRowsRequest) (*pb.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rowGets = append(f.rowGets, req)
+	f.stamp("GetRows", req.GetContext())
 	spec, ok := f.tables[req.GetTable()]
 	if !ok {
 		_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", "PSERVER_UNKNOWN_TENSOR"))
@@ -106,6 +143,7 @@ func (f *fakePserver) GetParams(ctx context.Context, req *pb.GetParamsRequest) (
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets = append(f.gets, req.GetNames())
+	f.stamp("GetParams", req.GetContext())
 	reply := &pb.GetParamsResponse{ShardEpoch: 3}
 	bytes := 0
 	for _, name := range req.GetNames() {
@@ -124,10 +162,11 @@ func (f *fakePserver) GetParams(ctx context.Context, req *pb.GetParamsRequest) (
 	return reply, nil
 }
 
-func (f *fakePserver) ListParams(context.Context, *pb.ListParamsRequest) (*pb.ListParamsResponse, error) {
+func (f *fakePserver) ListParams(_ context.Context, req *pb.ListParamsRequest) (*pb.ListParamsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lists++
+	f.stamp("ListParams", req.GetContext())
 	reply := &pb.ListParamsResponse{ShardEpoch: 3}
 	for _, spec := range f.tables {
 		reply.Tables = append(reply.Tables, spec)
@@ -151,7 +190,8 @@ func (f *fakePserver) SendGrads(ctx context.Context, req *pb.SendGradsRequest) (
 		return nil, status.Errorf(failure.code, "%s", failure.errorCode)
 	}
 	f.unary = append(f.unary, req)
-	return &pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED}, nil
+	f.stamp("SendGrads", req.GetContext())
+	return f.nextPushReply(), nil
 }
 
 func (f *fakePserver) SendGradsStream(stream pb.ParameterServer_SendGradsStreamServer) error {
@@ -168,8 +208,9 @@ func (f *fakePserver) SendGradsStream(stream pb.ParameterServer_SendGradsStreamS
 	}
 	f.mu.Lock()
 	f.streamed = append(f.streamed, chunks)
+	reply := f.nextPushReply()
 	f.mu.Unlock()
-	return stream.SendAndClose(&pb.SendGradsResponse{Outcome: pb.PushOutcome_PUSH_OUTCOME_APPLIED})
+	return stream.SendAndClose(reply)
 }
 
 // serve runs a gRPC server for srv on loopback (with serverOptions) and returns its address.
@@ -207,7 +248,15 @@ func fakeCluster(t *testing.T, n int, opts Options) ([]*fakePserver, *Client) {
 	fakes := make([]*fakePserver, n)
 	for i := range fakes {
 		fakes[i] = newFakePserver()
-		opts.Pservers = append(opts.Pservers, serve(t, fakes[i]))
+	}
+	return fakes, connectFakes(t, fakes, opts)
+}
+
+// connectFakes connects a standalone client to fakes (set up beforehand), shards in their order.
+func connectFakes(t *testing.T, fakes []*fakePserver, opts Options) *Client {
+	t.Helper()
+	for _, f := range fakes {
+		opts.Pservers = append(opts.Pservers, serve(t, f))
 	}
 	if opts.StepTimeout == 0 {
 		opts.StepTimeout = 20 * time.Second
@@ -217,5 +266,5 @@ func fakeCluster(t *testing.T, n int, opts Options) ([]*fakePserver, *Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return fakes, c
+	return c
 }

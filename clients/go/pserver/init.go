@@ -97,9 +97,10 @@ func (c *Client) InitParamsWithTables(ctx context.Context, tensors map[string]Te
 }
 
 // writeInit writes every block with InitParam and every table with InitTable (on every shard),
-// then FinishInitParams on every shard, in one step.
+// then FinishInitParams on every shard, in one read numbered 0 (initialization is no training
+// step).
 func (c *Client) writeInit(ctx context.Context, tensors map[string]Tensor, configOf func(string) *pb.OptimizerConfig, tables []*pb.TableSpec) error {
-	return c.Step(ctx, func(s *StepContext) error {
+	return c.read(ctx, func(s *StepContext) error {
 		byShard := map[int][]*pb.InitParamRequest{}
 		for name, t := range tensors {
 			size := ElementSize(t.Type)

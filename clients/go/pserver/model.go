@@ -32,7 +32,7 @@ type TensorInfo struct {
 // the parameters are initialized.
 func (c *Client) ListParams(ctx context.Context) (map[string]TensorInfo, error) {
 	var out map[string]TensorInfo
-	err := c.Step(ctx, func(s *StepContext) error {
+	err := c.read(ctx, func(s *StepContext) error {
 		var err error
 		out, err = s.ListParams()
 		return err

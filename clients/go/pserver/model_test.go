@@ -57,7 +57,8 @@ func TestAClientThatNeverInitializedListsTheModelAndReadsIt(t *testing.T) {
 	}
 	// A pushed gradient is checked against the listed shape.
 	err = reader.Step(ctx, func(s *StepContext) error {
-		return s.SendGrads(map[string]Tensor{"w": Float32s(counting(10)).WithShape(5, 2)})
+		_, err := s.SendGrads(map[string]Tensor{"w": Float32s(counting(10)).WithShape(5, 2)})
+		return err
 	})
 	if !errors.Is(err, ErrClientShapeMismatch) {
 		t.Errorf("a transposed gradient of a listed tensor: %v, want CLIENT_SHAPE_MISMATCH", err)

@@ -106,7 +106,8 @@ func TestGRPCsOwnResourceExhaustedIsNotRetried(t *testing.T) {
 	}
 	started := time.Now()
 	err := c.Step(ctx, func(s *StepContext) error {
-		return s.SendGrads(map[string]Tensor{"w": Float32s(make([]float32, 128<<10))})
+		_, err := s.SendGrads(map[string]Tensor{"w": Float32s(make([]float32, 128<<10))})
+		return err
 	})
 	var e *Error
 	if !errors.As(err, &e) || e.ErrorCode != pb.ErrorCode_CLIENT_MESSAGE_TOO_LARGE {
@@ -131,11 +132,17 @@ func TestAPushAboveTheMessageLimitIsStreamed(t *testing.T) {
 	if err := c.InitParams(ctx, map[string]Tensor{"small": small}, sgd); err != nil {
 		t.Fatal(err)
 	}
-	err := c.Step(ctx, func(s *StepContext) error { return s.SendGrads(map[string]Tensor{"big": big}) })
+	err := c.Step(ctx, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"big": big})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Step(ctx, func(s *StepContext) error { return s.SendGrads(map[string]Tensor{"small": small}) })
+	err = c.Step(ctx, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"small": small})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

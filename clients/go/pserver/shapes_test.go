@@ -35,7 +35,10 @@ func TestAGradientThatDoesNotFitItsTensorIsRefusedBeforeItIsSent(t *testing.T) {
 		{"bytes that are not whole elements", "m", Tensor{Type: pb.ElementType_ELEMENT_TYPE_FLOAT32, Data: make([]byte, 7)}, []string{"m", "7 bytes"}},
 	}
 	for _, tc := range cases {
-		err := c.Step(ctx, func(s *StepContext) error { return s.SendGrads(map[string]Tensor{tc.tensor: tc.grad}) })
+		err := c.Step(ctx, func(s *StepContext) error {
+			_, err := s.SendGrads(map[string]Tensor{tc.tensor: tc.grad})
+			return err
+		})
 		var e *Error
 		if !errors.As(err, &e) || e.ErrorCode != pb.ErrorCode_CLIENT_SHAPE_MISMATCH || IsRetryable(err) {
 			t.Errorf("%s: got %v, want CLIENT_SHAPE_MISMATCH", tc.name, err)
@@ -52,12 +55,16 @@ func TestAGradientThatDoesNotFitItsTensorIsRefusedBeforeItIsSent(t *testing.T) {
 	}
 	// Fitting gradients go, each block with the gradient's own shape (none, when it has none).
 	err := c.Step(ctx, func(s *StepContext) error {
-		return s.SendGrads(map[string]Tensor{"m": Float32s(counting(6)).WithShape(2, 3), "v": Float32s(counting(5)).WithShape(5)})
+		_, err := s.SendGrads(map[string]Tensor{"m": Float32s(counting(6)).WithShape(2, 3), "v": Float32s(counting(5)).WithShape(5)})
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Step(ctx, func(s *StepContext) error { return s.SendGrads(map[string]Tensor{"v": Float32s(counting(5))}) })
+	err = c.Step(ctx, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"v": Float32s(counting(5))})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,9 +33,11 @@ func (s *shardCalls) unary(ctx context.Context, address string, fn func(context.
 	return nil
 }
 
-func (s *shardCalls) status(ctx context.Context, address string) (reply *pb.GetShardStatusResponse, err error) {
+// status is the shard's status; with a trainer id, also that trainer's last step on it.
+func (s *shardCalls) status(ctx context.Context, address string, trainerID uint64) (reply *pb.GetShardStatusResponse, err error) {
 	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
-		reply, err = c.GetShardStatus(ctx, &pb.GetShardStatusRequest{}, o...)
+		req := &pb.GetShardStatusRequest{Context: &pb.RequestContext{TrainerId: trainerID}}
+		reply, err = c.GetShardStatus(ctx, req, o...)
 		return err
 	})
 	return reply, err
@@ -73,8 +75,9 @@ func (s *shardCalls) listParams(ctx context.Context, address string, rc *pb.Requ
 
 // sendGrads makes one push, dense and row gradients together: unary when it fits in a message,
 // else streamed in pieces (which the pserver applies all or nothing when the stream is
-// half-closed).
-func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad) (reply *pb.SendGradsResponse, err error) {
+// half-closed). sampleCount, when not nil, is the push's weight in a SYNC step (0: a step
+// without data, and then no gradients).
+func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad, sampleCount *uint64) (reply *pb.SendGradsResponse, err error) {
 	bytes := 1024
 	for _, g := range grads {
 		bytes += len(g.Content) + len(g.Name) + 16*len(g.Shape) + 64
@@ -84,10 +87,10 @@ func (s *shardCalls) sendGrads(ctx context.Context, address string, rc *pb.Reque
 	}
 	err = s.unary(ctx, address, func(ctx context.Context, c pb.ParameterServerClient, o ...grpc.CallOption) error {
 		if bytes < s.maxMessageBytes {
-			reply, err = c.SendGrads(ctx, &pb.SendGradsRequest{Context: rc, Grads: grads, Sparse: sparse}, o...)
+			reply, err = c.SendGrads(ctx, &pb.SendGradsRequest{Context: rc, Grads: grads, Sparse: sparse, SampleCount: sampleCount}, o...)
 			return err
 		}
-		reply, err = s.stream(ctx, c, rc, grads, sparse, o)
+		reply, err = s.stream(ctx, c, rc, grads, sparse, sampleCount, o)
 		return err
 	})
 	return reply, err
@@ -121,13 +124,21 @@ func (s *shardCalls) chunkBytes() int {
 }
 
 // stream sends a push as SendGradsStream: each dense gradient in pieces (the shape on its first),
-// then each table's rows in slices of whole rows (the pserver concatenates a table's slices).
-func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
+// then each table's rows in slices of whole rows (the pserver concatenates a table's slices). The
+// first chunk alone carries the context and the sample count.
+func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc *pb.RequestContext, grads []*pb.Tensor, sparse []*pb.SparseGrad, sampleCount *uint64, o []grpc.CallOption) (*pb.SendGradsResponse, error) {
 	stream, err := c.SendGradsStream(ctx, o...)
 	if err != nil {
 		return nil, err
 	}
-	first := rc
+	first := true
+	header := func(chunk *pb.SendGradsChunk) *pb.SendGradsChunk {
+		if first {
+			chunk.Context, chunk.SampleCount = rc, sampleCount
+			first = false
+		}
+		return chunk
+	}
 	chunkBytes := s.chunkBytes()
 	for _, g := range grads {
 		for offset := 0; offset < len(g.Content) || offset == 0; offset += chunkBytes {
@@ -139,9 +150,7 @@ func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc 
 			if offset == 0 {
 				piece.Shape = g.Shape // read from the piece at offset 0 only
 			}
-			chunk := &pb.SendGradsChunk{Context: first, Grads: []*pb.GradientChunk{piece}}
-			first = nil
-			if err := stream.Send(chunk); err != nil {
+			if err := stream.Send(header(&pb.SendGradsChunk{Grads: []*pb.GradientChunk{piece}})); err != nil {
 				// The server ended the stream: its status comes from CloseAndRecv.
 				_, err = stream.CloseAndRecv()
 				return nil, err
@@ -153,11 +162,10 @@ func (s *shardCalls) stream(ctx context.Context, c pb.ParameterServerClient, rc 
 	}
 	for _, rows := range sparse {
 		for _, slice := range rowSlices(rows, chunkBytes) {
-			if err := stream.Send(&pb.SendGradsChunk{Context: first, Sparse: []*pb.SparseGrad{slice}}); err != nil {
+			if err := stream.Send(header(&pb.SendGradsChunk{Sparse: []*pb.SparseGrad{slice}})); err != nil {
 				_, err = stream.CloseAndRecv()
 				return nil, err
 			}
-			first = nil
 		}
 	}
 	return stream.CloseAndRecv()

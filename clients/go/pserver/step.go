@@ -39,6 +39,37 @@ type StepContext struct {
 	stagedOrder []string
 	// pushed says the step's push went out: rows given later could not join it.
 	pushed bool
+	// pushedTo holds the shards the step pushed to: Skip tells only the others.
+	pushedTo map[int]bool
+}
+
+// PushReport is what became of a push on each shard it went to, in shard order.
+type PushReport struct {
+	Shards []ShardPush
+}
+
+// ShardPush is one shard's answer to a push.
+type ShardPush struct {
+	Shard int
+	// Outcome is applied, accumulated (SYNC: held in the open step), a duplicate (a retry), or
+	// dropped late (SYNC backups: the step closed without it).
+	Outcome pb.PushOutcome
+	// Version is the shard's version after the push (SYNC: the steps it closed).
+	Version uint64
+}
+
+// PushOption is an option of SendGrads.
+type PushOption func(*pushOptions)
+
+type pushOptions struct {
+	sampleCount *uint64
+}
+
+// SampleCount gives the number of examples the gradients came from: under SYNC, the push's
+// weight in the step's mean (default 1). A trainer whose data ran out calls Skip instead (a count
+// of 0 means "no data" and must carry no gradients).
+func SampleCount(n uint64) PushOption {
+	return func(o *pushOptions) { o.sampleCount = &n }
 }
 
 // stepIdentity is who a step is on every shard and every run: captured once when it begins.
@@ -94,8 +125,13 @@ func (s *StepContext) abort(reason *Error) {
 // tensor (element type, element count, and its shape if it has one: CLIENT_SHAPE_MISMATCH);
 // its shape is sent along and checked by the pserver too (PSERVER_SHAPE_MISMATCH). A tensor the
 // client does not know yet is learned from the shards first (ListParams). The rows PushRows
-// staged go out in the same push, a shard's dense and sparse gradients in one SendGrads.
-func (s *StepContext) SendGrads(grads map[string]Tensor) error {
+// staged go out in the same push, a shard's dense and sparse gradients in one SendGrads. The
+// report says what became of the push on each shard.
+func (s *StepContext) SendGrads(grads map[string]Tensor, opts ...PushOption) (PushReport, error) {
+	var o pushOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	byShard := map[int][]*pb.Tensor{}
 	names := make([]string, 0, len(grads))
 	for name := range grads {
@@ -103,16 +139,16 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 	}
 	sort.Strings(names)
 	if err := s.learnUnknown(names); err != nil {
-		return err
+		return PushReport{}, err
 	}
 	for _, name := range names {
 		g := grads[name]
 		sp, err := s.client.spec(name)
 		if err != nil {
-			return err
+			return PushReport{}, err
 		}
 		if err := checkGradient(name, g, sp); err != nil {
-			return err
+			return PushReport{}, err
 		}
 		size := ElementSize(g.Type)
 		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
@@ -123,13 +159,36 @@ func (s *StepContext) SendGrads(grads map[string]Tensor) error {
 			})
 		}
 	}
-	return s.push(byShard)
+	return s.push(byShard, o.sampleCount)
+}
+
+// Skip says this trainer has nothing for the step (its data ran out) to every shard of the view
+// it did not push to yet: a push of no gradients and a sample count of 0. Under SYNC the step
+// then closes without waiting for it and without its weight; under SSP its clock moves; under
+// ASYNC nothing changes. When the step function returns, the step skips by itself under SYNC
+// and SSP, so a trainer that pushed to some shards only, or to none, holds no shard up. Rows
+// staged by PushRows and not sent yet cannot go with it: CLIENT_STEP_FAILED.
+func (s *StepContext) Skip() (PushReport, error) {
+	s.mu.Lock()
+	if len(s.staged) > 0 {
+		s.mu.Unlock()
+		return PushReport{}, clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_STEP_FAILED, nil, "step %d: Skip with rows staged by PushRows (a push of 0 samples carries no gradients): send them with SendGrads first", s.step)
+	}
+	rest := map[int][]*pb.Tensor{}
+	for _, route := range s.view.Shards {
+		if !s.pushedTo[route.Index] {
+			rest[route.Index] = nil
+		}
+	}
+	s.mu.Unlock()
+	none := uint64(0)
+	return s.push(rest, &none)
 }
 
 // push is the step's push: per shard one SendGrads with its dense blocks and the staged row
 // gradients of its buckets (one SparseGrad per table), in parallel, each retried until known
-// applied.
-func (s *StepContext) push(dense map[int][]*pb.Tensor) error {
+// applied. Every shard that is a key of dense is pushed to, with no gradients if it has none.
+func (s *StepContext) push(dense map[int][]*pb.Tensor, sampleCount *uint64) (PushReport, error) {
 	s.mu.Lock()
 	sparse := s.sparseByShard()
 	s.staged, s.stagedOrder = nil, nil
@@ -143,24 +202,52 @@ func (s *StepContext) push(dense map[int][]*pb.Tensor) error {
 	if len(shards) > 0 {
 		s.pushed = true
 	}
+	if s.pushedTo == nil {
+		s.pushedTo = map[int]bool{}
+	}
+	for shard := range shards {
+		s.pushedTo[shard] = true
+	}
 	s.mu.Unlock()
-	return s.eachShard(shardsOf(shards), func(shard int) error {
+	order := shardsOf(shards)
+	report := PushReport{Shards: make([]ShardPush, len(order))}
+	err := s.eachShard(order, func(shard int) error {
 		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
-			_, err := s.client.calls.sendGrads(ctx, address, rc, dense[shard], sparse[shard])
-			return err
+			reply, err := s.client.calls.sendGrads(ctx, address, rc, dense[shard], sparse[shard], sampleCount)
+			if err != nil {
+				return err
+			}
+			if reply.GetOutcome() == pb.PushOutcome_PUSH_OUTCOME_DROPPED_LATE {
+				s.client.stepClosedWithout(reply.GetVersion())
+			}
+			// Each goroutine writes its own slot.
+			report.Shards[sort.SearchInts(order, shard)] = ShardPush{Shard: shard, Outcome: reply.GetOutcome(), Version: reply.GetVersion()}
+			return nil
 		})
 	})
+	if err != nil {
+		return PushReport{}, err
+	}
+	return report, nil
 }
 
-// flush sends the rows PushRows staged if SendGrads did not (the step function returned).
+// flush, when the step function returned, sends the rows PushRows staged if SendGrads did not,
+// then under SYNC and SSP skips the shards the step did not push to, so that none waits for
+// this trainer. Reads and initialization (step 0) are no step of the trainer's.
 func (s *StepContext) flush() error {
 	s.mu.Lock()
 	pending := len(s.staged) > 0 && !s.pushed
 	s.mu.Unlock()
-	if !pending {
+	if pending {
+		if _, err := s.push(nil, nil); err != nil {
+			return err
+		}
+	}
+	if s.view.Consistency == ConsistencyAsync || s.step == 0 {
 		return nil
 	}
-	return s.push(nil)
+	_, err := s.Skip()
+	return err
 }
 
 // eachShard runs fn for every shard in parallel and returns the first error.

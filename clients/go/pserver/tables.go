@@ -137,10 +137,10 @@ func (c *Client) Tables(ctx context.Context) ([]TableLayout, error) {
 	return c.tables.all(), nil
 }
 
-// Lookup reads rows of a table outside a training step (a step of its own, with no push).
+// Lookup reads rows of a table outside a training step (a read numbered 0, like GetParams).
 func (c *Client) Lookup(ctx context.Context, table string, ids []int64) ([]float32, error) {
 	var out []float32
-	err := c.Step(ctx, func(s *StepContext) error {
+	err := c.read(ctx, func(s *StepContext) error {
 		var err error
 		out, err = s.Lookup(table, ids)
 		return err

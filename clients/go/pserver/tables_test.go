@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	pb "github.com/pserver/pserver/clients/go/pserverpb"
@@ -194,7 +195,8 @@ func TestPushRowsJoinsTheStepsDensePushOncePerShard(t *testing.T) {
 		}
 		// The caller may reuse its slices at once: the client copied them.
 		ids[0], grads[0] = 99, 99
-		return s.SendGrads(map[string]Tensor{"w": Float32s([]float32{1, 1, 1})})
+		_, err := s.SendGrads(map[string]Tensor{"w": Float32s([]float32{1, 1, 1})})
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +293,7 @@ func TestPushRowsChecksLengthsAtOnceAndRefusesRowsAfterThePush(t *testing.T) {
 		if err := s.PushRows("nope", []int64{1}, []float32{1, 2}, nil); !errors.Is(err, ErrClientUnknownTensor) {
 			t.Errorf("an unknown table: %v", err)
 		}
-		if err := s.SendGrads(map[string]Tensor{"w": Float32s([]float32{1, 1, 1})}); err != nil {
+		if _, err := s.SendGrads(map[string]Tensor{"w": Float32s([]float32{1, 1, 1})}); err != nil {
 			return err
 		}
 		err := s.PushRows("emb", []int64{1}, []float32{1, 2}, nil)
@@ -414,5 +416,25 @@ func TestAClientThatNeverInitializedLearnsTablesFromTheShards(t *testing.T) {
 	}
 	if _, err := c.Lookup(context.Background(), "other", []int64{1}); !errors.Is(err, ErrClientUnknownTensor) {
 		t.Errorf("a table no shard holds: %v", err)
+	}
+}
+
+func TestSkipWithRowsStagedAndNotSentIsAnError(t *testing.T) {
+	fakes, c := fakeCluster(t, 3, Options{})
+	initTable(t, c, true)
+	err := c.Step(context.Background(), func(s *StepContext) error {
+		if err := s.PushRows("emb", []int64{1, 2}, []float32{1, 1, 1, 1}, nil); err != nil {
+			return err
+		}
+		_, err := s.Skip()
+		return err
+	})
+	if !errors.Is(err, ErrClientStepFailed) || !strings.Contains(err.Error(), "PushRows") {
+		t.Fatalf("Skip with staged rows: %v, want CLIENT_STEP_FAILED naming PushRows", err)
+	}
+	for i, f := range fakes {
+		if pushes := pushesOf(f); len(pushes) != 0 {
+			t.Errorf("shard %d got pushes %v, want none", i, pushes)
+		}
 	}
 }

@@ -11,6 +11,40 @@ type ShardRoute struct {
 	Serving bool
 }
 
+// Consistency is how the job's shards treat pushes and reads: applied on arrival
+// (ConsistencyAsync), synchronous steps (ConsistencySync: a step's pushes are averaged, a read for
+// step k waits for step k − 1 to close), or bounded staleness (ConsistencySSP: a read waits until
+// the slowest trainer is close enough). Its String is "async", "sync" or "ssp", as in the other
+// clients.
+type Consistency int
+
+const (
+	ConsistencyAsync Consistency = iota
+	ConsistencySync
+	ConsistencySSP
+)
+
+func (c Consistency) String() string {
+	switch c {
+	case ConsistencySync:
+		return "sync"
+	case ConsistencySSP:
+		return "ssp"
+	}
+	return "async"
+}
+
+// consistencyOfMode maps the wire's mode; an unset mode (a pserver older than SYNC) is ASYNC.
+func consistencyOfMode(mode pb.ConsistencyMode) Consistency {
+	switch mode {
+	case pb.ConsistencyMode_CONSISTENCY_MODE_SYNC:
+		return ConsistencySync
+	case pb.ConsistencyMode_CONSISTENCY_MODE_BOUNDED_STALENESS:
+		return ConsistencySSP
+	}
+	return ConsistencyAsync
+}
+
 // View is the trainer's picture of the cluster. Views are values: a step keeps the one it began
 // with while the client moves on to newer ones.
 type View struct {
@@ -19,6 +53,9 @@ type View struct {
 	Shards      []ShardRoute
 	Revision    uint64
 	Initialized bool
+	// Consistency is the job's mode as the shards report it. A cluster job (through a master) is
+	// ConsistencyAsync: the master keeps no rosters yet.
+	Consistency Consistency
 }
 
 func viewFromProto(v *pb.ClusterView) View {

@@ -127,7 +127,8 @@ func run(ctx context.Context, o options) error {
 			}
 			var grads mlp
 			loss, grads = gradients(fromTensors(params), batch)
-			return s.SendGrads(grads.tensors())
+			_, err = s.SendGrads(grads.tensors())
+			return err
 		})
 		if err == nil {
 			report("step", "pass", pass, "loss", loss, "samples", len(batch), "started", started)

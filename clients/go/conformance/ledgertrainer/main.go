@@ -117,7 +117,8 @@ func main() {
 			}
 			gradient := make([]float32, length)
 			gradient[coordinate] = -1
-			return s.SendGrads(map[string]pserver.Tensor{"ledger": pserver.Float32s(gradient)})
+			_, err := s.SendGrads(map[string]pserver.Tensor{"ledger": pserver.Float32s(gradient)})
+			return err
 		})
 		if err != nil {
 			errors++
