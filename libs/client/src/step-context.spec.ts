@@ -577,6 +577,16 @@ describe('StepContext tables', () => {
     ids.forEach((id, i) => expect(sent.get(id)).toEqual([2 * i, 2 * i + 1]));
   });
 
+  it('refuses to skip with rows staged and not sent, sending nothing', async () => {
+    const { shards, ctx } = withTable();
+    await ctx.pushRows('emb', BigInt64Array.of(1n, 2n), new Float32Array(4));
+    await expect(ctx.skip()).rejects.toMatchObject({
+      code: 'CLIENT_STEP_FAILED',
+      message: expect.stringContaining('pushRows'),
+    });
+    expect(shards.calls).toHaveLength(0);
+  });
+
   it('refuses rows whose lengths do not fit the table, sending nothing', async () => {
     const { shards, ctx } = withTable();
     const ids = BigInt64Array.from([1n, 2n]);

@@ -370,9 +370,14 @@ export class StepContext {
    * Says this trainer has nothing for the step (its data ran out) on every shard it did not push
    * to yet: under SYNC the step closes without waiting for it and without its weight; under SSP
    * its clock moves. Nothing changes under ASYNC. `flush` calls it when the step function
-   * returns.
+   * returns. Rows staged by `pushRows` and not sent yet cannot go with it: CLIENT_STEP_FAILED.
    */
   async skip(): Promise<PushReport> {
+    if (!this.staged.empty)
+      throw new ClientError(
+        'CLIENT_STEP_FAILED',
+        `step ${this.step}: skip with rows staged by pushRows (a push of 0 samples carries no gradients): send them with sendGrads first`,
+      );
     const rest = this.view.shards.map((s) => s.index).filter((i) => !this.pushedTo.has(i));
     return this.push(new Map(rest.map((shard) => [shard, []])), 0);
   }
