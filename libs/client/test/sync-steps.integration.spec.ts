@@ -50,9 +50,10 @@ function python(): string {
 /** The reference's final state, computed now from the scenario. */
 function reference(): Record<string, FinalTensor> {
   const script = path.join(testdata, 'sync_steps_reference.py');
-  return JSON.parse(
-    execFileSync(python(), [script, scenarioFile], { encoding: 'utf8' }),
-  ) as Record<string, FinalTensor>;
+  return JSON.parse(execFileSync(python(), [script, scenarioFile], { encoding: 'utf8' })) as Record<
+    string,
+    FinalTensor
+  >;
 }
 
 /** The tensors of each shard's latest checkpoint, blocks in order, as the reference prints them. */
