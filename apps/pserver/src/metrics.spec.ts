@@ -13,7 +13,7 @@ describe('pserverMetrics', () => {
       status: () => status,
       leaseValidUntil: () => undefined,
       replication: () => undefined,
-      parkedCalls: () => undefined,
+      parked: () => undefined,
     });
     const text = await registry.metrics();
     expect(text).toContain('pserver_table_rows{table="emb"} 7');
@@ -35,7 +35,7 @@ describe('pserverMetrics', () => {
           { member: 'ps-4', acked: 40, inSync: false },
         ],
       }),
-      parkedCalls: () => undefined,
+      parked: () => undefined,
     });
     const text = await registry.metrics();
     expect(text).toContain('pserver_replication_applied_seq 120');
@@ -49,13 +49,14 @@ describe('pserverMetrics', () => {
       status: () => ({ version: 12, minClock: 11 }),
       leaseValidUntil: () => undefined,
       replication: () => undefined,
-      parkedCalls: () => 3,
+      parked: () => ({ calls: 3, waitedSeconds: 1.5 }),
     });
     skippedSteps.inc(4);
     const text = await registry.metrics();
     expect(text).toContain('pserver_version 12');
     expect(text).toContain('pserver_min_clock 11');
     expect(text).toContain('pserver_parked_calls 3');
+    expect(text).toContain('pserver_parked_seconds_total 1.5');
     expect(text).toContain('pserver_sync_skipped_steps_total 4');
   });
 });

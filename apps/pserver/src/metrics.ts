@@ -9,8 +9,8 @@ export interface PserverMetricSources {
   leaseValidUntil: () => number | undefined;
   /** Replication: as a primary, its replicas; as a replica, its copy. Undefined otherwise. */
   replication: () => ReplicationStatus | undefined;
-  /** Reads and SYNC pushes parked until the shard's clock lets them go. */
-  parkedCalls: () => number | undefined;
+  /** Reads and SYNC pushes parked until the shard's clock lets them go, and their wait so far. */
+  parked: () => { calls: number; waitedSeconds: number } | undefined;
 }
 
 /** What replication metrics read. */
@@ -88,8 +88,17 @@ export function pserverMetrics(sources: PserverMetricSources): {
   gauge(
     'pserver_parked_calls',
     'Reads (SYNC, SSP) and pushes (SYNC) waiting for the clock: all trainers parked means a straggler.',
-    sources.parkedCalls,
+    () => sources.parked()?.calls,
   );
+  new Counter({
+    name: 'pserver_parked_seconds_total',
+    help: 'Time reads and pushes spent parked for the clock, summed over calls: the wait at the barrier.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(sources.parked()?.waitedSeconds ?? 0);
+    },
+  });
   tableMetrics(registry, status);
   gauge(
     'pserver_lease_deadline_margin_seconds',

@@ -122,7 +122,10 @@ export class PserverNode {
     status: () => this.serving?.service.getShardStatus(),
     leaseValidUntil: () => this.member?.leaseValidUntil,
     replication: () => this.replicationStatus(),
-    parkedCalls: () => this.serving?.service.consistency.parked.size,
+    parked: () => {
+      const parked = this.serving?.service.consistency.parked;
+      return parked && { calls: parked.size, waitedSeconds: parked.waitedSeconds };
+    },
   });
   private metricsServer: MetricsServer | undefined;
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */

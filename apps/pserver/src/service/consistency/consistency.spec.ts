@@ -352,6 +352,7 @@ describe('SYNC', () => {
     expect(reply).toMatchObject({ version: 1, minClock: 1 });
     expect(values(reply.params?.[0]?.content)).toEqual([-2, -2, -2, -2]);
     expect(service.consistency.parked.size).toBe(0);
+    expect(service.consistency.parked.waitedSeconds).toBeGreaterThan(0);
   });
 
   it('ends a parked read at its deadline or its cancellation, leaving nothing parked', async () => {

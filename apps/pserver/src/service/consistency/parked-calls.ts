@@ -14,10 +14,16 @@ interface ParkedCall {
  */
 export class ParkedCalls {
   private readonly parked = new Set<ParkedCall>();
+  private waitedMs = 0;
 
-  /** Reads waiting now. */
+  /** Calls waiting now. */
   get size(): number {
     return this.parked.size;
+  }
+
+  /** The time calls spent parked, summed over the calls that left (the wait at the barrier). */
+  get waitedSeconds(): number {
+    return this.waitedMs / 1000;
   }
 
   /**
@@ -26,41 +32,46 @@ export class ParkedCalls {
    */
   wait(needed: number, clock: () => number, signal: AbortSignal): Promise<void> {
     if (clock() >= needed) return Promise.resolve();
+    const parkedAt = performance.now();
     return new Promise((resolve, reject) => {
-      const read: ParkedCall = {
+      const leave = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        this.waitedMs += performance.now() - parkedAt;
+      };
+      const call: ParkedCall = {
         needed,
         resolve: () => {
-          signal.removeEventListener('abort', onAbort);
+          leave();
           resolve();
         },
         reject: (err) => {
-          signal.removeEventListener('abort', onAbort);
+          leave();
           reject(err);
         },
       };
       const onAbort = (): void => {
-        this.parked.delete(read);
-        reject(signal.reason);
+        this.parked.delete(call);
+        call.reject(signal.reason);
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      this.parked.add(read);
+      this.parked.add(call);
     });
   }
 
-  /** The clock moved to `clock`: the reads it satisfies go. */
+  /** The clock moved to `clock`: the calls it satisfies go. */
   advanced(clock: number): void {
-    for (const read of this.parked) {
-      if (read.needed <= clock) {
-        this.parked.delete(read);
-        read.resolve();
+    for (const call of this.parked) {
+      if (call.needed <= clock) {
+        this.parked.delete(call);
+        call.resolve();
       }
     }
   }
 
-  /** Every parked read fails with `err`. */
+  /** Every parked call fails with `err`. */
   abandon(err: unknown): void {
-    for (const read of this.parked) read.reject(err);
+    for (const call of this.parked) call.reject(err);
     this.parked.clear();
   }
 }
