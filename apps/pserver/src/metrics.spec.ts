@@ -44,19 +44,19 @@ describe('pserverMetrics', () => {
     expect(text).toContain('pserver_replicas_in_sync 1');
   });
 
-  it('exposes the consistency clocks, the calls parked for them and the steps a restore skipped', async () => {
-    const { registry, skippedSteps } = pserverMetrics({
+  it('exposes the consistency clocks, the calls parked for them and the contributions a restore lost', async () => {
+    const { registry, lostContributions } = pserverMetrics({
       status: () => ({ version: 12, minClock: 11 }),
       leaseValidUntil: () => undefined,
       replication: () => undefined,
       parked: () => ({ calls: 3, waitedSeconds: 1.5 }),
     });
-    skippedSteps.inc(4);
+    lostContributions.inc(4);
     const text = await registry.metrics();
     expect(text).toContain('pserver_version 12');
     expect(text).toContain('pserver_min_clock 11');
     expect(text).toContain('pserver_parked_calls 3');
     expect(text).toContain('pserver_parked_seconds_total 1.5');
-    expect(text).toContain('pserver_sync_skipped_steps_total 4');
+    expect(text).toContain('pserver_sync_lost_contributions_total 4');
   });
 });

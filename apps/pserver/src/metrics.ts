@@ -35,7 +35,7 @@ export type ReplicationStatus =
 export function pserverMetrics(sources: PserverMetricSources): {
   registry: Registry;
   duplicatePushes: Counter;
-  skippedSteps: Counter;
+  lostContributions: Counter;
   checkpoints: { seconds: Gauge; failures: Counter };
 } {
   const registry = new Registry();
@@ -116,9 +116,9 @@ export function pserverMetrics(sources: PserverMetricSources): {
       help: 'Pushes acknowledged as duplicates (a retried step) and not applied again.',
       registers: [registry],
     }),
-    skippedSteps: new Counter({
-      name: 'pserver_sync_skipped_steps_total',
-      help: 'SYNC: steps a shard restored behind the job counted as closed without applying them (lost).',
+    lostContributions: new Counter({
+      name: 'pserver_sync_lost_contributions_total',
+      help: 'SYNC: contributions a restored shard closed steps without (acknowledged before its crash, lost with it).',
       registers: [registry],
     }),
     checkpoints: {

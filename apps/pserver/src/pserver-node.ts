@@ -603,11 +603,11 @@ export class PserverNode {
       admission: new AdmissionControl(this.config.maxPushBytesInFlight),
       checkpointer,
       onDuplicatePush: () => this.metrics.duplicatePushes.inc(),
-      onCatchUp: ({ from, to, dropped }) => {
-        this.metrics.skippedSteps.inc(to - from);
+      onLostContributions: ({ step, trainers }) => {
+        this.metrics.lostContributions.inc(trainers.length);
         this.logger.warn(
-          `restored from a checkpoint at step ${from}, the job is at step ${to + 1}: steps ${from + 1}..${to} are lost on this shard`,
-          { from, to, droppedContributions: dropped },
+          `step ${step} closed without the contributions of trainers ${trainers.join(', ')}: they finished it before this shard was restored from its checkpoint, and were lost with the crash`,
+          { step, trainers },
         );
       },
       maxReplyBytes: this.config.maxMessageBytes,

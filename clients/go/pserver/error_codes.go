@@ -107,10 +107,6 @@ var (
 	// A replication call this pserver cannot take: it does not replicate (or, for FetchSnapshot,
 	// serve) the shard under the caller's primary epoch. Nothing changed.
 	ErrNotReplica error = sentinel(pb.ErrorCode_PSERVER_NOT_REPLICA)
-	// ErrStepNotOpen is PSERVER_STEP_NOT_OPEN.
-	// SYNC: a push for a step after the shard's open one (the trainer skipped the read that waits
-	// for the previous step to close). Nothing changed.
-	ErrStepNotOpen error = sentinel(pb.ErrorCode_PSERVER_STEP_NOT_OPEN)
 	// ErrNotInRoster is PSERVER_NOT_IN_ROSTER.
 	// SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
 	ErrNotInRoster error = sentinel(pb.ErrorCode_PSERVER_NOT_IN_ROSTER)

@@ -3,6 +3,7 @@ package pserver
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand"
 	"sort"
 	"sync"
@@ -39,8 +40,11 @@ type StepContext struct {
 	stagedOrder []string
 	// pushed says the step's push went out: rows given later could not join it.
 	pushed bool
-	// pushedTo holds the shards the step pushed to: Skip tells only the others.
-	pushedTo map[int]bool
+	// pushedTo holds the shards the step pushed to (Skip tells only the others) and the version
+	// each answered.
+	pushedTo map[int]uint64
+	// droppedLate says a shard answered DROPPED_LATE: its step closed without this trainer.
+	droppedLate bool
 }
 
 // PushReport is what became of a push on each shard it went to, in shard order.
@@ -176,7 +180,7 @@ func (s *StepContext) Skip() (PushReport, error) {
 	}
 	rest := map[int][]*pb.Tensor{}
 	for _, route := range s.view.Shards {
-		if !s.pushedTo[route.Index] {
+		if _, pushed := s.pushedTo[route.Index]; !pushed {
 			rest[route.Index] = nil
 		}
 	}
@@ -203,10 +207,10 @@ func (s *StepContext) push(dense map[int][]*pb.Tensor, sampleCount *uint64) (Pus
 		s.pushed = true
 	}
 	if s.pushedTo == nil {
-		s.pushedTo = map[int]bool{}
+		s.pushedTo = map[int]uint64{}
 	}
 	for shard := range shards {
-		s.pushedTo[shard] = true
+		s.pushedTo[shard] = 0
 	}
 	s.mu.Unlock()
 	order := shardsOf(shards)
@@ -217,9 +221,12 @@ func (s *StepContext) push(dense map[int][]*pb.Tensor, sampleCount *uint64) (Pus
 			if err != nil {
 				return err
 			}
+			s.mu.Lock()
+			s.pushedTo[shard] = reply.GetVersion()
 			if reply.GetOutcome() == pb.PushOutcome_PUSH_OUTCOME_DROPPED_LATE {
-				s.client.stepClosedWithout(reply.GetVersion())
+				s.droppedLate = true
 			}
+			s.mu.Unlock()
 			// Each goroutine writes its own slot.
 			report.Shards[sort.SearchInts(order, shard)] = ShardPush{Shard: shard, Outcome: reply.GetOutcome(), Version: reply.GetVersion()}
 			return nil
@@ -246,8 +253,24 @@ func (s *StepContext) flush() error {
 	if s.view.Consistency == ConsistencyAsync || s.step == 0 {
 		return nil
 	}
-	_, err := s.Skip()
-	return err
+	if _, err := s.Skip(); err != nil {
+		return err
+	}
+	// A late trainer goes on at the first step some shard still waits for: never past one that
+	// has not closed yet (a shard restored behind the job answers late while the others still
+	// wait for this trainer's next steps).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.droppedLate && len(s.pushedTo) == len(s.view.Shards) {
+		least := uint64(math.MaxUint64)
+		for _, version := range s.pushedTo {
+			if version < least {
+				least = version
+			}
+		}
+		s.client.stepClosedWithout(least)
+	}
+	return nil
 }
 
 // eachShard runs fn for every shard in parallel and returns the first error.

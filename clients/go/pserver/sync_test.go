@@ -265,6 +265,25 @@ func TestADroppedLatePushMovesTheNextStepPastTheClosedOnes(t *testing.T) {
 	}
 }
 
+func TestALateAnswerNeverMovesTheNextStepPastOneAnotherShardWaitsFor(t *testing.T) {
+	// A shard restored behind the job answers late; the other still waits for step 2.
+	fakes := modeFakes(2, pb.ConsistencyMode_CONSISTENCY_MODE_SYNC, nil)
+	c := connectFakes(t, fakes, Options{})
+	if err := c.InitParams(context.Background(), map[string]Tensor{"w": Float32s([]float32{1})}, sgd); err != nil {
+		t.Fatal(err)
+	}
+	home := ShardOf("w", 2)
+	fakes[home].pushReplies = []*pb.SendGradsResponse{{Outcome: pb.PushOutcome_PUSH_OUTCOME_DROPPED_LATE, Version: 9}}
+	fakes[1-home].pushReplies = []*pb.SendGradsResponse{{Outcome: pb.PushOutcome_PUSH_OUTCOME_ACCUMULATED, Version: 0}}
+	stepOf(t, c, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"w": Float32s([]float32{1})})
+		return err
+	})
+	if step := stepOf(t, c, nothing); step != 2 {
+		t.Errorf("the step after a drop by a shard ahead of the others is %d, want 2", step)
+	}
+}
+
 func TestUnderSyncAndSSPAStepTellsEveryShardItDidNotPushToThatItIsDone(t *testing.T) {
 	for _, mode := range []pb.ConsistencyMode{pb.ConsistencyMode_CONSISTENCY_MODE_SYNC, pb.ConsistencyMode_CONSISTENCY_MODE_BOUNDED_STALENESS} {
 		fakes := modeFakes(3, mode, nil)

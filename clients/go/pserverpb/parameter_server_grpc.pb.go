@@ -33,8 +33,8 @@ type ParameterServerClient interface {
 	// gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
 	// so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
 	// (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-	// the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+	// one waits, up to its deadline, for the steps before it to close.
 	SendGrads(ctx context.Context, in *SendGradsRequest, opts ...grpc.CallOption) (*SendGradsResponse, error)
 	// SendGrads for pushes larger than one message: the chunks are staged and applied, all or
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.
@@ -203,8 +203,8 @@ type ParameterServerServer interface {
 	// gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
 	// so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
 	// (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-	// the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+	// roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+	// one waits, up to its deadline, for the steps before it to close.
 	SendGrads(context.Context, *SendGradsRequest) (*SendGradsResponse, error)
 	// SendGrads for pushes larger than one message: the chunks are staged and applied, all or
 	// nothing, only when the client half-closes the stream. A broken-off stream changes nothing.

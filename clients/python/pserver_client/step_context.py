@@ -91,8 +91,10 @@ class StepContext:
         self._staged = RowStage()
         #: Whether the step's push went out (rows given later could not join it).
         self._pushed = False
-        #: The shards the step pushed to (skip tells the others).
-        self._pushed_to: set[int] = set()
+        #: The shards the step pushed to (skip tells the others), and the version each answered.
+        self._pushed_to: dict[int, int] = {}
+        #: Whether a shard answered DROPPED_LATE: its step closed without this trainer.
+        self._dropped_late = False
 
     # --- lifecycle (used by the client) ---
 
@@ -247,6 +249,11 @@ class StepContext:
             self._push({})
         if self.view.consistency != "async" and self.step > 0:
             self.skip()
+        # A late trainer goes on at the first step some shard still waits for: never past one
+        # that has not closed yet (a shard restored behind the job answers late while the others
+        # still wait for this trainer's next steps).
+        if self._dropped_late and len(self._pushed_to) == len(self.view.shards):
+            self._host.step_closed_without(min(self._pushed_to.values()))
 
     def skip(self) -> PushReport:
         """Says this trainer has nothing for the step (its data ran out) on every shard it did not
@@ -302,7 +309,7 @@ class StepContext:
         shards = sorted(set(dense) | set(sparse))
         if shards:
             self._pushed = True
-        self._pushed_to.update(shards)
+        self._pushed_to.update((shard, 0) for shard in shards)
         outcomes: dict[int, ShardPush] = {}
 
         def push(shard: int) -> None:
@@ -314,9 +321,9 @@ class StepContext:
                 ),
             )
             outcomes[shard] = ShardPush.from_reply(shard, reply)
+            self._pushed_to[shard] = reply.version
             if outcomes[shard].outcome == DROPPED_LATE:
-                # The shard closed the step without this push: later steps start past it.
-                self._host.step_closed_without(reply.version)
+                self._dropped_late = True
 
         self._fan_out([functools.partial(push, s) for s in shards])
         return PushReport([outcomes[s] for s in shards])

@@ -201,13 +201,28 @@ def test_a_streamed_push_carries_the_sample_count_on_its_first_chunk_only():
     assert not any(c.HasField("sample_count") for c in unset)
 
 
-def test_a_push_dropped_late_moves_the_next_step_past_the_closed_one(sync):
+def test_a_push_dropped_late_moves_the_next_step_past_the_steps_every_shard_closed(sync):
     sync.init_params({"w": np.zeros(2, np.float32)})
     home = place_tensor("w", 2, 4, SHARDS)[0].shard
+    rest = [s for s in range(SHARDS) if s != home]
     sync.calls.push_replies[home].append(reply(ps_pb2.PUSH_OUTCOME_DROPPED_LATE, 8))
+    for shard, version in zip(rest, (9, 8)):
+        sync.calls.push_replies[shard].append(reply(ps_pb2.PUSH_OUTCOME_ACCUMULATED, version))
     report = sync.step(lambda ctx: ctx.send_grads({"w": np.ones(2, np.float32)}))
     assert report.shards == [ShardPush(home, "PUSH_OUTCOME_DROPPED_LATE", 8)]
     assert sync.step(lambda ctx: ctx.step) == 9
+
+
+def test_a_late_answer_never_moves_the_next_step_past_one_another_shard_waits_for(sync):
+    # A shard restored behind the job answers late; the others still wait for step 2.
+    sync.init_params({"w": np.zeros(2, np.float32)})
+    home = place_tensor("w", 2, 4, SHARDS)[0].shard
+    rest = [s for s in range(SHARDS) if s != home]
+    sync.calls.push_replies[home].append(reply(ps_pb2.PUSH_OUTCOME_DROPPED_LATE, 8))
+    for shard in rest:
+        sync.calls.push_replies[shard].append(reply(ps_pb2.PUSH_OUTCOME_ACCUMULATED, 0))
+    sync.step(lambda ctx: ctx.send_grads({"w": np.ones(2, np.float32)}))
+    assert sync.step(lambda ctx: ctx.step) == 2
 
 
 def test_under_sync_the_step_tells_the_shards_it_did_not_push_to_that_it_is_done(sync):

@@ -76,7 +76,10 @@ export interface ContextHost {
   liveView(): View;
   /** Reports that the shard's epoch moved (from an ABORTED answer's trailer). */
   staleShard(index: number, epoch: number | undefined): void;
-  /** SYNC: a push came too late for its step; later steps start after `closedSteps`. */
+  /**
+   * SYNC: a push of the step came too late for it somewhere, and every shard has closed at least
+   * `closedSteps`: later steps start after it.
+   */
   stepClosedWithout(closedSteps: number): void;
   readonly globalClipNorm: number | undefined;
   readonly testHooks: TestHooks;
@@ -117,8 +120,10 @@ export class StepContext {
   private readonly staged = new RowStage();
   /** Whether the step's push went out (rows given later could not join it). */
   private pushed = false;
-  /** The shards the step pushed to. */
-  private readonly pushedTo = new Set<number>();
+  /** The shards the step pushed to, and the version each answered. */
+  private readonly pushedTo = new Map<number, number>();
+  /** Whether a shard answered DROPPED_LATE: its step closed without this trainer. */
+  private droppedLate = false;
 
   constructor(
     private readonly host: ContextHost,
@@ -364,6 +369,11 @@ export class StepContext {
   async flush(): Promise<void> {
     if (!this.staged.empty && !this.pushed) await this.push(new Map());
     if (this.view.consistency !== 'async' && this.step > 0) await this.skip();
+    // A late trainer goes on at the first step some shard still waits for: never past one that
+    // has not closed yet (a shard restored behind the job answers late while the others still
+    // wait for this trainer's next steps).
+    if (this.droppedLate && this.pushedTo.size === this.view.shards.length)
+      this.host.stepClosedWithout(Math.min(...this.pushedTo.values()));
   }
 
   /**
@@ -430,7 +440,7 @@ export class StepContext {
     const sparse = this.staged.take(this.host.tables, this.view.shardCount);
     const shards = [...new Set([...dense.keys(), ...sparse.keys()])];
     if (shards.length > 0) this.pushed = true;
-    for (const shard of shards) this.pushedTo.add(shard);
+    for (const shard of shards) this.pushedTo.set(shard, 0);
     const replies = await Promise.all(
       shards.map((shard) =>
         this.withRetries(shard, async (address, context) => {
@@ -453,7 +463,8 @@ export class StepContext {
   }
 
   private outcome(shard: number, reply: SendGradsResponse__Output): PushReport['shards'][number] {
-    if (reply.outcome === 'PUSH_OUTCOME_DROPPED_LATE') this.host.stepClosedWithout(reply.version);
+    if (reply.outcome === 'PUSH_OUTCOME_DROPPED_LATE') this.droppedLate = true;
+    this.pushedTo.set(shard, reply.version);
     return { shard, outcome: reply.outcome, version: reply.version };
   }
 

@@ -35,7 +35,11 @@ import {
   consistencyMessage,
   type ConsistencyConfig,
 } from './consistency/consistency';
-import { ShardConsistency, type CaughtUp, type Contributed } from './consistency/shard-consistency';
+import {
+  ShardConsistency,
+  type Contributed,
+  type LostContributions,
+} from './consistency/shard-consistency';
 import { checkEpoch } from './epoch-guard';
 import { PserverError } from './errors';
 import type { Shard } from './shard';
@@ -66,8 +70,8 @@ export interface ParameterServiceOptions {
   consistency?: ConsistencyConfig;
   /** Called for each push acknowledged as a duplicate (metrics). */
   onDuplicatePush?: () => void;
-  /** Called when a restored SYNC shard skips to the job's step (logs). */
-  onCatchUp?: (caughtUp: CaughtUp) => void;
+  /** Called when a SYNC step closes without contributions a crash of this shard lost (logs). */
+  onLostContributions?: (lost: LostContributions) => void;
   /**
    * The largest reply the server may send (its gRPC max send message size, `--max-message-mb`).
    * A GetParams reply above it is refused PSERVER_REPLY_TOO_LARGE before it is built. Default:
@@ -110,7 +114,7 @@ export class ParameterService {
     this.consistency = new ShardConsistency(
       options.consistency ?? asynchronous,
       this.shard,
-      options.onCatchUp,
+      options.onLostContributions,
     );
     this.tenure.onLost((err) => {
       this.shard.abandonWaiters(err);
@@ -433,13 +437,13 @@ export class ParameterService {
     };
   }
 
-  /** SYNC: parks a push for the step after the open one until that step closes (deadline-bound). */
+  /** SYNC: parks a push for a step after the open one until the steps before close (deadline-bound). */
   private async beforePush(trainerId: number, step: number, ctx: CallContext): Promise<void> {
     if (this.consistency.config.mode !== 'sync') return;
     this.consistency.requireMember(trainerId, 'SendGrads');
     this.refuseIfShuttingDown();
     try {
-      await this.consistency.beforePush(step, ctx.signal);
+      await this.consistency.beforePush(trainerId, step, ctx.signal);
     } catch (err) {
       if (err instanceof PserverError || err instanceof TenureLostError) throw err;
       throw Date.now() >= ctx.deadline

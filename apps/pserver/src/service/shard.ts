@@ -58,11 +58,6 @@ export class Shard {
    * the marks of the trainers that contributed to them.
    */
   closedSteps = 0;
-  /**
-   * SYNC: the shard was restored from a checkpoint and has closed no step since, so the job's
-   * trainers may be steps ahead of it (those closed after the checkpoint are lost with the crash).
-   */
-  catchingUp = false;
   private initializedFlag = false;
   private readonly initWaiters = new Set<{ resolve: () => void; reject: (err: unknown) => void }>();
 
@@ -140,7 +135,6 @@ export class Shard {
     for (const mark of marks) this.marks.set(mark.trainerId, mark.step, mark.updatedUnixMs);
     this.updatesApplied = updatesApplied;
     this.closedSteps = closedSteps;
-    this.catchingUp = true;
     this.markInitialized();
   }
 
@@ -267,14 +261,8 @@ export class Shard {
     const now = Date.now();
     for (const trainerId of contributors) this.marks.set(trainerId, step, now);
     this.closedSteps = step;
-    this.catchingUp = false;
     this.appliedSeq++;
     return skipped;
-  }
-
-  /** SYNC, catching up: the steps up to `step` count as closed, with nothing applied. */
-  skipSteps(step: number): void {
-    this.closedSteps = step;
   }
 }
 

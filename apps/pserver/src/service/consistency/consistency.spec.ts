@@ -13,7 +13,7 @@ import { ParameterService } from '../parameter-service';
 import { PserverError } from '../errors';
 import { Shard } from '../shard';
 import { parseConsistency, type ConsistencyConfig } from './consistency';
-import type { CaughtUp } from './shard-consistency';
+import type { LostContributions } from './shard-consistency';
 
 const epoch = 3;
 const unusedStore: MetaStore = {
@@ -52,7 +52,7 @@ async function shardUnder(
   consistency: ConsistencyConfig,
   optimizer: OptimizerConfig__Output = sgd(1),
   initial: readonly number[] = [0, 0, 0, 0],
-  onCatchUp?: (caughtUp: CaughtUp) => void,
+  onLostContributions?: (lost: LostContributions) => void,
 ) {
   const shard = new Shard(0, 1, undefined);
   const tenure = new StandaloneTenure({ index: 0, shardCount: 1, epoch }, unusedStore);
@@ -65,7 +65,7 @@ async function shardUnder(
       save: () => Promise.resolve({} as CheckpointMeta),
     },
     consistency,
-    onCatchUp,
+    onLostContributions,
   });
   await service.initParam(
     {
@@ -213,54 +213,53 @@ describe('SYNC', () => {
     expect(await w()).toEqual([-3, -3, -3, -3]);
   });
 
-  it('parks a push for the step after the open one until that closes, and refuses one further', async () => {
+  it('parks a push for a later step until the steps before it close; refuses one from outside the roster', async () => {
     const { push, w, service } = await shardUnder(sync(2));
-    await expect(push(1, 3, [1, 1, 1, 1])).rejects.toMatchObject({
-      code: 'PSERVER_STEP_NOT_OPEN',
-      message: expect.stringContaining('context.step: 3, the open step is 1'),
-    });
     await expect(push(7, 1, [1, 1, 1, 1])).rejects.toMatchObject({
       code: 'PSERVER_NOT_IN_ROSTER',
       message: expect.stringContaining('trainer 7 is not in the roster'),
     });
-    expect(service.consistency.lastStep(1)).toBe(0);
     expect(await w()).toEqual([0, 0, 0, 0]);
 
     // Trainer 1 saw step 1 close elsewhere; here trainer 2's contribution is still on its way.
     await push(1, 1, [2, 2, 2, 2]);
     const early = push(1, 2, [4, 4, 4, 4]);
     expect(await settled(early)).toBe(false);
+    expect(service.consistency.parked.size).toBe(1);
     await push(2, 1, [2, 2, 2, 2]);
     expect(await early).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED', version: 1 });
     await push(2, 2, [4, 4, 4, 4]);
     expect(await w()).toEqual([-6, -6, -6, -6]);
   });
 
-  it('a shard restored behind the job moves to the step its trainers are at, once', async () => {
-    const caughtUp: CaughtUp[] = [];
-    const { push, read, w, shard, service } = await shardUnder(sync(2), sgd(1), [0, 0, 0, 0], (c) =>
-      caughtUp.push(c),
+  it('a shard restored behind the job closes the steps its trainers finished, without what it lost', async () => {
+    const lost: LostContributions[] = [];
+    // As a shard restored from a checkpoint of step 0 finds the job: trainer 2 pushes step 5,
+    // trainer 1 contributed to step 5 before the crash and reads step 6.
+    const { push, read, w, service } = await shardUnder(sync(2), sgd(1), [0, 0, 0, 0], (l) =>
+      lost.push(l),
     );
-    // As `Shard.load` leaves a restored shard: its checkpoint closed step 0, the job is at 5.
-    shard.catchingUp = true;
-    await push(2, 5, [2, 2, 2, 2]);
-    expect(service.consistency.version).toBe(4);
-    // Trainer 1 already contributed to step 5 before the crash: it reads step 6.
+    const pushed = push(2, 5, [2, 2, 2, 2]);
+    expect(await settled(pushed)).toBe(false); // trainer 1 may still contribute to steps 1..4
     const reading = read(1, 6);
+    expect(await pushed).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED', version: 5 });
     expect(await reading).toMatchObject({ version: 5 });
-    expect(caughtUp).toEqual([
-      { from: 0, to: 4, dropped: 0 },
-      { from: 4, to: 5, dropped: 1 },
+    expect(lost).toEqual([
+      { step: 1, trainers: [1, 2] },
+      { step: 2, trainers: [1, 2] },
+      { step: 3, trainers: [1, 2] },
+      { step: 4, trainers: [1, 2] },
+      { step: 5, trainers: [1] },
     ]);
-    expect(await w()).toEqual([0, 0, 0, 0]);
-    // Step 6 closes normally; from then on nothing skips.
+    // Only what trainer 2 sent after the restart was applied, once; steps without any applied
+    // nothing (the optimizer did not advance).
+    expect(await w()).toEqual([-2, -2, -2, -2]);
+    expect(service.consistency.lastStep(1)).toBe(5);
+    // From here on steps close as usual.
     await push(1, 6, [2, 2, 2, 2]);
     await push(2, 6, [4, 4, 4, 4]);
-    expect(await w()).toEqual([-3, -3, -3, -3]);
-    expect(shard.catchingUp).toBe(false);
-    await expect(push(1, 9, [1, 1, 1, 1])).rejects.toMatchObject({
-      code: 'PSERVER_STEP_NOT_OPEN',
-    });
+    expect(await w()).toEqual([-5, -5, -5, -5]);
+    expect(lost).toHaveLength(5);
   });
 
   it('with backups (K of N) closes at K and answers later pushes for that step dropped late', async () => {
@@ -343,11 +342,10 @@ describe('SYNC', () => {
   it('parks a read for step k until step k − 1 closed', async () => {
     const { push, read, service } = await shardUnder(sync(2));
     expect((await read(1, 1)).version).toBe(0);
+    await push(2, 1, [2, 2, 2, 2]);
     const parked = read(2, 2);
     expect(await settled(parked)).toBe(false);
     await push(1, 1, [2, 2, 2, 2]);
-    expect(await settled(parked)).toBe(false);
-    await push(2, 1, [2, 2, 2, 2]);
     const reply = await parked;
     expect(reply).toMatchObject({ version: 1, minClock: 1 });
     expect(values(reply.params?.[0]?.content)).toEqual([-2, -2, -2, -2]);
@@ -358,10 +356,11 @@ describe('SYNC', () => {
   it('ends a parked read at its deadline or its cancellation, leaving nothing parked', async () => {
     const { read, service } = await shardUnder(sync(2));
     const controller = new AbortController();
-    const cancelled = read(1, 3, call({ signal: controller.signal }));
+    // Trainer 1 reads step 2 in two calls; trainer 2 never finished step 1.
+    const cancelled = read(1, 2, call({ signal: controller.signal }));
     const timedOut = read(
+      1,
       2,
-      3,
       call({ signal: AbortSignal.timeout(300), deadline: Date.now() + 300 }),
     );
     await settled(cancelled);
@@ -370,7 +369,7 @@ describe('SYNC', () => {
     await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
     await expect(timedOut).rejects.toMatchObject({
       code: 'DEADLINE_EXCEEDED',
-      message: expect.stringContaining('waited for step 2 to close'),
+      message: expect.stringContaining('waited for step 1 to close'),
     });
     expect(service.consistency.parked.size).toBe(0);
   });

@@ -43,8 +43,6 @@ export class OpenStep {
     readonly step: number,
     /** Who counts, ascending. */
     readonly roster: readonly number[],
-    /** Contributions that close the step (K ≤ roster size). */
-    private readonly needed: number,
   ) {
     this.position = new Map(roster.map((trainerId, i) => [trainerId, i]));
   }
@@ -73,13 +71,6 @@ export class OpenStep {
       this.fold(this.waiting.get(this.cursor)!);
       this.waiting.delete(this.cursor++);
     }
-  }
-
-  /** The close rule: K members contributed, or every member did. */
-  get closable(): boolean {
-    return (
-      this.arrived.size >= this.needed || this.roster.every((member) => this.arrived.has(member))
-    );
   }
 
   /**

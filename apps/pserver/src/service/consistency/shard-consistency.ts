@@ -14,11 +14,13 @@ export interface Contributed {
   lastStep: number;
 }
 
-/** A restored SYNC shard moved from step `from` to the job's step `to`, `dropped` pushes lost. */
-export interface CaughtUp {
-  from: number;
-  to: number;
-  dropped: number;
+/**
+ * A SYNC step closed without the contributions of `trainers`: they had finished it (their pushes
+ * to it were acknowledged) before this shard was restored from a checkpoint, so they were lost.
+ */
+export interface LostContributions {
+  step: number;
+  trainers: number[];
 }
 
 /**
@@ -38,8 +40,8 @@ export class ShardConsistency {
   constructor(
     readonly config: ConsistencyConfig,
     private readonly shard: Shard,
-    /** Told when a restored SYNC shard moves to the job's step (see `catchUp`). */
-    private readonly onCatchUp?: (caughtUp: CaughtUp) => void,
+    /** Told when a SYNC step closes without contributions lost with a crash (see `settle`). */
+    private readonly onLost?: (lost: LostContributions) => void,
   ) {
     this.members = new Set(config.mode === 'async' ? [] : config.roster);
   }
@@ -87,40 +89,49 @@ export class ShardConsistency {
   /**
    * Waits until a read for `step` by `trainerId` may go: in SYNC once step − 1 is closed, in SSP
    * once every roster member reached step − 1 − staleness. A read outside a step (step 0: tools,
-   * evaluators) never waits. In SSP the read also says the trainer finished step − 1 (it pushed
-   * it everywhere before starting step), which re-seeds its clock on a shard that restarted from
-   * an older checkpoint or that its pushes skip: without it the slowest clock would never move.
+   * evaluators) never waits. The read also says the trainer finished step − 1 (`finished`).
    */
   async beforeRead(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
     const config = this.config;
     if (config.mode === 'async' || step === 0) return;
     this.requireMember(trainerId, 'GetParams');
-    if (config.mode === 'sync') this.catchUp(step - 1);
-    if (config.mode === 'ssp' && this.shard.marks.lastStep(trainerId) < step - 1) {
-      this.shard.marks.set(trainerId, step - 1);
-      this.parked.advanced(this.clock);
-    }
+    this.finished(trainerId, step - 1);
     const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
     await this.parked.wait(needed, () => this.clock, signal);
   }
 
   /**
-   * SYNC: waits until a push for `step` may join the open step. A push for the step after the open
-   * one waits for the open step to close, rather than being refused: its trainer saw that step
-   * close on another shard first (a trainer reads only the shards of the tensors it reads, and
-   * the last contribution here may still be on its way). Further ahead, `classify` refuses it.
+   * SYNC: waits until a push for `step` may join the open step: a push for a later step waits
+   * for the steps before it to close, rather than being refused. Its trainer saw them close on
+   * other shards first: a trainer reads only the shards of the tensors it reads, the last
+   * contribution here may still be on its way, and a shard restored behind the job closes the
+   * steps its trainers finished only as they tell it so (`finished`).
    */
-  async beforePush(step: number, signal: AbortSignal): Promise<void> {
+  async beforePush(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
     if (this.config.mode !== 'sync' || step === 0) return;
-    this.catchUp(step - 1);
-    if (step === this.shard.closedSteps + 2)
-      await this.parked.wait(step - 1, () => this.clock, signal);
+    this.finished(trainerId, step - 1);
+    await this.parked.wait(step - 1, () => this.clock, signal);
+  }
+
+  /**
+   * A read or push of step s + 1 says its trainer finished step s everywhere: the client starts a
+   * step only after every push of the step before was acknowledged. Its mark moves to s if it was
+   * behind, which is where a shard restored from an older checkpoint learns what the trainers
+   * did since: in SSP the slowest clock moves again (Angel's clock adjustment), and in SYNC steps
+   * whose contributions were lost with the crash close without them (`settle`), instead of
+   * waiting forever for pushes no trainer will send again.
+   */
+  private finished(trainerId: number, step: number): void {
+    if (this.lastStep(trainerId) >= step) return;
+    this.shard.marks.set(trainerId, step, Date.now());
+    if (this.config.mode === 'sync') this.settle();
+    else this.parked.advanced(this.clock);
   }
 
   /**
    * SYNC: what a push of `trainerId` for `step` comes to before anything is staged — a duplicate
-   * (counted already), late (the step closed without it), or refused PSERVER_STEP_NOT_OPEN (a
-   * step after the open one) — or undefined when it joins the open step.
+   * (counted already) or late (the step closed without it) — or undefined when it joins the open
+   * step. `beforePush` has waited for the steps before `step` to close.
    */
   classify(trainerId: number, step: number): Contributed | undefined {
     const last = this.lastStep(trainerId);
@@ -129,11 +140,7 @@ export class ShardConsistency {
     const open = this.shard.closedSteps + 1;
     if (step < open)
       return { outcome: 'PUSH_OUTCOME_DROPPED_LATE', skippedNonFinite: [], lastStep: last };
-    if (step > open)
-      throw new PserverError(
-        'PSERVER_STEP_NOT_OPEN',
-        `context.step: ${step}, the open step is ${open} (read step ${step}'s parameters first: the read waits for step ${step - 1} to close)`,
-      );
+    if (step > open) throw new Error(`step ${step} pushed before step ${open} closed`);
     return undefined;
   }
 
@@ -158,13 +165,9 @@ export class ShardConsistency {
       buffer.release();
       return false;
     });
-    const open = (this.open ??= new OpenStep(
-      step,
-      this.config.roster,
-      this.config.replicasToAggregate || this.config.roster.length,
-    ));
-    open.add({ trainerId, weight, gradients: taken });
-    if (open.closable) skippedNonFinite.push(...this.close(open));
+    this.open ??= new OpenStep(step, this.config.roster);
+    this.open.add({ trainerId, weight, gradients: taken });
+    skippedNonFinite.push(...this.settle());
     return { outcome: 'PUSH_OUTCOME_ACCUMULATED', skippedNonFinite, lastStep: step };
   }
 
@@ -181,22 +184,26 @@ export class ShardConsistency {
   }
 
   /**
-   * SYNC failover, "continue": a shard restored from its checkpoint is behind the job by the steps
-   * closed after the checkpoint, which are lost with the crash, and no trainer will contribute to
-   * them again. Until it closes a step, the first read or push from a step ahead moves it there:
-   * the steps before count as closed without being applied, and the open step it held (only
-   * contributions made after the restart) is dropped. Without this the job's reads would wait
-   * for those steps forever.
+   * SYNC: closes the open step while the close rule holds — K contributions arrived, or every
+   * roster member either contributed or finished the step already (its contribution was lost
+   * with a crash of this shard; a step that lost them all closes applying nothing). Returns the
+   * tensors left out for non-finite means.
    */
-  private catchUp(closed: number): void {
-    const from = this.shard.closedSteps;
-    if (!this.shard.catchingUp || closed <= from) return;
-    const dropped = this.open?.contributors.length ?? 0;
-    this.open?.discard();
-    this.open = undefined;
-    this.shard.skipSteps(closed);
-    this.onCatchUp?.({ from, to: closed, dropped });
-    this.parked.advanced(this.clock);
+  private settle(): string[] {
+    if (this.config.mode !== 'sync') return [];
+    const { roster } = this.config;
+    const needed = this.config.replicasToAggregate || roster.length;
+    const skipped: string[] = [];
+    for (;;) {
+      const step = this.shard.closedSteps + 1;
+      const open = this.open ?? new OpenStep(step, roster);
+      const missing = roster.filter((member) => !open.has(member));
+      const byK = roster.length - missing.length >= needed;
+      if (!byK && missing.some((member) => this.shard.marks.lastStep(member) < step)) break;
+      skipped.push(...this.close(open));
+      if (!byK && missing.length > 0) this.onLost?.({ step, trainers: missing });
+    }
+    return skipped;
   }
 
   private close(open: OpenStep): string[] {

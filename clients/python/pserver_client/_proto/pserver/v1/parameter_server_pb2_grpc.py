@@ -115,8 +115,8 @@ class ParameterServerServicer(object):
         gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
         so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
         (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-        roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-        the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+        roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+        one waits, up to its deadline, for the steps before it to close.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

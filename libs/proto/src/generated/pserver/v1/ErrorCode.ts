@@ -149,11 +149,6 @@ export const ErrorCode = {
    */
   PSERVER_NOT_REPLICA: 'PSERVER_NOT_REPLICA',
   /**
-   * SYNC: a push for a step after the shard's open one (the trainer skipped the read that waits
-   * for the previous step to close). Nothing changed.
-   */
-  PSERVER_STEP_NOT_OPEN: 'PSERVER_STEP_NOT_OPEN',
-  /**
    * SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
    */
   PSERVER_NOT_IN_ROSTER: 'PSERVER_NOT_IN_ROSTER',
@@ -483,12 +478,6 @@ export type ErrorCode =
    */
   | 'PSERVER_NOT_REPLICA'
   | 303
-  /**
-   * SYNC: a push for a step after the shard's open one (the trainer skipped the read that waits
-   * for the previous step to close). Nothing changed.
-   */
-  | 'PSERVER_STEP_NOT_OPEN'
-  | 304
   /**
    * SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
    */

@@ -187,8 +187,8 @@ export interface ParameterServerClient extends grpc.Client {
    * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
    * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
    * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+   * one waits, up to its deadline, for the steps before it to close.
    */
   SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
   SendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
@@ -199,8 +199,8 @@ export interface ParameterServerClient extends grpc.Client {
    * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
    * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
    * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+   * one waits, up to its deadline, for the steps before it to close.
    */
   sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
   sendGrads(argument: _pserver_v1_SendGradsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SendGradsResponse__Output>): grpc.ClientUnaryCall;
@@ -296,8 +296,8 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
    * gradient is checked first, then all are applied (in SYNC: accumulated into the open step),
    * so a rejected push changes no byte. Before initialization: FAILED_PRECONDITION
    * (PSERVER_NOT_INITIALIZED). In SYNC and BOUNDED_STALENESS the trainer must be in the shard's
-   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER), and in SYNC the step must not be after
-   * the open one (FAILED_PRECONDITION, PSERVER_STEP_NOT_OPEN).
+   * roster (FAILED_PRECONDITION, PSERVER_NOT_IN_ROSTER); in SYNC a push for a step after the open
+   * one waits, up to its deadline, for the steps before it to close.
    */
   SendGrads: grpc.handleUnaryCall<_pserver_v1_SendGradsRequest__Output, _pserver_v1_SendGradsResponse>;
   
