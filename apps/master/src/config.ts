@@ -13,6 +13,7 @@ import {
   type LogSettings,
   type ServerSecuritySettings,
 } from '@pserver/config';
+import { parseConsistency, type JobConsistency } from '@pserver/coordination';
 import { defaultBlockSize } from '@pserver/proto';
 
 /** Everything the master reads from its command line and environment, parsed and checked. */
@@ -35,6 +36,8 @@ export interface MasterConfig extends LogSettings {
   blockSize: number;
   /** Written to `config/replicas` when absent: replicas kept of each shard besides its primary. */
   replicas: number;
+  /** Written to `config/consistency` when absent: the job's consistency mode, fixed for its life. */
+  consistency: JobConsistency;
   /** The election lease's TTL. */
   leaseTtlSeconds: number;
   /** A trainer session ends after this long without KeepAlive. */
@@ -129,6 +132,24 @@ export function loadConfig(argv: string[]): MasterConfig {
       ),
     )
     .addOption(
+      new Option(
+        '--consistency <mode>',
+        "the job's consistency mode, written if the job has none yet: async (apply pushes on arrival), sync (synchronous steps over the live trainers) or ssp:<s> (bounded staleness s)",
+      )
+        .env('MASTER_CONSISTENCY')
+        .default('async'),
+    )
+    .addOption(
+      integerOption(
+        '--replicas-to-aggregate <k>',
+        'sync: contributions that close a step, written with the mode (0: every live trainer; fewer: the rest are backups)',
+        'MASTER_REPLICAS_TO_AGGREGATE',
+        0,
+        0,
+        100_000,
+      ),
+    )
+    .addOption(
       integerOption('--lease-ttl-s <s>', 'election lease TTL', 'MASTER_LEASE_TTL_S', 5, 1, 600),
     )
     .addOption(
@@ -183,6 +204,8 @@ export function loadConfig(argv: string[]): MasterConfig {
     desiredPservers?: number;
     blockSize: number;
     replicas: number;
+    consistency: string;
+    replicasToAggregate: number;
     leaseTtlS: number;
     sessionTtlS: number;
     relistIntervalMs: number;
@@ -201,6 +224,18 @@ export function loadConfig(argv: string[]): MasterConfig {
     etcdPasswordFile?: string;
   }>();
   const fail = (message: string): never => program.error(message);
+  let consistency: JobConsistency;
+  try {
+    consistency = parseConsistency(o.consistency, o.replicasToAggregate);
+  } catch (err) {
+    return program.error(`error: ${(err as Error).message}`);
+  }
+  if (o.replicasToAggregate > 0 && consistency.mode !== 'sync')
+    program.error(`error: --replicas-to-aggregate is for --consistency sync, got ${o.consistency}`);
+  if (consistency.mode !== 'async' && o.replicas > 0)
+    program.error(
+      `error: --consistency ${o.consistency} with --replicas ${o.replicas}: replicated shards run ASYNC only (a failover in sync or ssp restores the shard from its checkpoint)`,
+    );
   return {
     host: o.host,
     port: o.port,
@@ -211,6 +246,7 @@ export function loadConfig(argv: string[]): MasterConfig {
     desiredPservers: o.desiredPservers,
     blockSize: o.blockSize,
     replicas: o.replicas,
+    consistency,
     leaseTtlSeconds: o.leaseTtlS,
     sessionTtlSeconds: o.sessionTtlS,
     relistIntervalMs: o.relistIntervalMs,

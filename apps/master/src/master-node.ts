@@ -213,6 +213,7 @@ export class MasterNode {
         desiredPservers: this.config.desiredPservers,
         blockSize: this.config.blockSize,
         replicas: this.config.replicas,
+        consistency: this.config.consistency,
         sessionTtlMs: this.config.sessionTtlSeconds * 1000,
         relistIntervalMs: this.config.relistIntervalMs,
         logger: this.logger.child({ component: 'leader' }),

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
-import { parseConsistency, type ConsistencyConfig } from './service/consistency/consistency';
+import type { JobConsistency } from '@pserver/coordination';
+import { standaloneConsistency } from './service/consistency/consistency';
 
 /**
  * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or a
@@ -36,8 +37,10 @@ export interface PserverConfig extends LogSettings {
   index: number;
   /** Standalone: the job's shard count. */
   shards: number;
-  /** Standalone: the job's consistency mode (`--consistency`, `--sync-trainers`). */
-  consistency: ConsistencyConfig;
+  /** Standalone: the job's consistency mode (`--consistency`); cluster jobs keep theirs in etcd. */
+  consistency: JobConsistency;
+  /** Standalone SYNC and SSP: the roster, trainers 1..n (`--sync-trainers`). */
+  syncTrainers: number;
   /** Cluster mode when given: the master assigns the index through etcd. */
   etcdEndpoints: string[] | undefined;
   job: string;
@@ -403,15 +406,15 @@ export function loadConfig(argv: string[]): PserverConfig {
       `error: option '--index <i>' must be below --shards (${o.shards}), got ${o.index}`,
     );
   }
-  let consistency: ConsistencyConfig;
+  let consistency: JobConsistency;
   try {
-    consistency = parseConsistency(o.consistency, o.syncTrainers, o.replicasToAggregate);
+    consistency = standaloneConsistency(o.consistency, o.syncTrainers, o.replicasToAggregate);
   } catch (err) {
     return program.error(`error: ${(err as Error).message}`);
   }
   if (consistency.mode !== 'async' && o.etcdEndpoints)
     program.error(
-      `error: --consistency ${o.consistency} is for standalone pservers; a cluster job runs ASYNC`,
+      `error: --consistency ${o.consistency} is for standalone pservers; a cluster job's mode is the master's --consistency`,
     );
   return {
     host: o.host,
@@ -420,6 +423,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     index: o.index,
     shards: o.shards,
     consistency,
+    syncTrainers: o.syncTrainers,
     etcdEndpoints: o.etcdEndpoints,
     job: o.job,
     member: o.member ?? `${os.hostname()}-${process.pid}`,

@@ -16,6 +16,14 @@ export type { Leader } from './election';
 export { LeaderElection, leaderOf } from './election';
 export type { CoordinationErrorCode } from './errors';
 export { CoordinationError } from './errors';
+export type { JobConsistency } from './consistency';
+export {
+  asynchronous,
+  consistencyFromStored,
+  consistencyMessage,
+  describeConsistency,
+  parseConsistency,
+} from './consistency';
 export type { EtcdOptions } from './etcd';
 export { connectEtcd, defaultEtcdOptions, openEtcd } from './etcd';
 export type { EtcdCheckOptions, EtcdConnectionErrorCode } from './etcd-check';

@@ -1,5 +1,6 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
+import { consistencyFromStored, type JobConsistency } from './consistency';
 import type { JobKeys } from './keys';
 
 /** A pserver registered under `pservers/<member>`. */
@@ -73,6 +74,8 @@ export interface JobState {
   blockSize: number | undefined;
   /** Replicas kept of each shard besides its primary (0 or unset: none). */
   replicas: number;
+  /** The job's consistency mode (ASYNC when the key is absent). */
+  consistency: JobConsistency;
   pservers: RegisteredPserver[];
   assignments: ShardAssignment[];
   replicaAssignments: ReplicaAssignment[];
@@ -95,6 +98,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.get(keys.initDone),
       client.get(keys.replicas),
       client.getAll().prefix(keys.replicaRoot),
+      client.get(keys.consistency),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
@@ -108,6 +112,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     initDone: single(5) !== undefined,
     replicas: optionalNumber(single(6)) ?? 0,
     replicaAssignments: (ranges[7] ?? []).flatMap((kv) => parseReplica(keys, kv)),
+    consistency: consistencyFromStored(single(8)),
     revision: Number(result.header.revision),
   };
 }

@@ -7,6 +7,7 @@
  * | `config/desired` | desired shard count | none |
  * | `config/block-size` | block size in elements | none |
  * | `config/replicas` | replicas kept of each shard besides its primary | none |
+ * | `config/consistency` | the job's consistency mode (JSON of a `JobConsistency`) | none |
  * | `pservers/<member>` | `{address, startedAtUnixMs, serving?: {index, epoch}}` | the pserver's |
  * | `assign/<i>` | `{member, address, shardCount, blockSize}` | the assigned pserver's |
  * | `replica/<i>/<member>` | `{member, address, primaryEpoch, inSync?}` | the replica's |
@@ -44,6 +45,10 @@ export class JobKeys {
 
   get replicas(): string {
     return `${this.root}config/replicas`;
+  }
+
+  get consistency(): string {
+    return `${this.root}config/consistency`;
   }
 
   get pserversPrefix(): string {

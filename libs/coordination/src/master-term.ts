@@ -1,4 +1,5 @@
 import type { Etcd3 } from 'etcd3';
+import type { JobConsistency } from './consistency';
 import { CoordinationError } from './errors';
 import type { Leader } from './election';
 import type { JobState } from './job-state';
@@ -18,14 +19,17 @@ export class MasterTerm {
     readonly leader: Leader,
   ) {}
 
-  /** Writes the job's shard count and block size where the job has none yet. */
+  /** Writes the job's shard count, block size, replicas and mode where the job has none yet. */
   async writeConfigIfAbsent(config: {
     desired?: number;
     blockSize: number;
     replicas?: number;
+    consistency?: JobConsistency;
   }): Promise<void> {
     const writes: [string, string][] = [[this.keys.blockSize, String(config.blockSize)]];
     if (config.replicas !== undefined) writes.push([this.keys.replicas, String(config.replicas)]);
+    if (config.consistency !== undefined)
+      writes.push([this.keys.consistency, JSON.stringify(config.consistency)]);
     if (config.desired !== undefined) writes.push([this.keys.desired, String(config.desired)]);
     for (const [key, value] of writes) {
       await this.guarded()

@@ -38,6 +38,7 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   initDone: false,
   revision: 42,
   replicas: 0,
+  consistency: { mode: 'async' },
   replicaAssignments: [],
   ...overrides,
 });
@@ -56,6 +57,16 @@ describe('clusterViewOf', () => {
       revision: 42,
       initialized: false,
       replicas: 0,
+      consistency: { mode: 'CONSISTENCY_MODE_ASYNC', staleness: 0, replicasToAggregate: 0 },
+    });
+  });
+
+  it("publishes the job's consistency mode", () => {
+    const view = clusterViewOf('job', state({ consistency: { mode: 'ssp', staleness: 3 } }));
+    expect(view.consistency).toEqual({
+      mode: 'CONSISTENCY_MODE_BOUNDED_STALENESS',
+      staleness: 3,
+      replicasToAggregate: 0,
     });
   });
 

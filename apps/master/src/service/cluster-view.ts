@@ -1,4 +1,5 @@
-import { isCurrentAssignment, type JobState } from '@pserver/coordination';
+import { consistencyMessage, isCurrentAssignment, type JobState } from '@pserver/coordination';
+import type { Consistency } from '@pserver/proto';
 
 /** The cluster as trainers see it (the proto `ClusterView`). */
 export interface View {
@@ -19,6 +20,7 @@ export interface View {
   replicas: number;
   revision: number;
   initialized: boolean;
+  consistency: Consistency;
 }
 
 /**
@@ -54,6 +56,7 @@ export function clusterViewOf(job: string, state: JobState): View {
     revision: state.revision,
     initialized: state.initDone,
     replicas: state.replicas,
+    consistency: consistencyMessage(state.consistency),
   };
 }
 

@@ -2,6 +2,7 @@ import {
   assign,
   assignReplica,
   DatasetStore,
+  describeConsistency,
   JobWatcher,
   MasterTerm,
   planAssignments,
@@ -11,6 +12,7 @@ import {
   TrainerSessions,
   type EtcdClient,
   type JobKeys,
+  type JobConsistency,
   type JobState,
   type Leader,
 } from '@pserver/coordination';
@@ -24,6 +26,8 @@ export interface LeaderRoleOptions {
   blockSize: number;
   /** Replicas of each shard, written to the job's config when absent. */
   replicas: number;
+  /** The consistency mode, written to the job's config when absent. */
+  consistency: JobConsistency;
   sessionTtlMs: number;
   relistIntervalMs: number;
   logger: Logger;
@@ -76,6 +80,7 @@ export class LeaderRole {
       desired: this.options.desiredPservers,
       blockSize: this.options.blockSize,
       replicas: this.options.replicas,
+      consistency: this.options.consistency,
     });
     await this.sessions.load();
     await this.dataset.load();
@@ -84,6 +89,11 @@ export class LeaderRole {
       logger: this.options.logger,
     });
     await this.watcher.start();
+    const fixed = this.state.consistency;
+    if (describeConsistency(fixed) !== describeConsistency(this.options.consistency))
+      this.options.logger.warn(
+        `the job runs --consistency ${describeConsistency(fixed)}, fixed when it first started; --consistency ${describeConsistency(this.options.consistency)} is ignored`,
+      );
     const sweepMs = Math.max(100, this.options.sessionTtlMs / 4);
     this.sweeper = setInterval(() => {
       void this.sessions.sweep().catch(() => undefined);

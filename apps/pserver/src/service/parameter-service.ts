@@ -27,14 +27,16 @@ import {
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import type { FramePlace, CheckpointMeta as StoredMeta } from '@pserver/checkpoint';
-import { TenureLostError, type ShardTenure } from '@pserver/coordination';
-import { evictionsOf, type ForwardedPush } from '../replication/forwarded-push';
-import type { AdmissionControl } from './admission';
 import {
   asynchronous,
   consistencyMessage,
-  type ConsistencyConfig,
-} from './consistency/consistency';
+  TenureLostError,
+  type JobConsistency,
+  type ShardTenure,
+} from '@pserver/coordination';
+import { evictionsOf, type ForwardedPush } from '../replication/forwarded-push';
+import type { AdmissionControl } from './admission';
+import { noRoster, type Roster } from './consistency/roster';
 import {
   ShardConsistency,
   type Contributed,
@@ -67,7 +69,9 @@ export interface ParameterServiceOptions {
   /** For uptime; `performance.now()` at start. */
   startedAtMs?: number;
   /** The job's consistency mode (default ASYNC). */
-  consistency?: ConsistencyConfig;
+  consistency?: JobConsistency;
+  /** SYNC and SSP: the trainers a step counts. */
+  roster?: Roster;
   /** Called for each push acknowledged as a duplicate (metrics). */
   onDuplicatePush?: () => void;
   /** Called when a SYNC step closes without contributions a crash of this shard lost (logs). */
@@ -113,6 +117,7 @@ export class ParameterService {
     this.startedAtMs = options.startedAtMs ?? performance.now();
     this.consistency = new ShardConsistency(
       options.consistency ?? asynchronous,
+      options.roster ?? noRoster,
       this.shard,
       options.onLostContributions,
     );
@@ -437,10 +442,14 @@ export class ParameterService {
     };
   }
 
-  /** SYNC: parks a push for a step after the open one until the steps before close (deadline-bound). */
+  /**
+   * SYNC and SSP: the trainer must be in the roster. SYNC: parks a push for a step after the open
+   * one until the steps before close (deadline-bound).
+   */
   private async beforePush(trainerId: number, step: number, ctx: CallContext): Promise<void> {
+    if (this.consistency.config.mode === 'async') return;
+    await this.consistency.requireMember(trainerId, 'SendGrads');
     if (this.consistency.config.mode !== 'sync') return;
-    this.consistency.requireMember(trainerId, 'SendGrads');
     this.refuseIfShuttingDown();
     try {
       await this.consistency.beforePush(trainerId, step, ctx.signal);
@@ -717,10 +726,8 @@ export class ParameterService {
   /**
    * The answer to a push settled before its gradients are read: a duplicate (its step is not above
    * the trainer's mark) or, in SYNC, late (its step closed without it); undefined when it goes on.
-   * In SYNC and SSP the trainer must be in the roster.
    */
   private settledBefore(trainerId: number, step: number): SendGradsResponse | undefined {
-    this.consistency.requireMember(trainerId, 'SendGrads');
     if (this.consistency.config.mode === 'sync') {
       const settled = this.consistency.classify(trainerId, step);
       return settled && this.contributed(settled);

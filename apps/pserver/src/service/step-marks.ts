@@ -10,6 +10,11 @@ export class StepMarks {
     return this.marks.get(trainerId)?.step ?? 0;
   }
 
+  /** Whether the trainer has a mark here (it stepped on this shard, or counts from the start). */
+  has(trainerId: number): boolean {
+    return this.marks.has(trainerId);
+  }
+
   set(trainerId: number, step: number, nowUnixMs = Date.now()): void {
     this.marks.set(trainerId, { step, updatedUnixMs: nowUnixMs });
   }

@@ -1,6 +1,6 @@
 import type { CheckpointMeta, MetaStore } from '@pserver/checkpoint';
 import { SnapshotBuffers } from '@pserver/checkpoint';
-import { StandaloneTenure } from '@pserver/coordination';
+import { StandaloneTenure, type JobConsistency } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import type {
   OptimizerConfig__Output,
@@ -12,7 +12,8 @@ import { AdmissionControl } from '../admission';
 import { ParameterService } from '../parameter-service';
 import { PserverError } from '../errors';
 import { Shard } from '../shard';
-import { parseConsistency, type ConsistencyConfig } from './consistency';
+import { standaloneConsistency } from './consistency';
+import { FixedRoster, type Roster } from './roster';
 import type { LostContributions } from './shard-consistency';
 
 const epoch = 3;
@@ -47,9 +48,20 @@ const values = (given: unknown): number[] => {
   ];
 };
 
-/** A shard holding `w` (float32, 4 elements) under `consistency`, initialized. */
+interface Setup {
+  consistency: JobConsistency;
+  roster?: Roster;
+}
+
+/** A standalone job's mode over the roster 1..`trainers`. */
+const standalone = (text: string, trainers: number, k = 0): Setup => ({
+  consistency: standaloneConsistency(text, trainers, k),
+  roster: new FixedRoster(trainers),
+});
+
+/** A shard holding `w` (float32, 4 elements) under `setup`, initialized. */
 async function shardUnder(
-  consistency: ConsistencyConfig,
+  setup: Setup,
   optimizer: OptimizerConfig__Output = sgd(1),
   initial: readonly number[] = [0, 0, 0, 0],
   onLostContributions?: (lost: LostContributions) => void,
@@ -64,7 +76,7 @@ async function shardUnder(
       lastCommitted: undefined,
       save: () => Promise.resolve({} as CheckpointMeta),
     },
-    consistency,
+    ...setup,
     onLostContributions,
   });
   await service.initParam(
@@ -113,30 +125,26 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
   return done;
 }
 
-describe('parseConsistency', () => {
-  it('reads async, sync and ssp:<s> with the standalone roster 1..N', () => {
-    expect(parseConsistency('async', 0)).toEqual({ mode: 'async' });
-    expect(parseConsistency('sync', 3)).toEqual({
-      mode: 'sync',
-      roster: [1, 2, 3],
-      replicasToAggregate: 0,
-    });
-    expect(parseConsistency('ssp:4', 2)).toEqual({ mode: 'ssp', roster: [1, 2], staleness: 4 });
+describe('standaloneConsistency', () => {
+  it('reads async, sync and ssp:<s>', () => {
+    expect(standaloneConsistency('async', 0)).toEqual({ mode: 'async' });
+    expect(standaloneConsistency('sync', 3, 2)).toEqual({ mode: 'sync', replicasToAggregate: 2 });
+    expect(standaloneConsistency('ssp:4', 2)).toEqual({ mode: 'ssp', staleness: 4 });
   });
 
   it('refuses what it cannot read, naming the flag and the value', () => {
-    expect(() => parseConsistency('bsp', 2)).toThrow(
+    expect(() => standaloneConsistency('bsp', 2)).toThrow(
       "--consistency: expected async, sync or ssp:<staleness>, got 'bsp'",
     );
-    expect(() => parseConsistency('sync', 0)).toThrow('needs --sync-trainers');
-    expect(() => parseConsistency('sync', 2, 3)).toThrow(
+    expect(() => standaloneConsistency('sync', 0)).toThrow('needs --sync-trainers');
+    expect(() => standaloneConsistency('sync', 2, 3)).toThrow(
       '--replicas-to-aggregate 3 is above --sync-trainers 2',
     );
   });
 });
 
 describe('SYNC', () => {
-  const sync = (trainers: number, k = 0) => parseConsistency('sync', trainers, k);
+  const sync = (trainers: number, k = 0) => standalone('sync', trainers, k);
 
   it('accumulates a step and applies the mean of its contributions once all arrived', async () => {
     const { push, w, service } = await shardUnder(sync(3));
@@ -401,9 +409,123 @@ describe('SYNC', () => {
   });
 });
 
+/** A cluster's roster, changed by the test as sessions begin and end. */
+class LiveRoster implements Roster {
+  readonly countsFromStart = false;
+  members: number[];
+  /** Members registered where the roster is kept but not seen yet (`confirm` finds them). */
+  unseen: number[] = [];
+  private readonly listeners = new Set<() => void>();
+
+  constructor(members: number[]) {
+    this.members = members;
+  }
+
+  has(trainerId: number): boolean {
+    return this.members.includes(trainerId);
+  }
+
+  confirm(trainerId: number): Promise<boolean> {
+    if (this.unseen.length > 0) this.set([...this.members, ...this.unseen]);
+    this.unseen = [];
+    return Promise.resolve(this.has(trainerId));
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  set(members: number[]): void {
+    this.members = members;
+    for (const listener of this.listeners) listener();
+  }
+}
+
+describe('a roster that changes (cluster jobs)', () => {
+  it('SYNC: a step closes when a member that has not contributed leaves', async () => {
+    const roster = new LiveRoster([1, 2, 3]);
+    const { push, read, w } = await shardUnder({
+      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      roster,
+    });
+    await push(1, 1, [2, 2, 2, 2]);
+    await push(2, 1, [4, 4, 4, 4]);
+    const next = read(1, 2);
+    expect(await settled(next)).toBe(false);
+    roster.set([1, 2]); // trainer 3's session ended
+    expect(await next).toMatchObject({ version: 1 });
+    expect(await w()).toEqual([-3, -3, -3, -3]);
+  });
+
+  it('SYNC: a contribution made before its trainer left still counts, and the rest are waited for', async () => {
+    const roster = new LiveRoster([1, 2, 3]);
+    const { push, w, service } = await shardUnder({
+      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      roster,
+    });
+    await push(3, 1, [9, 9, 9, 9]);
+    roster.set([1, 2]);
+    expect(await push(1, 1, [3, 3, 3, 3])).toMatchObject({ version: 0 });
+    expect(service.consistency.clock).toBe(0);
+    expect(await push(2, 1, [6, 6, 6, 6])).toMatchObject({ version: 1 });
+    expect(await w()).toEqual([-6, -6, -6, -6]);
+  });
+
+  it('SYNC: a trainer that joins while a step is open is waited for, and folded after the others', async () => {
+    const roster = new LiveRoster([1, 2]);
+    const { push, w } = await shardUnder({
+      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      roster,
+    });
+    await push(1, 1, [1e8, 1e8, 1e8, 1e8]);
+    roster.unseen = [5]; // registered; its push arrives before the roster saw it
+    expect(await push(5, 1, [1, 1, 1, 1])).toMatchObject({ version: 0 });
+    expect(await push(2, 1, [-1e8, -1e8, -1e8, -1e8])).toMatchObject({ version: 1 });
+    // Ascending order: (1e8 + −1e8) + 1 = 1, not (1e8 + 1) + −1e8 = 0 in float32.
+    const r = Math.fround;
+    expect(await w()).toEqual(Array(4).fill(r(0 - r(1 / 3))));
+  });
+
+  it('SSP: a trainer that joins counts from its first step; one that leaves is waited for no more', async () => {
+    const roster = new LiveRoster([1, 2]);
+    const { push, read, service } = await shardUnder({
+      consistency: { mode: 'ssp', staleness: 0 },
+      roster,
+    });
+    for (let step = 1; step <= 3; step++) {
+      await read(1, step);
+      await read(2, step);
+      await push(1, step, [1, 1, 1, 1]);
+      await push(2, step, [1, 1, 1, 1]);
+    }
+    roster.set([1, 2, 3]);
+    expect(service.consistency.clock).toBe(3);
+    expect((await read(1, 4)).minClock).toBe(3);
+    // Trainer 3 starts at the clock: its first read says it finished step 3.
+    await read(3, 4);
+    expect(service.consistency.lastStep(3)).toBe(3);
+    await push(1, 4, [1, 1, 1, 1]);
+    await push(3, 4, [1, 1, 1, 1]);
+    const parked = read(1, 5);
+    expect(await settled(parked)).toBe(false);
+    roster.set([1, 3]); // trainer 2's session ended at step 3
+    expect((await parked).minClock).toBe(4);
+  });
+
+  it('refuses a trainer that is not a member after looking again', async () => {
+    const roster = new LiveRoster([1]);
+    const { push } = await shardUnder({ consistency: { mode: 'ssp', staleness: 1 }, roster });
+    await expect(push(4, 1, [1, 1, 1, 1])).rejects.toMatchObject({
+      code: 'PSERVER_NOT_IN_ROSTER',
+      message: expect.stringContaining('trainer 4 is not in the roster of this SSP job'),
+    });
+  });
+});
+
 describe('BOUNDED_STALENESS', () => {
   it('applies pushes on arrival and parks a read only beyond the staleness bound', async () => {
-    const { push, read, w, service } = await shardUnder(parseConsistency('ssp:1', 2));
+    const { push, read, w, service } = await shardUnder(standalone('ssp:1', 2));
     expect(await push(1, 1, [1, 1, 1, 1])).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
     expect(await w()).toEqual([-1, -1, -1, -1]);
     // Trainer 1 reads step 2: needs every member at step 0. Goes.
@@ -422,7 +544,7 @@ describe('BOUNDED_STALENESS', () => {
   });
 
   it('re-seeds a trainer’s clock from the step it reads: it finished the one before', async () => {
-    const { read, service } = await shardUnder(parseConsistency('ssp:0', 2));
+    const { read, service } = await shardUnder(standalone('ssp:0', 2));
     const parked = read(1, 5);
     expect(await settled(parked)).toBe(false);
     // Trainer 2 reads step 5: it pushed step 4 everywhere, though not here (a restored shard).
@@ -433,7 +555,7 @@ describe('BOUNDED_STALENESS', () => {
   });
 
   it('counts a zero-sample push as the trainer’s step without changing a value', async () => {
-    const { push, w, service } = await shardUnder(parseConsistency('ssp:0', 1));
+    const { push, w, service } = await shardUnder(standalone('ssp:0', 1));
     expect(await push(1, 1, undefined, 0)).toMatchObject({ outcome: 'PUSH_OUTCOME_APPLIED' });
     expect(service.consistency.clock).toBe(1);
     expect(await w()).toEqual([0, 0, 0, 0]);
@@ -442,7 +564,7 @@ describe('BOUNDED_STALENESS', () => {
 
 describe('ASYNC', () => {
   it('refuses a zero-sample push with gradients and an empty push without a zero count', async () => {
-    const { push } = await shardUnder({ mode: 'async' });
+    const { push } = await shardUnder({ consistency: { mode: 'async' } });
     await expect(push(1, 1, [1, 1, 1, 1], 0)).rejects.toMatchObject({
       code: 'PSERVER_INVALID_ARGUMENT',
       message: expect.stringContaining('sampleCount: 0'),
@@ -458,7 +580,7 @@ describe('ASYNC', () => {
   });
 
   it('never parks a read', async () => {
-    const { read } = await shardUnder({ mode: 'async' });
+    const { read } = await shardUnder({ consistency: { mode: 'async' } });
     expect(await read(1, 99)).toMatchObject({ minClock: 0 });
   });
 });

@@ -34,7 +34,7 @@ export class OpenStep {
   private readonly arrived = new Set<number>();
   /** Contributions not folded yet, by roster position. */
   private readonly waiting = new Map<number, Contribution>();
-  private readonly position: ReadonlyMap<number, number>;
+  private readonly position: Map<number, number>;
   private cursor = 0;
   private readonly sums = new Map<string, TensorSum>();
 
@@ -42,9 +42,17 @@ export class OpenStep {
     /** The step's number: the shard's closed steps + 1. */
     readonly step: number,
     /** Who counts, ascending. */
-    readonly roster: readonly number[],
+    roster: readonly number[],
   ) {
     this.position = new Map(roster.map((trainerId, i) => [trainerId, i]));
+  }
+
+  /**
+   * A member that joined the roster after the step opened: it goes after every member before it
+   * (ids only grow, so the order stays ascending).
+   */
+  expect(trainerId: number): void {
+    if (!this.position.has(trainerId)) this.position.set(trainerId, this.position.size);
   }
 
   /** Whether `trainerId` contributed to this step. */

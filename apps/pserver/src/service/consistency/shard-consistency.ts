@@ -1,9 +1,10 @@
 import { PserverError } from '../errors';
 import { checkGradients, type Shard } from '../shard';
 import type { StagedPush } from '../staged-push';
-import type { ConsistencyConfig } from './consistency';
+import type { JobConsistency } from '@pserver/coordination';
 import { OpenStep } from './open-step';
 import { ParkedCalls } from './parked-calls';
+import type { Roster } from './roster';
 
 /** What a SYNC push came to. */
 export interface Contributed {
@@ -31,19 +32,31 @@ export interface LostContributions {
  *
  * The shard's clock: in SYNC the steps closed; in SSP the smallest step of the roster's marks (a
  * mark is the member's last step applied here). ASYNC has none and never parks.
+ *
+ * The roster may change while the shard serves (cluster jobs: trainers register and their
+ * sessions end): a member that leaves is no longer waited for (the open step may close, the SSP
+ * clock may move), one that joins is waited for from the open step on (SSP: from its first step
+ * on this shard).
  */
 export class ShardConsistency {
   readonly parked = new ParkedCalls();
   private open: OpenStep | undefined;
-  private readonly members: ReadonlySet<number>;
+  private readonly unsubscribe: () => void;
 
   constructor(
-    readonly config: ConsistencyConfig,
+    readonly config: JobConsistency,
+    readonly rosterSource: Roster,
     private readonly shard: Shard,
     /** Told when a SYNC step closes without contributions lost with a crash (see `settle`). */
     private readonly onLost?: (lost: LostContributions) => void,
   ) {
-    this.members = new Set(config.mode === 'async' ? [] : config.roster);
+    if (config.mode === 'ssp' && rosterSource.countsFromStart)
+      for (const member of rosterSource.members)
+        if (!shard.marks.has(member)) shard.marks.set(member, 0);
+    this.unsubscribe =
+      config.mode === 'async'
+        ? () => undefined
+        : rosterSource.subscribe(() => this.rosterChanged());
   }
 
   /** In SYNC the steps closed; otherwise the pushes applied since the shard's state began. */
@@ -59,16 +72,17 @@ export class ShardConsistency {
       case 'sync':
         return this.shard.closedSteps;
       case 'ssp': {
+        // A member counts from its first step here (standalone members from the start).
         let min = Infinity;
-        for (const member of this.config.roster)
-          min = Math.min(min, this.shard.marks.lastStep(member));
+        for (const member of this.rosterSource.members)
+          if (this.shard.marks.has(member)) min = Math.min(min, this.shard.marks.lastStep(member));
         return min === Infinity ? 0 : min;
       }
     }
   }
 
   get roster(): readonly number[] {
-    return this.config.mode === 'async' ? [] : this.config.roster;
+    return this.config.mode === 'async' ? [] : this.rosterSource.members;
   }
 
   /** The trainer's last step counted here: applied, or (SYNC) contributed to the open step. */
@@ -77,12 +91,17 @@ export class ShardConsistency {
     return this.open?.has(trainerId) ? Math.max(mark, this.open.step) : mark;
   }
 
-  /** SYNC and SSP count only the roster's trainers: others are refused PSERVER_NOT_IN_ROSTER. */
-  requireMember(trainerId: number, what: string): void {
-    if (this.config.mode === 'async' || this.members.has(trainerId)) return;
+  /**
+   * SYNC and SSP count only the roster's trainers: others are refused PSERVER_NOT_IN_ROSTER. A
+   * trainer the roster has not seen is looked up where the roster is kept first: it may have
+   * registered an instant ago.
+   */
+  async requireMember(trainerId: number, what: string): Promise<void> {
+    if (this.config.mode === 'async' || this.rosterSource.has(trainerId)) return;
+    if (await this.rosterSource.confirm(trainerId)) return;
     throw new PserverError(
       'PSERVER_NOT_IN_ROSTER',
-      `${what}: trainer ${trainerId} is not in the roster of this ${this.config.mode.toUpperCase()} job (${describeRoster(this.config.roster)})`,
+      `${what}: trainer ${trainerId} is not in the roster of this ${this.config.mode.toUpperCase()} job (${describeRoster(this.rosterSource.members)})`,
     );
   }
 
@@ -94,7 +113,7 @@ export class ShardConsistency {
   async beforeRead(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
     const config = this.config;
     if (config.mode === 'async' || step === 0) return;
-    this.requireMember(trainerId, 'GetParams');
+    await this.requireMember(trainerId, 'GetParams');
     this.finished(trainerId, step - 1);
     const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
     await this.parked.wait(needed, () => this.clock, signal);
@@ -122,7 +141,7 @@ export class ShardConsistency {
    * waiting forever for pushes no trainer will send again.
    */
   private finished(trainerId: number, step: number): void {
-    if (this.lastStep(trainerId) >= step) return;
+    if (this.lastStep(trainerId) >= step && this.shard.marks.has(trainerId)) return;
     this.shard.marks.set(trainerId, step, Date.now());
     if (this.config.mode === 'sync') this.settle();
     else this.parked.advanced(this.clock);
@@ -165,7 +184,8 @@ export class ShardConsistency {
       buffer.release();
       return false;
     });
-    this.open ??= new OpenStep(step, this.config.roster);
+    this.open ??= new OpenStep(step, this.rosterSource.members);
+    this.open.expect(trainerId);
     this.open.add({ trainerId, weight, gradients: taken });
     skippedNonFinite.push(...this.settle());
     return { outcome: 'PUSH_OUTCOME_ACCUMULATED', skippedNonFinite, lastStep: step };
@@ -178,27 +198,40 @@ export class ShardConsistency {
 
   /** The shard stops serving: parked reads fail with `err`, the open step is dropped. */
   abandon(err: unknown): void {
+    this.unsubscribe();
     this.parked.abandon(err);
     this.open?.discard();
     this.open = undefined;
   }
 
   /**
+   * The roster changed: a member that left is waited for no more (SYNC: the open step may close;
+   * SSP: the clock may move); one that joined takes its place in the open step's order.
+   */
+  private rosterChanged(): void {
+    for (const member of this.rosterSource.members) this.open?.expect(member);
+    if (this.config.mode === 'sync') this.settle();
+    else this.parked.advanced(this.clock);
+  }
+
+  /**
    * SYNC: closes the open step while the close rule holds — K contributions arrived, or every
    * roster member either contributed or finished the step already (its contribution was lost
-   * with a crash of this shard; a step that lost them all closes applying nothing). Returns the
-   * tensors left out for non-finite means.
+   * with a crash of this shard; a step that lost them all closes applying nothing). A member
+   * that left no longer counts; its contribution, if it made one, does. Returns the tensors left
+   * out for non-finite means.
    */
   private settle(): string[] {
     if (this.config.mode !== 'sync') return [];
-    const { roster } = this.config;
-    const needed = this.config.replicasToAggregate || roster.length;
+    const roster = this.rosterSource.members;
+    const k = this.config.replicasToAggregate;
     const skipped: string[] = [];
-    for (;;) {
+    // With nobody left, nothing is waited for and nothing arrives: the step stays open.
+    while (roster.length > 0) {
       const step = this.shard.closedSteps + 1;
       const open = this.open ?? new OpenStep(step, roster);
       const missing = roster.filter((member) => !open.has(member));
-      const byK = roster.length - missing.length >= needed;
+      const byK = k > 0 ? open.contributors.length >= k : missing.length === 0;
       if (!byK && missing.some((member) => this.shard.marks.lastStep(member) < step)) break;
       skipped.push(...this.close(open));
       if (!byK && missing.length > 0) this.onLost?.({ step, trainers: missing });

@@ -1,6 +1,7 @@
 // Original file: proto/pserver/v1/master.proto
 
 import type { ShardAssignment as _pserver_v1_ShardAssignment, ShardAssignment__Output as _pserver_v1_ShardAssignment__Output } from '../../pserver/v1/ShardAssignment';
+import type { Consistency as _pserver_v1_Consistency, Consistency__Output as _pserver_v1_Consistency__Output } from '../../pserver/v1/Consistency';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -36,6 +37,11 @@ export interface ClusterView {
    * that fails over is restored from its last checkpoint).
    */
   'replicas'?: (number);
+  /**
+   * The job's consistency mode (the master's `--consistency`, fixed when the job first started).
+   * Trainers run their steps by it; every shard of the job serves it.
+   */
+  'consistency'?: (_pserver_v1_Consistency | null);
 }
 
 /**
@@ -71,4 +77,9 @@ export interface ClusterView__Output {
    * that fails over is restored from its last checkpoint).
    */
   'replicas': (number);
+  /**
+   * The job's consistency mode (the master's `--consistency`, fixed when the job first started).
+   * Trainers run their steps by it; every shard of the job serves it.
+   */
+  'consistency': (_pserver_v1_Consistency__Output | null);
 }
