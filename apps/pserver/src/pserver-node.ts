@@ -7,6 +7,7 @@ import {
   ClusterMember,
   StandaloneTenure,
   type EtcdShardTenure,
+  type JobConsistency,
   type ReplicaTenure,
   type ShardTenure,
   type TenureLostError,
@@ -34,6 +35,7 @@ import { failpointHook } from './failpoint';
 import { pserverMetrics, type ReplicationStatus } from './metrics';
 import { AdmissionControl } from './service/admission';
 import { Checkpointer } from './service/checkpointer';
+import { FixedRoster, type Roster } from './service/consistency/roster';
 import { removeOrphanedStates, writeOrphanedState } from './service/orphaned-state';
 import { PserverError } from './service/errors';
 import { ParameterService } from './service/parameter-service';
@@ -78,6 +80,9 @@ export class RefusedToStart extends Error {
  * enough for a handler to reach its next tenure check, short enough that nothing else happens.
  */
 const fencedAnswerGraceMs = 150;
+
+/** How often the trainer roster is read again even without a change seen (SYNC and SSP). */
+const rosterRelistMs = 5_000;
 
 /** The shard being served, once it is ready. */
 interface Serving {
@@ -264,7 +269,10 @@ export class PserverNode {
       });
     }
     this.port = await bindServer(this.server, config.host, config.port, this.security.credentials);
-    this.serve(shard, checkpointer, tenure);
+    this.serve(shard, checkpointer, tenure, {
+      consistency: config.consistency,
+      roster: new FixedRoster(config.syncTrainers),
+    });
     this.logger.info('listening', {
       address: this.address,
       mode: 'standalone (no etcd)',
@@ -441,7 +449,11 @@ export class PserverNode {
     this.failpoint?.('after-recovery');
     if (!tenure.holds()) return;
     const orphansRemoved = await removeOrphanedStates(config.checkpointDir, index, epoch);
-    this.serve(shard, checkpointer, tenure);
+    const consistency = await member.jobConsistency();
+    const roster =
+      consistency.mode === 'async' ? undefined : await member.trainerRoster(rosterRelistMs);
+    if (!tenure.holds()) return;
+    this.serve(shard, checkpointer, tenure, { consistency, roster });
     // Trainers send to the shard once the view says it serves: after recovery, not before.
     await tenure.announceServing();
     if (!tenure.holds()) return;
@@ -577,7 +589,12 @@ export class PserverNode {
     });
   }
 
-  private serve(shard: Shard, checkpointer: Checkpointer, tenure: ShardTenure): void {
+  private serve(
+    shard: Shard,
+    checkpointer: Checkpointer,
+    tenure: ShardTenure,
+    steps: { consistency: JobConsistency; roster: Roster | undefined },
+  ): void {
     const links =
       tenure.mode === 'cluster'
         ? new ReplicaLinks({
@@ -611,7 +628,7 @@ export class PserverNode {
         );
       },
       maxReplyBytes: this.config.maxMessageBytes,
-      consistency: this.config.consistency,
+      ...steps,
       replication: links && {
         replicate: (seq, push) => links.replicate(seq, push),
         replicated: () => links.settled(),

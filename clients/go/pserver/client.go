@@ -401,8 +401,8 @@ func (c *Client) keepSessionAlive(ttl time.Duration) {
 }
 
 // refreshView gets the current view: from the master, or standalone from each pserver's status,
-// which also says the job's consistency mode and, once every shard answered, where this
-// trainer's steps go on.
+// which also says the job's consistency mode. Under SYNC and SSP, once every shard answered its
+// status, they also say where this trainer's steps go on.
 func (c *Client) refreshView(ctx context.Context) error {
 	if c.master != nil {
 		var view *pb.ClusterView
@@ -414,25 +414,33 @@ func (c *Client) refreshView(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c.applyView(viewFromProto(view))
+		next := viewFromProto(view)
+		c.applyView(next)
+		if next.Consistency != ConsistencyAsync && next.Complete() {
+			statuses, err := c.statuses(ctx, next)
+			if err != nil {
+				return err
+			}
+			if answered := answeredOf(statuses); len(answered) == len(next.Shards) {
+				c.raiseStepFloor(next.Consistency, answered)
+			}
+		}
 		return nil
 	}
 	next := c.View()
 	next.Shards = append([]ShardRoute(nil), next.Shards...)
-	id := c.TrainerID()
-	var answered []*pb.GetShardStatusResponse
-	for i, s := range next.Shards {
-		status, err := c.calls.status(ctx, s.Address, id)
-		if IsRefused(err) {
-			return err // not a pserver still starting: this client may not call it
-		}
+	statuses, err := c.statuses(ctx, next)
+	if err != nil {
+		return err
+	}
+	for i, status := range statuses {
 		// A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
-		next.Shards[i].Epoch, next.Shards[i].Serving = 0, err == nil
-		if err == nil {
+		next.Shards[i].Epoch, next.Shards[i].Serving = 0, status != nil
+		if status != nil {
 			next.Shards[i].Epoch = status.GetShardEpoch()
-			answered = append(answered, status)
 		}
 	}
+	answered := answeredOf(statuses)
 	if len(answered) > 0 {
 		mode, err := consistencyOf(answered)
 		if err != nil {
@@ -446,6 +454,33 @@ func (c *Client) refreshView(ctx context.Context) error {
 	next.Revision++
 	c.applyView(next)
 	return nil
+}
+
+// statuses gets each shard's status with this trainer's last step on it; nil where none answered.
+func (c *Client) statuses(ctx context.Context, view View) ([]*pb.GetShardStatusResponse, error) {
+	id := c.TrainerID()
+	statuses := make([]*pb.GetShardStatusResponse, len(view.Shards))
+	for i, s := range view.Shards {
+		status, err := c.calls.status(ctx, s.Address, id)
+		if IsRefused(err) {
+			return nil, err // not a pserver still starting: this client may not call it
+		}
+		if err == nil {
+			statuses[i] = status
+		}
+	}
+	return statuses, nil
+}
+
+// answeredOf keeps the statuses that came.
+func answeredOf(statuses []*pb.GetShardStatusResponse) []*pb.GetShardStatusResponse {
+	var answered []*pb.GetShardStatusResponse
+	for _, status := range statuses {
+		if status != nil {
+			answered = append(answered, status)
+		}
+	}
+	return answered
 }
 
 // consistencyOf is the job's mode as the shards report it; they must agree (each is started with
@@ -463,7 +498,8 @@ func consistencyOf(statuses []*pb.GetShardStatusResponse) (Consistency, error) {
 
 // raiseStepFloor moves the step floor to where the shards say this trainer goes on: SYNC at the
 // open step of the shard furthest behind (its step may still wait for this trainer), SSP past
-// this trainer's last step anywhere.
+// this trainer's last step anywhere and never below the slowest member's clock (a trainer that
+// joins a running job starts there).
 func (c *Client) raiseStepFloor(mode Consistency, statuses []*pb.GetShardStatusResponse) {
 	var floor uint64
 	switch mode {
@@ -477,8 +513,12 @@ func (c *Client) raiseStepFloor(mode Consistency, statuses []*pb.GetShardStatusR
 		floor++
 	case ConsistencySSP:
 		for _, status := range statuses {
-			if status.GetTrainerLastStep()+1 > floor {
-				floor = status.GetTrainerLastStep() + 1
+			last := status.GetTrainerLastStep()
+			if status.GetMinClock() > last {
+				last = status.GetMinClock()
+			}
+			if last+1 > floor {
+				floor = last + 1
 			}
 		}
 	default:

@@ -106,6 +106,19 @@ func TestTheViewsConsistencyIsTheShardsMode(t *testing.T) {
 	}
 }
 
+func TestAClusterViewCarriesTheJobsMode(t *testing.T) {
+	for mode, want := range map[pb.ConsistencyMode]Consistency{
+		pb.ConsistencyMode_CONSISTENCY_MODE_UNSPECIFIED:       ConsistencyAsync,
+		pb.ConsistencyMode_CONSISTENCY_MODE_SYNC:              ConsistencySync,
+		pb.ConsistencyMode_CONSISTENCY_MODE_BOUNDED_STALENESS: ConsistencySSP,
+	} {
+		view := viewFromProto(&pb.ClusterView{Consistency: &pb.Consistency{Mode: mode}})
+		if view.Consistency != want {
+			t.Errorf("%v: got %v, want %v", mode, view.Consistency, want)
+		}
+	}
+}
+
 func TestShardsOfDifferentModesAreInvalidOptions(t *testing.T) {
 	fakes := modeFakes(2, pb.ConsistencyMode_CONSISTENCY_MODE_SYNC, func(i int, status *pb.GetShardStatusResponse) {
 		if i == 1 {
@@ -138,6 +151,10 @@ func TestTheFirstStepIsWhereTheShardsSayTheTrainerGoesOn(t *testing.T) {
 		{"ssp", pb.ConsistencyMode_CONSISTENCY_MODE_BOUNDED_STALENESS, func(i int, s *pb.GetShardStatusResponse) {
 			s.TrainerLastStep = []uint64{2, 9, 0}[i]
 			s.Version = 20
+		}, 10},
+		// SSP, a trainer that joins a running job: at the slowest member's clock.
+		{"ssp joiner", pb.ConsistencyMode_CONSISTENCY_MODE_BOUNDED_STALENESS, func(i int, s *pb.GetShardStatusResponse) {
+			s.MinClock = []uint64{7, 9, 8}[i]
 		}, 10},
 		{"async", pb.ConsistencyMode_CONSISTENCY_MODE_ASYNC, func(i int, s *pb.GetShardStatusResponse) {
 			s.Version, s.TrainerLastStep = 7, 7

@@ -69,6 +69,7 @@ func viewFromProto(v *pb.ClusterView) View {
 		Shards:      shards,
 		Revision:    v.GetRevision(),
 		Initialized: v.GetInitialized(),
+		Consistency: consistencyOfMode(v.GetConsistency().GetMode()),
 	}
 }
 

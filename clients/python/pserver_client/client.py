@@ -22,7 +22,7 @@ import grpc
 from google.protobuf import json_format
 
 from . import codes
-from ._proto.pserver.v1 import consistency_pb2, master_pb2, optimizer_pb2, tensor_pb2
+from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
 from .errors import ClientError, Error, PserverError, error_of, is_refused, is_stale, whole_number
 from .listing import ParamInfo
 from .master_link import MasterLink
@@ -33,7 +33,7 @@ from .step_context import StepContext, backoff_s
 from .tables import TableDirectory, TableLayout, TableLike, table_spec
 from .tasks import TaskIterator
 from .tensors import TensorSpec, Values, Wire, elements_of, to_wire
-from .view import ShardRoute, View, changed_shards
+from .view import ShardRoute, View, changed_shards, mode_name
 
 if TYPE_CHECKING:
     from .sparse_rows import Float32Array
@@ -448,41 +448,57 @@ class Client:
         self._apply_view(dataclasses.replace(self._view, shards=shards, revision=self._view.revision + 1))
 
     def refresh_view(self) -> None:
-        """Gets the current view: from the master, or standalone from each pserver's status."""
+        """Gets the current view: from the master, or standalone from each pserver's status. Under
+        SYNC and SSP the shards' statuses also say where this trainer's steps go on."""
         if self._master is not None:
-            self._apply_view(View.from_proto(self._master.get_cluster_view()))
+            view = View.from_proto(self._master.get_cluster_view())
+            self._apply_view(view)
+            if view.consistency != "async" and view.complete():
+                statuses = self._statuses(view)
+                if all(s is not None for s in statuses):
+                    self._raise_step_floor(view.consistency, statuses)
             return
-        shards, statuses = [], []
-        for s in self._view.shards:
-            # A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
-            try:
-                status = self.calls.status(s.address, self.call_timeout_s, self.trainer_id).result()
-                epoch, serving = status.shard_epoch, True
-                statuses.append(status)
-            except grpc.RpcError as raw:
-                err = error_of(raw)
-                if is_refused(err):  # not a pserver still starting: this client may not call it
-                    raise err from None
-                epoch, serving = 0, False  # not serving (yet): the view stays incomplete
-            except Exception:  # not serving (yet)
-                epoch, serving = 0, False
-            shards.append(ShardRoute(s.index, s.address, epoch, serving))
         v = self._view
-        consistency = consistency_of(statuses) or v.consistency
-        if statuses and len(statuses) == len(shards):
-            self._raise_step_floor(consistency, statuses)
+        statuses = self._statuses(v)
+        # A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
+        shards = [
+            ShardRoute(s.index, s.address, status.shard_epoch, True)
+            if status is not None
+            else ShardRoute(s.index, s.address, 0, False)  # not serving (yet): the view stays incomplete
+            for s, status in zip(v.shards, statuses)
+        ]
+        answered = [s for s in statuses if s is not None]
+        consistency = consistency_of(answered) or v.consistency
+        if answered and len(answered) == len(shards):
+            self._raise_step_floor(consistency, answered)
         self._apply_view(dataclasses.replace(v, shards=tuple(shards), revision=v.revision + 1, consistency=consistency))
 
     # --- internals ---
 
+    def _statuses(self, view: View) -> list[Any]:
+        """Each shard's status with this trainer's last step on it; None where none answered."""
+        statuses: list[Any] = []
+        for s in view.shards:
+            try:
+                statuses.append(self.calls.status(s.address, self.call_timeout_s, self.trainer_id).result())
+            except grpc.RpcError as raw:
+                err = error_of(raw)
+                if is_refused(err):  # not a pserver still starting: this client may not call it
+                    raise err from None
+                statuses.append(None)
+            except Exception:  # not serving (yet)
+                statuses.append(None)
+        return statuses
+
     def _raise_step_floor(self, consistency: str, statuses: Sequence[Any]) -> None:
         """Where this trainer goes on, from every shard's status: SYNC at the open step of the
         shard furthest behind (its step may still wait for this trainer), SSP past its last step
-        anywhere."""
+        anywhere and never below the slowest member's clock (a trainer that joins a running job
+        starts there)."""
         if consistency == "sync":
             floor = min(s.version for s in statuses) + 1
         elif consistency == "ssp":
-            floor = max(s.trainer_last_step for s in statuses) + 1
+            floor = max(max(s.trainer_last_step, s.min_clock) for s in statuses) + 1
         else:
             return
         with self._lock:
@@ -622,7 +638,7 @@ class Client:
 def consistency_of(statuses: Sequence[Any]) -> Optional[str]:
     """The job's mode as the shards' statuses report it (None without any); they must agree (they
     are started with one), else CLIENT_INVALID_OPTIONS."""
-    modes = sorted({_MODE_NAMES.get(s.consistency.mode, "async") for s in statuses})
+    modes = sorted({mode_name(s.consistency.mode) for s in statuses})
     if len(modes) > 1:
         raise ClientError(
             codes.CLIENT_INVALID_OPTIONS,
@@ -631,11 +647,6 @@ def consistency_of(statuses: Sequence[Any]) -> Optional[str]:
         )
     return modes[0] if modes else None
 
-
-_MODE_NAMES = {
-    consistency_pb2.CONSISTENCY_MODE_SYNC: "sync",
-    consistency_pb2.CONSISTENCY_MODE_BOUNDED_STALENESS: "ssp",
-}
 
 
 class _Tolerant:

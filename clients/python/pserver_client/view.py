@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Tuple
 
+from ._proto.pserver.v1 import consistency_pb2
+
 
 @dataclass(frozen=True)
 class ShardRoute:
@@ -38,8 +40,7 @@ class View:
             shards=tuple(ShardRoute(s.index, s.address, s.shard_epoch, s.serving) for s in view.shards),
             revision=view.revision,
             initialized=view.initialized,
-            # A cluster job runs ASYNC (the master does not keep rosters yet).
-            consistency="async",
+            consistency=mode_name(view.consistency.mode),
         )
 
     def complete(self) -> bool:
@@ -60,3 +61,14 @@ def changed_shards(before: View, after: View) -> list[int]:
         if (a and (a.address, a.epoch)) != (b and (b.address, b.epoch)):
             changed.append(i)
     return changed
+
+
+def mode_name(mode: int) -> str:
+    """The client's name of a proto ConsistencyMode ("async" when unset)."""
+    return _MODE_NAMES.get(mode, "async")
+
+
+_MODE_NAMES = {
+    consistency_pb2.CONSISTENCY_MODE_SYNC: "sync",
+    consistency_pb2.CONSISTENCY_MODE_BOUNDED_STALENESS: "ssp",
+}

@@ -8,7 +8,7 @@ import pytest
 from fake_shards import fake_client
 from pserver_client import Client, ClientError, PushReport, ShardPush, codes, connect, place_tensor
 from pserver_client._proto.pserver.v1 import consistency_pb2
-from pserver_client._proto.pserver.v1 import context_pb2
+from pserver_client._proto.pserver.v1 import context_pb2, master_pb2
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from pserver_client._proto.pserver.v1 import tensor_pb2
 from pserver_client.shard_calls import ShardCalls
@@ -100,13 +100,13 @@ def test_a_moved_epoch_keeps_the_mode(sync):
     assert (sync.view.shards[1].epoch, sync.view.consistency) == (5, "sync")
 
 
-def test_a_cluster_view_is_async():
-    view = View.from_proto(_ClusterView())
-    assert (view.revision, view.consistency) == (3, "async")
-
-
-class _ClusterView:
-    shard_count, block_size, shards, revision, initialized = 1, 4, (), 3, True
+@pytest.mark.parametrize("mode", ["async", "sync", "ssp"])
+def test_a_cluster_view_carries_the_jobs_mode(mode):
+    view = View.from_proto(
+        master_pb2.ClusterView(shard_count=1, revision=3, consistency=consistency_pb2.Consistency(mode=MODES[mode]))
+    )
+    assert (view.revision, view.consistency) == (3, mode)
+    assert View.from_proto(master_pb2.ClusterView()).consistency == "async"  # a master that does not say
 
 
 def test_sync_goes_on_at_the_open_step_of_the_shard_furthest_behind():
@@ -121,6 +121,14 @@ def test_ssp_goes_on_past_this_trainers_last_step_on_any_shard():
     client = client_in("ssp", trainer_last_step=[3, 11, 0])
     try:
         assert client.step(lambda ctx: ctx.step) == 12
+    finally:
+        client.close()
+
+
+def test_ssp_joins_a_running_job_at_the_slowest_members_clock():
+    client = client_in("ssp", trainer_last_step=[0, 0, 0], min_clock=[7, 9, 8])
+    try:
+        assert client.step(lambda ctx: ctx.step) == 10
     finally:
         client.close()
 

@@ -35,6 +35,7 @@ import {
 import {
   changedShards,
   complete,
+  consistencyModeName,
   viewFromProto,
   type ConsistencyModeName,
   type View,
@@ -428,23 +429,22 @@ export class PserverClient implements StepHost {
     this.applyView({ ...this.currentView, shards, revision: this.currentView.revision + 1 });
   }
 
-  /** Gets the current view: from the master, or standalone from each pserver's status. */
+  /**
+   * Gets the current view: from the master, or standalone from each pserver's status. Under SYNC
+   * and SSP the shards' statuses also say where this trainer's steps go on (`raiseStepFloor`).
+   */
   async refreshView(): Promise<void> {
     if (this.master) {
-      const view = await this.master.getClusterView(this.closing.signal);
-      this.applyView(viewFromProto(view));
+      const view = viewFromProto(await this.master.getClusterView(this.closing.signal));
+      this.applyView(view);
+      if (view.consistency !== 'async' && complete(view)) {
+        const statuses = await this.statuses(view);
+        if (statuses.every((status) => status !== undefined))
+          this.raiseStepFloor(view.consistency, statuses);
+      }
       return;
     }
-    const statuses = await Promise.all(
-      this.currentView.shards.map((s) =>
-        this.calls
-          .status(s.address, { signal: this.closing.signal }, this.trainerId)
-          .catch((err: unknown) => {
-            if (isRefused(err)) throw err;
-            return undefined;
-          }),
-      ),
-    );
+    const statuses = await this.statuses(this.currentView);
     // A pserver answers its status only once it serves (recovering: PSERVER_NOT_SERVING).
     const shards = this.currentView.shards.map((s, i) => ({
       ...s,
@@ -453,23 +453,45 @@ export class PserverClient implements StepHost {
     }));
     const answered = statuses.filter((status) => status !== undefined);
     const consistency = consistencyOf(answered) ?? this.currentView.consistency;
-    if (answered.length === statuses.length) {
-      // Where this trainer goes on: SYNC at the open step of the shard furthest behind (its
-      // step may still wait for this trainer), SSP past its last step anywhere.
-      if (consistency === 'sync')
-        this.stepFloor = Math.max(this.stepFloor, Math.min(...answered.map((s) => s.version)) + 1);
-      if (consistency === 'ssp')
-        this.stepFloor = Math.max(
-          this.stepFloor,
-          Math.max(...answered.map((s) => s.trainerLastStep)) + 1,
-        );
-    }
+    if (answered.length === statuses.length) this.raiseStepFloor(consistency, answered);
     this.applyView({
       ...this.currentView,
       shards,
       consistency,
       revision: this.currentView.revision + 1,
     });
+  }
+
+  /** Each shard's status with this trainer's last step on it; undefined where none answered. */
+  private statuses(view: View): Promise<(GetShardStatusResponse__Output | undefined)[]> {
+    return Promise.all(
+      view.shards.map((s) =>
+        this.calls
+          .status(s.address, { signal: this.closing.signal }, this.trainerId)
+          .catch((err: unknown) => {
+            if (isRefused(err)) throw err;
+            return undefined;
+          }),
+      ),
+    );
+  }
+
+  /**
+   * Where this trainer goes on, from every shard's status: SYNC at the open step of the shard
+   * furthest behind (its step may still wait for this trainer), SSP past its last step anywhere
+   * and never below the slowest member's clock (a trainer that joins a running job starts there).
+   */
+  private raiseStepFloor(
+    consistency: ConsistencyModeName,
+    statuses: readonly GetShardStatusResponse__Output[],
+  ): void {
+    if (consistency === 'sync')
+      this.stepFloor = Math.max(this.stepFloor, Math.min(...statuses.map((s) => s.version)) + 1);
+    if (consistency === 'ssp')
+      this.stepFloor = Math.max(
+        this.stepFloor,
+        Math.max(...statuses.map((s) => Math.max(s.trainerLastStep, s.minClock))) + 1,
+      );
   }
 
   private applyView(next: View): void {
@@ -588,16 +610,7 @@ export class PserverClient implements StepHost {
 function consistencyOf(
   statuses: readonly GetShardStatusResponse__Output[],
 ): ConsistencyModeName | undefined {
-  const modes = new Set(
-    statuses.map((s): ConsistencyModeName => {
-      const mode = s.consistency?.mode;
-      return mode === 'CONSISTENCY_MODE_SYNC'
-        ? 'sync'
-        : mode === 'CONSISTENCY_MODE_BOUNDED_STALENESS'
-          ? 'ssp'
-          : 'async';
-    }),
-  );
+  const modes = new Set(statuses.map((s) => consistencyModeName(s.consistency?.mode)));
   if (modes.size > 1)
     throw new ClientError(
       'CLIENT_INVALID_OPTIONS',

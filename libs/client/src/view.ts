@@ -1,4 +1,4 @@
-import type { ClusterView__Output } from '@pserver/proto';
+import type { ClusterView__Output, ConsistencyMode__Output } from '@pserver/proto';
 
 /**
  * How the job's shards treat pushes and reads: applied on arrival (`async`), synchronous steps
@@ -41,9 +41,19 @@ export function viewFromProto(view: ClusterView__Output): View {
     })),
     revision: view.revision,
     initialized: view.initialized,
-    // A cluster job runs ASYNC (the master does not keep rosters yet).
-    consistency: 'async',
+    consistency: consistencyModeName(view.consistency?.mode),
   };
+}
+
+/** The client's name of a proto `ConsistencyMode` (ASYNC when unset). */
+export function consistencyModeName(
+  mode: ConsistencyMode__Output | undefined,
+): ConsistencyModeName {
+  return mode === 'CONSISTENCY_MODE_SYNC'
+    ? 'sync'
+    : mode === 'CONSISTENCY_MODE_BOUNDED_STALENESS'
+      ? 'ssp'
+      : 'async';
 }
 
 /** The indices whose pserver or epoch differs between two views. */

@@ -1,11 +1,13 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
+import { consistencyFromStored, type JobConsistency } from './consistency';
 import { openEtcd, type EtcdOptions } from './etcd';
 import { EtcdShardTenure } from './etcd-shard-tenure';
 import { JobKeys } from './keys';
 import { LeaseKeeper } from './lease-keeper';
 import { PserverMembership, type MemberRole } from './membership';
 import { ReplicaTenure } from './replica-tenure';
+import { TrainerRoster } from './trainer-roster';
 
 export interface ClusterMemberOptions {
   endpoints: string[];
@@ -27,6 +29,7 @@ export type TakenRole =
  */
 export class ClusterMember {
   private membership: PserverMembership | undefined;
+  private roster: Promise<TrainerRoster> | undefined;
 
   private constructor(
     private readonly client: Etcd3,
@@ -124,6 +127,35 @@ export class ClusterMember {
     };
   }
 
+  /**
+   * The job's consistency mode as the master fixed it (`config/consistency`; ASYNC when absent).
+   * SYNC and SSP shards are restored from checkpoints, never replicated: the master refuses
+   * `--replicas` with them, and so does this for a job whose config has both.
+   */
+  async jobConsistency(): Promise<JobConsistency> {
+    const [stored, replicas] = await Promise.all([
+      this.client.get(this.keys.consistency).string(),
+      this.client.get(this.keys.replicas).string(),
+    ]);
+    const consistency = consistencyFromStored(stored ?? undefined);
+    if (consistency.mode !== 'async' && Number(replicas ?? 0) > 0)
+      throw new Error(
+        `the job's config has --consistency ${consistency.mode} and --replicas ${replicas}: replicated shards run ASYNC only`,
+      );
+    return consistency;
+  }
+
+  /** The job's trainers with a live session (the SYNC and SSP roster), watched until `leave`. */
+  trainerRoster(relistIntervalMs: number): Promise<TrainerRoster> {
+    this.roster ??= TrainerRoster.open(this.client, this.keys, {
+      relistIntervalMs,
+      logger: this.options.logger.child({ component: 'roster' }),
+    });
+    // A failed first read is tried again by the next caller.
+    this.roster.catch(() => (this.roster = undefined));
+    return this.roster;
+  }
+
   private registered(): PserverMembership {
     if (!this.membership) throw new Error('ClusterMember: register first');
     return this.membership;
@@ -136,6 +168,7 @@ export class ClusterMember {
 
   /** Revokes the lease (the registration and any assignment go at once) and closes the client. */
   async leave(): Promise<void> {
+    await this.closeRoster();
     try {
       await this.lease.revoke();
     } finally {
@@ -145,7 +178,13 @@ export class ClusterMember {
 
   /** Closes the client without revoking: the lease expires after its TTL. */
   close(): void {
+    void this.closeRoster();
     this.lease.close();
     this.client.close();
+  }
+
+  private async closeRoster(): Promise<void> {
+    const roster = await this.roster?.catch(() => undefined);
+    await roster?.close();
   }
 }

@@ -52,6 +52,7 @@ export { ReplicaTenure } from './replica-tenure';
 export type { ShardTenure, TenureFacts } from './shard-tenure';
 export { TenureBase, TenureLostError } from './shard-tenure';
 export { StandaloneTenure } from './standalone-tenure';
+export { TrainerRoster } from './trainer-roster';
 export type { TrainerSession } from './trainer-sessions';
 export { TrainerSessions } from './trainer-sessions';
 /** The etcd client type, for code that passes a client along without importing etcd3. */

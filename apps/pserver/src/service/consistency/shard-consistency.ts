@@ -98,7 +98,13 @@ export class ShardConsistency {
    */
   async requireMember(trainerId: number, what: string): Promise<void> {
     if (this.config.mode === 'async' || this.rosterSource.has(trainerId)) return;
-    if (await this.rosterSource.confirm(trainerId)) return;
+    const member = await this.rosterSource.confirm(trainerId).catch((err: unknown) => {
+      throw new PserverError(
+        'PSERVER_NOT_SERVING',
+        `${what}: trainer ${trainerId} is not in the roster seen so far, and the roster could not be read again: ${(err as Error).message}`,
+      );
+    });
+    if (member) return;
     throw new PserverError(
       'PSERVER_NOT_IN_ROSTER',
       `${what}: trainer ${trainerId} is not in the roster of this ${this.config.mode.toUpperCase()} job (${describeRoster(this.rosterSource.members)})`,
