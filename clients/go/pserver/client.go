@@ -66,11 +66,14 @@ type Client struct {
 	nextStep  uint64
 	// stepFloor is the least number the next step takes: where the shards say this trainer goes on.
 	stepFloor uint64
-	pass      uint64
-	specs     map[string]spec
-	tables    *tableDirectory
-	contexts  map[*StepContext]struct{}
-	closed    bool
+	// floorFor is the trainer id the step floor was last read from every shard for (cluster SYNC
+	// and SSP).
+	floorFor uint64
+	pass     uint64
+	specs    map[string]spec
+	tables   *tableDirectory
+	contexts map[*StepContext]struct{}
+	closed   bool
 }
 
 // MaxTrainerID is the largest trainer id: the pservers read ids as IEEE doubles, exact up to 2^53.
@@ -219,7 +222,28 @@ func (c *Client) spec(name string) (spec, error) {
 // step's number is at least the open step of the shard furthest behind, under SSP past this
 // trainer's last step on any shard: a trainer that (re)starts joins where the job is.
 func (c *Client) Step(ctx context.Context, fn func(*StepContext) error) error {
+	if err := c.learnStepFloor(ctx); err != nil {
+		return err
+	}
 	return c.run(ctx, false, fn)
+}
+
+// learnStepFloor has a cluster trainer learn where the job's steps are before its first one (and
+// again under a new id: a trainer registered again joins like a new one).
+func (c *Client) learnStepFloor(ctx context.Context) error {
+	c.mu.Lock()
+	needed := c.master != nil && c.view.Consistency != ConsistencyAsync && c.floorFor != c.trainerID
+	c.mu.Unlock()
+	if !needed {
+		return nil
+	}
+	if _, err := c.waitForCompleteView(ctx, time.Now().Add(c.opts.StepTimeout)); err != nil {
+		return err
+	}
+	if err := c.refreshView(ctx); IsRefused(err) {
+		return err
+	}
+	return nil
 }
 
 // read runs fn as a step numbered 0: reads and initialization outside training count as no step
@@ -417,19 +441,23 @@ func (c *Client) refreshView(ctx context.Context) error {
 		next := viewFromProto(view)
 		c.applyView(next)
 		if next.Consistency != ConsistencyAsync && next.Complete() {
-			statuses, err := c.statuses(ctx, next)
+			id := c.TrainerID()
+			statuses, err := c.statuses(ctx, next, id)
 			if err != nil {
 				return err
 			}
 			if answered := answeredOf(statuses); len(answered) == len(next.Shards) {
 				c.raiseStepFloor(next.Consistency, answered)
+				c.mu.Lock()
+				c.floorFor = id
+				c.mu.Unlock()
 			}
 		}
 		return nil
 	}
 	next := c.View()
 	next.Shards = append([]ShardRoute(nil), next.Shards...)
-	statuses, err := c.statuses(ctx, next)
+	statuses, err := c.statuses(ctx, next, c.TrainerID())
 	if err != nil {
 		return err
 	}
@@ -457,8 +485,7 @@ func (c *Client) refreshView(ctx context.Context) error {
 }
 
 // statuses gets each shard's status with this trainer's last step on it; nil where none answered.
-func (c *Client) statuses(ctx context.Context, view View) ([]*pb.GetShardStatusResponse, error) {
-	id := c.TrainerID()
+func (c *Client) statuses(ctx context.Context, view View, id uint64) ([]*pb.GetShardStatusResponse, error) {
 	statuses := make([]*pb.GetShardStatusResponse, len(view.Shards))
 	for i, s := range view.Shards {
 		status, err := c.calls.status(ctx, s.Address, id)

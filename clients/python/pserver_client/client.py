@@ -150,6 +150,8 @@ class Client:
         self._next_step = 0
         #: The next step's number is at least this (where the shards say this trainer goes on).
         self._step_floor = 1
+        #: The trainer id the step floor was last read from every shard for (cluster SYNC and SSP).
+        self._floor_for = 0
         self._threads: list[threading.Thread] = []
         #: The dataset pass steps are stamped with (tasks() sets it).
         self.pass_ = 0
@@ -278,6 +280,15 @@ class Client:
         Under SYNC or SSP (`view.consistency`), when fn returns, every shard the step did not push
         to is told the step is done (`StepContext.skip`), so that no shard waits for this
         trainer."""
+        # A cluster trainer learns where the job's steps are before its first one (and again under
+        # a new id: a trainer registered again joins like a new one).
+        if self._master is not None and self._view.consistency != "async" and self._floor_for != self.trainer_id:
+            self._wait_for_complete_view(time.monotonic() + self._step_timeout_s)
+            try:
+                self.refresh_view()
+            except Exception as err:
+                if is_refused(err):
+                    raise
         return self._run(fn, reading=False)
 
     def next_step_number(self) -> int:
@@ -454,9 +465,11 @@ class Client:
             view = View.from_proto(self._master.get_cluster_view())
             self._apply_view(view)
             if view.consistency != "async" and view.complete():
+                trainer_id = self.trainer_id
                 statuses = self._statuses(view)
                 if all(s is not None for s in statuses):
                     self._raise_step_floor(view.consistency, statuses)
+                    self._floor_for = trainer_id
             return
         v = self._view
         statuses = self._statuses(v)

@@ -108,6 +108,8 @@ export class PserverClient implements StepHost {
   private nextStep = 0;
   /** The next step's number is at least this (where the shards say this trainer should go on). */
   private stepFloor = 1;
+  /** The trainer id the step floor was last read from every shard for (cluster SYNC and SSP). */
+  private floorFor = 0;
   private passNumber = 0;
   private session: SessionKeeper | undefined;
   private watching: Promise<void> | undefined;
@@ -318,7 +320,19 @@ export class PserverClient implements StepHost {
    * (`stepTimeoutMs`) passes; errors that waiting cannot change (bad input, refused) are thrown
    * as they come.
    */
-  step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+  async step<T>(fn: (ctx: StepContext) => Promise<T>): Promise<T> {
+    // A cluster trainer learns where the job's steps are before its first one (and again under
+    // a new id: a trainer registered again joins like a new one).
+    if (
+      this.master &&
+      this.currentView.consistency !== 'async' &&
+      this.floorFor !== this.trainerId
+    ) {
+      await this.waitForCompleteView(Date.now() + this.stepTimeoutMs);
+      await this.refreshView().catch((err: unknown) => {
+        if (isRefused(err)) throw err;
+      });
+    }
     return runStep(this, fn);
   }
 
@@ -438,9 +452,12 @@ export class PserverClient implements StepHost {
       const view = viewFromProto(await this.master.getClusterView(this.closing.signal));
       this.applyView(view);
       if (view.consistency !== 'async' && complete(view)) {
+        const trainerId = this.trainerId;
         const statuses = await this.statuses(view);
-        if (statuses.every((status) => status !== undefined))
+        if (statuses.every((status) => status !== undefined)) {
           this.raiseStepFloor(view.consistency, statuses);
+          this.floorFor = trainerId;
+        }
       }
       return;
     }

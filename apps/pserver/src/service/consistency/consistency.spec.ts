@@ -472,6 +472,19 @@ describe('a roster that changes (cluster jobs)', () => {
     expect(await w()).toEqual([-6, -6, -6, -6]);
   });
 
+  it('SYNC: when every trainer left, the open step closes with the contributions it has', async () => {
+    const roster = new LiveRoster([1, 2]);
+    const { push, w, service } = await shardUnder({
+      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      roster,
+    });
+    await push(1, 1, [4, 4, 4, 4]);
+    roster.set([2]);
+    roster.set([]);
+    expect(service.consistency.clock).toBe(1);
+    expect(await w()).toEqual([-4, -4, -4, -4]);
+  });
+
   it('SYNC: a trainer that joins while a step is open is waited for, and folded after the others', async () => {
     const roster = new LiveRoster([1, 2]);
     const { push, w } = await shardUnder({

@@ -232,8 +232,10 @@ export class ShardConsistency {
     const roster = this.rosterSource.members;
     const k = this.config.replicasToAggregate;
     const skipped: string[] = [];
-    // With nobody left, nothing is waited for and nothing arrives: the step stays open.
-    while (roster.length > 0) {
+    // Every trainer left: the open step closes with what it has (the roster shrank to fewer than
+    // those who contributed), and no later step opens until one joins.
+    if (roster.length === 0) return this.open ? this.close(this.open) : [];
+    for (;;) {
       const step = this.shard.closedSteps + 1;
       const open = this.open ?? new OpenStep(step, roster);
       const missing = roster.filter((member) => !open.has(member));
