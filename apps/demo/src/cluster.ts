@@ -3,7 +3,8 @@
 // training, for you to poke at (kill -9 a pserver, start a trainer of your own) until Ctrl-C.
 import path from 'node:path';
 import { Command } from 'commander';
-import { positive } from './cli-options';
+import type { JobConsistency } from '@pserver/coordination';
+import { consistencyOption, positive } from './cli-options';
 import { defaultOutDir } from './run/out-dir';
 import { DigitsDemo } from './digits/digits-demo';
 import { DemoCluster } from './run/demo-cluster';
@@ -15,6 +16,7 @@ const options = withTrainerOptions(
     .description('Runs etcd, 2 masters, pservers and a spare, and trainers, until Ctrl-C.')
     .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3),
 )
+  .addOption(consistencyOption())
   .option('--passes <n>', 'passes over the training digits', positive, 4)
   .option('--seed <n>', 'seed of the data split and the initial weights', positive, 1)
   .option('--out <dir>', 'where data and logs go (default tmp/demo/cluster-<time>)')
@@ -22,6 +24,7 @@ const options = withTrainerOptions(
   .opts<
     TrainerCounts & {
       pservers: number;
+      consistency: JobConsistency;
       passes: number;
       seed: number;
       out?: string;
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
   const demo = await DemoCluster.start({
     pservers: options.pservers,
     replicas: 0,
+    consistency: options.consistency,
     logDir: path.join(outDir, 'logs'),
     onLine: (name, line) => {
       const text = compactLine(line);

@@ -4,8 +4,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Command, Option } from 'commander';
+import { describeConsistency, type JobConsistency } from '@pserver/coordination';
 import { workspaceRoot } from '@pserver/local-cluster';
-import { count, positive } from './cli-options';
+import { consistencyOption, count, positive } from './cli-options';
 import { clickLogs, CtrDemo } from './ctr/ctr-demo';
 import { DigitsDemo } from './digits/digits-demo';
 import { demoStallMs } from './run/demo-cluster';
@@ -36,6 +37,7 @@ const command = withTrainerOptions(
       0,
     ),
 )
+  .addOption(consistencyOption())
   .option('--passes <n>', 'passes over the training data (mnist: 4, 2 with --ci; ctr: 1)', positive)
   .option('--seed <n>', 'seed of the data split, the initial weights and the chaos', positive, 1)
   .option('--no-chaos', 'kill nothing')
@@ -47,6 +49,7 @@ const options = command.opts<
     model: 'mnist' | 'ctr';
     pservers: number;
     replicas: number;
+    consistency: JobConsistency;
     passes?: number;
     seed: number;
     chaos: boolean;
@@ -54,6 +57,15 @@ const options = command.opts<
     out?: string;
   }
 >();
+
+if (options.consistency.mode !== 'async' && options.replicas > 0)
+  command.error(
+    `--consistency ${describeConsistency(options.consistency)} with --replicas: replicated shards run async only`,
+  );
+if (options.consistency.mode === 'sync' && options.model === 'ctr')
+  command.error(
+    "--model ctr --consistency sync: SYNC steps average dense gradients only, and the click model's embedding rows are row pushes; use async or ssp:<s>",
+  );
 
 /** The model the flags ask for, with the number of passes it trains. */
 function chosenModel(): { model: DemoModel; passes: number } {
@@ -98,6 +110,7 @@ async function main(): Promise<number> {
       model,
       pservers: options.pservers,
       replicas: options.replicas,
+      consistency: options.consistency,
       passes,
       seed: options.seed,
       chaos: options.chaos,

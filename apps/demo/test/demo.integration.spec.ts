@@ -250,12 +250,17 @@ describe('nx run demo:cluster', () => {
   });
 });
 
-describe('mixed training', () => {
+describe('mixed training in SYNC steps', () => {
+  // Uneven data: a trainer with no task left takes empty steps (zero-sample contributions) until
+  // the pass ends, in each language, so no step waits for it; through a pserver and a master kill.
   it('trains the model with 2 TypeScript, 1 Python and 1 Go trainer past the accuracy floor', async () => {
     const outDir = tempDir('demo-mixed');
     const demo = spawnNode(
       demoBundle,
-      ['--ci', '--trainers', '2', '--python-trainers', '1', '--go-trainers', '1', '--out', outDir],
+      [
+        ...['--ci', '--consistency', 'sync'],
+        ...['--trainers', '2', '--python-trainers', '1', '--go-trainers', '1', '--out', outDir],
+      ],
       { name: 'demo-mixed' },
     );
     const status = await demo.exited;

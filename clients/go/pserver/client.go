@@ -21,6 +21,9 @@ type Options struct {
 	Pservers []string
 	// Name is this trainer's name in the master's Status and logs (default trainer-<pid>).
 	Name string
+	// Observer (with a master) is a client that reads and never takes steps (an evaluator, a
+	// tool): SYNC and SSP steps do not wait for it; the pservers refuse its step pushes.
+	Observer bool
 	// NotInitializer (standalone only) says another trainer initializes the parameters.
 	NotInitializer bool
 	// TrainerID (standalone only; the master issues ids otherwise) is this trainer's id, at most
@@ -387,7 +390,7 @@ func (c *Client) Close() {
 
 func (c *Client) register(ctx context.Context) (reply *pb.RegisterTrainerResponse, err error) {
 	err = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
-		reply, err = m.RegisterTrainer(ctx, &pb.RegisterTrainerRequest{Name: c.opts.Name}, o...)
+		reply, err = m.RegisterTrainer(ctx, &pb.RegisterTrainerRequest{Name: c.opts.Name, Observer: c.opts.Observer}, o...)
 		return err
 	})
 	return reply, err

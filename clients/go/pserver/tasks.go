@@ -135,7 +135,14 @@ func (it *TaskIterator) Next(ctx context.Context) bool {
 			it.current = &Task{ID: t.GetId(), Dispatch: t.GetDispatch(), Pass: t.GetPass(), File: t.GetFile(), Records: t.GetRecords()}
 			return true
 		}
-		// Not started, none available now, no dataset yet: ask again after the master's hint.
+		// Not started, none available now, no dataset yet: ask again after the master's hint. Under
+		// SYNC and SSP an idle trainer takes an empty step (a zero-sample contribution) meanwhile,
+		// so that no step of the others waits for it.
+		if it.c.View().Consistency != ConsistencyAsync {
+			if err := it.c.Step(ctx, func(*StepContext) error { return nil }); err != nil {
+				return it.fail(err)
+			}
+		}
 		wait := time.Duration(reply.GetRetryAfterMs()) * time.Millisecond
 		if wait == 0 {
 			wait = 500 * time.Millisecond

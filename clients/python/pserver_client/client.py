@@ -52,6 +52,7 @@ def connect(
     pservers: Optional[Sequence[str]] = None,
     *,
     name: Optional[str] = None,
+    observer: bool = False,
     initializer: bool = True,
     trainer_id: Optional[int] = None,
     block_size: Optional[int] = None,
@@ -65,7 +66,9 @@ def connect(
 ) -> Client:
     """Connects a trainer to a job: `connect(master=[...])` or `connect(pservers=[...])`.
 
-    Options: name, initializer (standalone: whether this trainer initializes, default True),
+    Options: name, observer (with a master: a client that reads and never takes steps, an
+    evaluator or a tool; SYNC and SSP steps do not wait for it, default False), initializer
+    (standalone: whether this trainer initializes, default True),
     trainer_id (standalone: this trainer's id, a whole number >= 1; a SYNC or SSP job counts
     trainers 1..N, the pservers' --sync-trainers, so each of its trainers gives its own and keeps
     it across restarts; default a random id; with a master, the master's), block_size
@@ -81,6 +84,7 @@ def connect(
         master=master,
         pservers=pservers,
         name=name,
+        observer=observer,
         initializer=initializer,
         trainer_id=trainer_id,
         block_size=block_size,
@@ -119,6 +123,7 @@ class Client:
         master: Optional[Sequence[str]] = None,
         pservers: Optional[Sequence[str]] = None,
         name: Optional[str] = None,
+        observer: bool = False,
         initializer: bool = True,
         trainer_id: Optional[int] = None,
         block_size: Optional[int] = None,
@@ -134,6 +139,8 @@ class Client:
         given_id = whole_number("trainer_id", trainer_id, 1) if trainer_id is not None else None
         channels = ChannelFactory(tls, token)
         self.name = name or f"trainer-{os.getpid()}"
+        #: With a master: reads and never takes steps (not in the SYNC and SSP roster).
+        self.observer = observer
         self.global_clip_norm = global_clip_norm
         self.call_timeout_s = call_timeout_s
         self._initializer = initializer
@@ -176,7 +183,7 @@ class Client:
     ) -> None:
         if master:
             self._master = MasterLink(master, master_timeout_s, channels)
-            registered = self._master.register_trainer(self.name)
+            registered = self._master.register_trainer(self.name, self.observer)
             self.trainer_id = registered.trainer_id
             self._view = View.from_proto(registered.view)
             self._start_thread(self._keep_alive, registered.session_ttl_ms, name="pserver-keepalive")
@@ -564,7 +571,7 @@ class Client:
                     log.info("keep-alive failed: %s", err)
                     continue
                 try:
-                    registered = master.register_trainer(self.name)
+                    registered = master.register_trainer(self.name, self.observer)
                 except Error as again:
                     log.warning("could not register again: %s", again)
                     continue

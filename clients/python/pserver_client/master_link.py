@@ -37,8 +37,8 @@ class MasterLink:
         self._watch_call: Any = None
         self._closed = False
 
-    def register_trainer(self, name: str) -> Any:
-        return self.call("RegisterTrainer", master_pb2.RegisterTrainerRequest(name=name))
+    def register_trainer(self, name: str, observer: bool = False) -> Any:
+        return self.call("RegisterTrainer", master_pb2.RegisterTrainerRequest(name=name, observer=observer))
 
     def keep_alive(self, trainer_id: int) -> Any:
         return self.call("KeepAlive", master_pb2.KeepAliveRequest(trainer_id=trainer_id))

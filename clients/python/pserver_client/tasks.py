@@ -127,6 +127,10 @@ def _tasks(client: Client, pass_: int) -> Generator[DatasetTask, None, None]:
             return
         if reply.outcome != Outcome.GET_TASK_OUTCOME_TASK or not reply.HasField("task"):
             # PASS_NOT_STARTED, NO_TASK_AVAILABLE, NO_DATASET: the master says when to ask again.
+            # Under SYNC and SSP an idle trainer takes an empty step (a zero-sample contribution)
+            # meanwhile, so that no step of the others waits for it.
+            if client.view.consistency != "async":
+                client.step(lambda ctx: None)
             client._sleep((reply.retry_after_ms or 500) / 1000)
             continue
         task = task_of(reply.task)

@@ -4,6 +4,7 @@ import re
 
 from pserver_client._proto.pserver.v1 import master_pb2
 from pserver_client.tasks import TaskIterator
+from pserver_client.view import View
 
 Outcome = master_pb2.GetTaskOutcome
 
@@ -29,11 +30,16 @@ class ScriptedMaster:
 class Client:
     trainer_id = 7
 
-    def __init__(self, master):
+    def __init__(self, master, consistency="async"):
         self._master = master
+        self.view = View(shard_count=1, block_size=4, consistency=consistency)
+        self.seen = []
 
     def _sleep(self, seconds):
         pass
+
+    def step(self, fn):
+        self.seen.append("idle step")
 
 
 def task(id_):
@@ -52,3 +58,13 @@ def test_one_request_id_until_a_task_comes_then_a_new_one():
     assert re.fullmatch(r"[0-9a-f]{32}", a)
     assert [b, c] == [a, a]
     assert len({a, d, e}) == 3
+
+
+def test_an_idle_trainer_takes_empty_steps_under_sync_and_ssp_only():
+    wait = master_pb2.GetTaskResponse(outcome=Outcome.GET_TASK_OUTCOME_NO_TASK_AVAILABLE, retry_after_ms=1)
+    over = master_pb2.GetTaskResponse(outcome=Outcome.GET_TASK_OUTCOME_PASS_OVER)
+    for consistency, idle_steps in [("async", 0), ("sync", 2), ("ssp", 2)]:
+        client = Client(ScriptedMaster([task(1), wait, wait, task(2), over]), consistency)
+        for t in TaskIterator(client, 0):
+            client.seen.append(f"task {t.id}")
+        assert client.seen == ["task 1"] + ["idle step"] * idle_steps + ["task 2"]

@@ -17,7 +17,7 @@ import {
 } from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isRefused } from './errors';
-import { MasterLink } from './master-link';
+import { MasterLink, type TrainerRegistration } from './master-link';
 import { sleepFor } from './retry';
 import { SessionKeeper } from './session-keeper';
 import { ShardCalls } from './shard-calls';
@@ -48,6 +48,11 @@ export interface ConnectOptions extends ClientSecurity {
   pservers?: string[];
   /** This trainer's name, for the master's Status and logs. */
   name?: string;
+  /**
+   * With a master: a client that reads and never takes steps (an evaluator, a tool). SYNC and
+   * SSP steps do not wait for it; the pservers refuse its step pushes. Default false.
+   */
+  observer?: boolean;
   /** Standalone: whether this trainer initializes the parameters (default true). */
   initializer?: boolean;
   /**
@@ -144,7 +149,7 @@ export class PserverClient implements StepHost {
         tls: options.tls,
         token: options.token,
       });
-      const registered = await master.registerTrainer(options.name ?? `trainer-${process.pid}`);
+      const registered = await master.registerTrainer(registrationOf(options));
       const client = new PserverClient(
         options,
         calls,
@@ -381,13 +386,18 @@ export class PserverClient implements StepHost {
   /**
    * The dataset's tasks for this trainer in `pass`, until the pass is over; steps taken meanwhile
    * are stamped with the pass. `for await (const task of client.tasks(pass))`: a task is reported
-   * finished when the loop moves on, failed when the loop throws or breaks out.
+   * finished when the loop moves on, failed when the loop throws or breaks out. Under SYNC and
+   * SSP, while no task is free (the others hold the pass's last ones), the trainer takes empty
+   * steps — zero-sample contributions — so that the others' steps close and the pass ends.
    */
   tasks(pass: number): AsyncGenerator<DatasetTask> {
     const master = this.requireMaster('tasks');
     this.passNumber = pass;
     const signal = this.closing.signal;
     const trainer = (): number => this.trainerId;
+    const idle = async (): Promise<void> => {
+      if (this.currentView.consistency !== 'async') await this.step(async () => undefined);
+    };
     return tasksOf(
       {
         master,
@@ -395,6 +405,7 @@ export class PserverClient implements StepHost {
         get trainerId() {
           return trainer();
         },
+        idle,
       },
       pass,
     );
@@ -554,7 +565,7 @@ export class PserverClient implements StepHost {
   private keepSessionAlive(master: MasterLink, ttlMs: number): void {
     this.session = new SessionKeeper(master, {
       intervalMs: Math.max(100, ttlMs / 3),
-      name: this.options.name ?? `trainer-${process.pid}`,
+      registration: registrationOf(this.options),
       logger: this.logger,
       trainerId: () => this.trainerId,
       onNewTrainerId: (id) => (this.trainerId = id),
@@ -621,6 +632,10 @@ export class PserverClient implements StepHost {
       );
     });
   }
+}
+
+function registrationOf(options: ConnectOptions): TrainerRegistration {
+  return { name: options.name ?? `trainer-${process.pid}`, observer: options.observer ?? false };
 }
 
 /** The job's mode as the shards report it; they must agree (they are started with one). */

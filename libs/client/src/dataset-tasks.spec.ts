@@ -42,4 +42,22 @@ describe('tasksOf', () => {
     expect([b, c]).toEqual([a, a]);
     expect(new Set([a, d, e]).size).toBe(3);
   });
+
+  it('is idle (SYNC and SSP: an empty step) each time no task is free, never otherwise', async () => {
+    const { master } = scriptedMaster([
+      task(1),
+      { outcome: 'GET_TASK_OUTCOME_NO_TASK_AVAILABLE' },
+      { outcome: 'GET_TASK_OUTCOME_NO_TASK_AVAILABLE' },
+      task(2),
+      { outcome: 'GET_TASK_OUTCOME_PASS_OVER' },
+    ]);
+    const signal = new AbortController().signal;
+    const seen: string[] = [];
+    const idle = async (): Promise<void> => {
+      seen.push('idle');
+    };
+    for await (const t of tasksOf({ master, trainerId: 7, signal, idle }, 0))
+      seen.push(`task ${t.id}`);
+    expect(seen).toEqual(['task 1', 'idle', 'idle', 'task 2']);
+  });
 });

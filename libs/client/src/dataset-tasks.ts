@@ -42,12 +42,18 @@ export interface TaskSource {
   readonly master: MasterLink;
   readonly trainerId: number;
   readonly signal: AbortSignal;
+  /**
+   * Called each time no task is free yet (others hold the pass's last ones): under SYNC and SSP
+   * the trainer takes a step with no data, so that no step of the others waits for it.
+   */
+  idle?(): Promise<void>;
 }
 
 /**
  * The tasks of `pass` for this trainer, until the pass is over. A task is reported finished
  * when the loop asks for the next one, and failed when the loop ends without doing so (the
- * trainer's code threw, or broke out): the master then gives it to another trainer.
+ * trainer's code threw, or broke out): the master then gives it to another trainer. While no
+ * task is free the trainer is idle (`TaskSource.idle`).
  */
 export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator<DatasetTask> {
   // One id per task asked for, kept until a task comes: a GetTask whose reply was lost (the
@@ -65,6 +71,7 @@ export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator
       });
     if (reply.outcome === 'GET_TASK_OUTCOME_PASS_OVER') return;
     if (reply.outcome !== 'GET_TASK_OUTCOME_TASK' || !reply.task) {
+      await source.idle?.();
       await sleepFor(reply.retryAfterMs || 500, source.signal);
       continue;
     }

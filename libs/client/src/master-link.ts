@@ -33,6 +33,12 @@ type UnaryName =
   | 'taskFinished'
   | 'taskFailed';
 
+/** How a trainer registers: its name, and whether it is an observer (never takes steps). */
+export interface TrainerRegistration {
+  name: string;
+  observer: boolean;
+}
+
 /**
  * Talks to the leading master among the replicas given. A follower answers UNAVAILABLE with the
  * leader's address in the `pserver-leader` trailer: the link goes there. A replica that does not
@@ -60,8 +66,11 @@ export class MasterLink {
     return this.current;
   }
 
-  registerTrainer(name: string, signal?: AbortSignal): Promise<RegisterTrainerResponse__Output> {
-    return this.call('registerTrainer', { name }, signal);
+  registerTrainer(
+    registration: TrainerRegistration,
+    signal?: AbortSignal,
+  ): Promise<RegisterTrainerResponse__Output> {
+    return this.call('registerTrainer', registration, signal);
   }
 
   keepAlive(trainerId: number, signal?: AbortSignal): Promise<unknown> {

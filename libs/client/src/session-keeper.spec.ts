@@ -14,7 +14,7 @@ function keeper(master: SessionMaster, intervalMs = 20) {
   const state = { trainerId: 7 };
   const keep = new SessionKeeper(master, {
     intervalMs,
-    name: 't',
+    registration: { name: 't', observer: false },
     logger: silentLogger,
     trainerId: () => state.trainerId,
     onNewTrainerId: (id) => (state.trainerId = id),

@@ -1,18 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@pserver/logging';
 import { createDeadlineSignal, createLinkedAbortController, RpcError } from '@pserver/rpc';
+import type { TrainerRegistration } from './master-link';
 
 /** What keeping a session alive needs of the master. */
 export interface SessionMaster {
   keepAlive(trainerId: number, signal?: AbortSignal): Promise<unknown>;
-  registerTrainer(name: string, signal?: AbortSignal): Promise<{ trainerId: number }>;
+  registerTrainer(
+    registration: TrainerRegistration,
+    signal?: AbortSignal,
+  ): Promise<{ trainerId: number }>;
 }
 
 export interface SessionKeeperOptions {
   /** Time between the end of one keep-alive and the start of the next (a third of the TTL). */
   intervalMs: number;
-  /** The name to register under again when the session ended. */
-  name: string;
+  /** How to register again when the session ended. */
+  registration: TrainerRegistration;
   logger: Logger;
   /** The trainer id now, and what to do when the session was registered again under a new one. */
   trainerId(): number;
@@ -76,7 +80,7 @@ export class SessionKeeper {
         if (!(err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED')) throw err;
         // Not bounded by the interval: a registration cut short would leave a session behind.
         const registered = await this.master.registerTrainer(
-          this.options.name,
+          this.options.registration,
           this.closing.signal,
         );
         this.options.logger.warn('the session had ended; registered again under a new id', {

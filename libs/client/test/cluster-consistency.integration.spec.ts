@@ -78,6 +78,12 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
         description: `trainer ${ordinal} at ${count} steps`,
       });
     };
+    // An evaluator, registered all along: no step waits for it, and it may not push.
+    const observer = await connect({
+      master: masters.split(','),
+      name: 'evaluator',
+      observer: true,
+    });
     try {
       for (const ordinal of [0, 1, 2]) start(ordinal);
       for (const ordinal of [0, 1, 2]) await stepped(ordinal, 10);
@@ -96,6 +102,9 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
       await stepped(0, afterJoin[0]! + 5);
       await stepped(1, afterJoin[1]! + 5);
 
+      await expect(
+        observer.step((ctx) => ctx.sendGrads({ ledger: new Float32Array(ordinals * capacity) })),
+      ).rejects.toMatchObject({ code: 'PSERVER_NOT_IN_ROSTER' });
       for (const ordinal of [0, 1, 3]) trainers[ordinal]!.signal('SIGUSR2');
       for (const ordinal of [0, 1, 3])
         expect({ ordinal, exit: await trainers[ordinal]!.exited }).toEqual({
@@ -179,6 +188,7 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
         `${mode.flag}: ${[0, 1, 2, 3].map((o) => `trainer ${o}: ${stepsOf(o).length} steps`).join(', ')}; the joiner began at step ${joinedAt}`,
       );
     } finally {
+      await observer.close();
       await Promise.all(trainers.map((t) => t?.kill()));
       await cluster.stop();
     }

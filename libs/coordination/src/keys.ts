@@ -11,7 +11,7 @@
  * | `pservers/<member>` | `{address, startedAtUnixMs, serving?: {index, epoch}}` | the pserver's |
  * | `assign/<i>` | `{member, address, shardCount, blockSize}` | the assigned pserver's |
  * | `replica/<i>/<member>` | `{member, address, primaryEpoch, inSync?}` | the replica's |
- * | `trainers/<id>` | `{name, registeredAtUnixMs}` | none |
+ * | `trainers/<id>` | `{name, registeredAtUnixMs, observer?}` | none |
  * | `trainers/next-id` | the next trainer id | none |
  * | `init/owner`, `init/done` | trainer id | none |
  * | `ckpt/<i>/latest`, `ckpt/<i>/hist/<epoch>-<seq>` | checkpoint meta (proto3 JSON) | none |

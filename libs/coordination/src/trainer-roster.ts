@@ -1,11 +1,12 @@
 import type { Etcd3, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import type { JobKeys } from './keys';
+import type { TrainerValue } from './trainer-sessions';
 
 /**
  * The job's trainers with a live session, as pservers see them: the `trainers/<id>` keys, which
- * the leading master writes at registration and deletes when a session ends. The roster of SYNC
- * and SSP steps in a cluster job. Level-triggered like `JobWatcher`: the whole prefix is read
+ * the leading master writes at registration and deletes when a session ends, but observers
+ * (clients that never take steps). The roster of SYNC and SSP steps in a cluster job. Level-triggered like `JobWatcher`: the whole prefix is read
  * again after every change, on a timer and after a broken watch, and listeners are told only
  * when the members differ.
  */
@@ -92,9 +93,8 @@ export class TrainerRoster {
       const range = await this.client.getAll().prefix(this.keys.trainersPrefix).exec();
       if (!this.watcher) await this.watchFrom(Number(range.header.revision) + 1);
       const ids = range.kvs
-        .map((kv) => kv.key.toString())
-        .filter((key) => key !== this.keys.nextTrainerId)
-        .map((key) => Number(key.slice(this.keys.trainersPrefix.length)))
+        .filter((kv) => kv.key.toString() !== this.keys.nextTrainerId && !isObserver(kv.value))
+        .map((kv) => Number(kv.key.toString().slice(this.keys.trainersPrefix.length)))
         .filter((id) => Number.isSafeInteger(id) && id > 0)
         .sort((a, b) => a - b);
       if (ids.length === this.ids.length && ids.every((id, i) => id === this.ids[i])) return;
@@ -127,5 +127,13 @@ export class TrainerRoster {
     const watcher = this.watcher;
     this.watcher = undefined;
     await watcher?.cancel().catch(() => undefined);
+  }
+}
+
+function isObserver(value: Buffer): boolean {
+  try {
+    return (JSON.parse(value.toString()) as Partial<TrainerValue>).observer === true;
+  } catch {
+    return false;
   }
 }

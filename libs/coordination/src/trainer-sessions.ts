@@ -5,9 +5,20 @@ import type { Leader } from './election';
 import { CoordinationError } from './errors';
 import type { JobKeys } from './keys';
 
+/** What `trainers/<id>` holds. */
+export interface TrainerValue {
+  name: string;
+  registeredAtUnixMs: number;
+  nonce?: string;
+  /** Set for a client that never takes steps (not in the SYNC and SSP roster). */
+  observer?: boolean;
+}
+
 export interface TrainerSession {
   id: number;
   name: string;
+  /** Reads and never takes steps: not in the SYNC and SSP roster. */
+  observer: boolean;
   registeredAtUnixMs: number;
   /** Monotonic time (`performance.now()`) after which the session has ended. */
   deadline: number;
@@ -43,15 +54,21 @@ export class TrainerSessions {
     for (const [key, json] of Object.entries(registered)) {
       if (key === this.keys.nextTrainerId) continue;
       const id = Number(key.slice(this.keys.trainersPrefix.length));
-      const value = JSON.parse(json) as { name: string; registeredAtUnixMs: number };
-      this.sessions.set(id, { id, ...value, deadline: performance.now() + this.ttlMs });
+      const value = JSON.parse(json) as TrainerValue;
+      this.sessions.set(id, {
+        id,
+        name: value.name,
+        observer: value.observer === true,
+        registeredAtUnixMs: value.registeredAtUnixMs,
+        deadline: performance.now() + this.ttlMs,
+      });
     }
     this.logger.info('trainer sessions loaded', { trainers: this.sessions.size });
   }
 
   /** Registers a trainer under a new id, never used before in the job. */
-  register(name: string): Promise<TrainerSession> {
-    const run = this.chain.then(() => this.registerNow(name));
+  register(name: string, observer = false): Promise<TrainerSession> {
+    const run = this.chain.then(() => this.registerNow(name, observer));
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -107,13 +124,18 @@ export class TrainerSessions {
     }
   }
 
-  private async registerNow(name: string): Promise<TrainerSession> {
+  private async registerNow(name: string, observer: boolean): Promise<TrainerSession> {
     const nonce = randomUUID();
     for (let attempt = 0; attempt < 10; attempt++) {
       const counter = (await this.client.get(this.keys.nextTrainerId).exec()).kvs[0];
       const id = counter ? Number(counter.value.toString()) : 1;
       const registeredAtUnixMs = Date.now();
-      const value = JSON.stringify({ name, registeredAtUnixMs, nonce });
+      const value = JSON.stringify({
+        name,
+        registeredAtUnixMs,
+        nonce,
+        ...(observer && { observer }),
+      } satisfies TrainerValue);
       let succeeded = false;
       try {
         const result = await this.client
@@ -130,9 +152,15 @@ export class TrainerSessions {
       }
       if (!succeeded) succeeded = (await this.client.get(this.keys.trainer(id)).string()) === value;
       if (succeeded) {
-        const session = { id, name, registeredAtUnixMs, deadline: performance.now() + this.ttlMs };
+        const session = {
+          id,
+          name,
+          observer,
+          registeredAtUnixMs,
+          deadline: performance.now() + this.ttlMs,
+        };
         this.sessions.set(id, session);
-        this.logger.info('trainer registered', { trainer: id, trainerName: name });
+        this.logger.info('trainer registered', { trainer: id, trainerName: name, observer });
         return session;
       }
       if ((await this.client.get(this.leader.key).exists()) === false) break;

@@ -1,3 +1,4 @@
+import { describeConsistency, type JobConsistency } from '@pserver/coordination';
 import { LocalCluster, spawnProcess, type ManagedProcess } from '@pserver/local-cluster';
 import type { TrainerCommand } from './demo-model';
 
@@ -19,6 +20,8 @@ export interface DemoClusterOptions {
   pservers: number;
   /** Replicas of each shard (the master's `--replicas`): one more pserver per shard each. */
   replicas: number;
+  /** The job's consistency mode (the master's `--consistency`). */
+  consistency: JobConsistency;
   logDir: string;
   /** Every line of every process, with the process's name. */
   onLine: (name: string, line: string) => void;
@@ -50,6 +53,7 @@ export class DemoCluster {
       // Blocks of 8,192 elements spread the 50,000 weights of the first layer over every shard.
       blockSize: 8192,
       extraPserverArgs: ['--checkpoint-interval-s', '1'],
+      extraMasterArgs: ['--consistency', describeConsistency(options.consistency)],
       logDir: options.logDir,
       onLine: options.onLine,
     });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { connect, type PserverClient } from '@pserver/client';
+import { describeConsistency, type JobConsistency } from '@pserver/coordination';
 import { sleep } from '@pserver/local-cluster';
 import { chaosLine } from '../view/chaos-line';
 import { renderReport } from '../view/report';
@@ -16,6 +17,8 @@ export interface DemoOptions {
   pservers: number;
   /** Replicas of each shard (0: a failover restores the shard's last checkpoint). */
   replicas: number;
+  /** The job's consistency mode (the master's `--consistency`). */
+  consistency: JobConsistency;
   passes: number;
   /** Picks the shard whose pserver is killed. */
   seed: number;
@@ -71,6 +74,7 @@ export async function runDemo(
     demo = await DemoCluster.start({
       pservers: options.pservers,
       replicas: options.replicas,
+      consistency: options.consistency,
       logDir,
       onLine: (name, line) => {
         progress.onTrainerLine(name, line);
@@ -85,9 +89,16 @@ export async function runDemo(
     };
     interrupted();
     if (model.initialize) {
-      auditor = await connect({ master: cluster.cluster.masterAddresses, name: 'auditor' });
+      auditor = await connect({
+        master: cluster.cluster.masterAddresses,
+        name: 'auditor',
+        // SYNC: the audit does not step (below), and no step waits for it.
+        observer: options.consistency.mode === 'sync',
+      });
       await model.initialize(auditor);
-      audit = new AckAudit(auditor, 20);
+      // The audit pushes rows, which SYNC steps do not take; it would also be a member of every
+      // SYNC step.
+      if (options.consistency.mode !== 'sync') audit = new AckAudit(auditor, 20);
     }
     demo.startTrainers(model.trainerCommands(cluster.cluster.masterAddresses));
     for (const p of demo.processes())
@@ -143,6 +154,7 @@ export async function runDemo(
         settings: {
           pservers: options.pservers,
           replicas: options.replicas,
+          consistency: describeConsistency(options.consistency),
           ...model.settings,
           seed: options.seed,
           chaos: options.chaos,

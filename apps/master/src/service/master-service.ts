@@ -56,7 +56,7 @@ export class MasterService {
   async registerTrainer(request: RegisterTrainerRequest__Output): Promise<RegisterTrainerResponse> {
     const role = await this.lead();
     const name = request.name.slice(0, 256);
-    const session = await role.sessions.register(name);
+    const session = await role.sessions.register(name, request.observer);
     return { trainerId: session.id, sessionTtlMs: role.sessions.sessionTtlMs, view: role.view };
   }
 

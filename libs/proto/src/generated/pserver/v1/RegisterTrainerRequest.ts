@@ -9,6 +9,11 @@ export interface RegisterTrainerRequest {
    * A free-form name for logs and Status (e.g. the host or pod name).
    */
   'name'?: (string);
+  /**
+   * A client that reads and never takes steps (an evaluator, a tool): SYNC and SSP steps do not
+   * wait for it, and the pservers refuse its step pushes (PSERVER_NOT_IN_ROSTER).
+   */
+  'observer'?: (boolean);
 }
 
 /**
@@ -19,4 +24,9 @@ export interface RegisterTrainerRequest__Output {
    * A free-form name for logs and Status (e.g. the host or pod name).
    */
   'name': (string);
+  /**
+   * A client that reads and never takes steps (an evaluator, a tool): SYNC and SSP steps do not
+   * wait for it, and the pservers refuse its step pushes (PSERVER_NOT_IN_ROSTER).
+   */
+  'observer': (boolean);
 }
