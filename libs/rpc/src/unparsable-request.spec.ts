@@ -6,8 +6,9 @@ import { toStatus } from './status-mapping';
 import { parsed, UnparsableRequest, UnparsableRequestError } from './unparsable-request';
 
 describe('requests that do not parse', () => {
-  // A length prefix that runs past the end, and wire type 7 (there is none).
-  const garbage = [Buffer.from([0x12, 0x09, 0x0a, 0x05, 0x61]), Buffer.from([0x0f])];
+  // A length prefix (of field 3, a message or unknown in both requests) that runs past the end,
+  // and wire type 7 (there is none).
+  const garbage = [Buffer.from([0x1a, 0x09, 0x0a, 0x05, 0x61]), Buffer.from([0x0f])];
 
   it.each(garbage)('decode to an UnparsableRequest instead of throwing (%#)', (bytes) => {
     expect(parameterServerService.SendGrads.requestDeserialize(bytes)).toBeInstanceOf(
