@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { describeConsistency, type JobConsistency } from '@pserver/coordination';
+import type { JobConsistency } from '@pserver/coordination';
 import { workspaceRoot } from '@pserver/local-cluster';
 import { consistencyOption, count, positive } from './cli-options';
 import { clickLogs, CtrDemo } from './ctr/ctr-demo';
@@ -58,10 +58,6 @@ const options = command.opts<
   }
 >();
 
-if (options.consistency.mode !== 'async' && options.replicas > 0)
-  command.error(
-    `--consistency ${describeConsistency(options.consistency)} with --replicas: replicated shards run async only`,
-  );
 if (options.consistency.mode === 'sync' && options.model === 'ctr')
   command.error(
     "--model ctr --consistency sync: SYNC steps average dense gradients only, and the click model's embedding rows are row pushes; use async or ssp:<s>",

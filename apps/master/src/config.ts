@@ -232,10 +232,6 @@ export function loadConfig(argv: string[]): MasterConfig {
   }
   if (o.replicasToAggregate > 0 && consistency.mode !== 'sync')
     program.error(`error: --replicas-to-aggregate is for --consistency sync, got ${o.consistency}`);
-  if (consistency.mode !== 'async' && o.replicas > 0)
-    program.error(
-      `error: --consistency ${o.consistency} with --replicas ${o.replicas}: replicated shards run ASYNC only (a failover in sync or ssp restores the shard from its checkpoint)`,
-    );
   return {
     host: o.host,
     port: o.port,

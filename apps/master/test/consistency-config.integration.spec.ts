@@ -25,7 +25,6 @@ afterAll(async () => {
 describe('the master’s --consistency', () => {
   it.each([
     [['--consistency', 'bsp'], "expected async, sync or ssp:<staleness>, got 'bsp'"],
-    [['--consistency', 'sync', '--replicas', '1'], 'replicated shards run ASYNC only'],
     [['--replicas-to-aggregate', '2'], '--replicas-to-aggregate is for --consistency sync'],
   ])('refuses %j with a message that names it', async (args, message) => {
     const master = spawnNode(appBundle('master'), [...etcd.clientArgs, ...args], {

@@ -3,6 +3,7 @@ import { placeTensor } from '@pserver/proto';
 import {
   bundleScript,
   LocalCluster,
+  MasterDriver,
   parseJsonLine,
   spawnNode,
   stopAllProcesses,
@@ -42,6 +43,37 @@ const modes: [string, { flag: string; applied: number[] }][] = [
   ['SSP (s = 1)', { flag: 'ssp:1', applied: [1] }],
 ];
 
+/** Trainer processes of fixtures/roster-trainer.ts, by ordinal, and the steps they printed. */
+function rosterTrainers(masters: string, tag: string) {
+  const script = bundleScript(path.join(__dirname, 'fixtures', 'roster-trainer.ts'));
+  const trainers: ManagedProcess[] = [];
+  const start = (ordinal: number): ManagedProcess =>
+    (trainers[ordinal] = spawnNode(
+      script,
+      [masters, String(ordinal), String(ordinals), String(capacity)],
+      { name: `roster-${tag}-${ordinal}`, stdinPipe: true },
+    ));
+  const stepsOf = (ordinal: number): StepLine[] =>
+    (trainers[ordinal]?.lines ?? [])
+      .map(parseJsonLine)
+      .filter((line) => line?.['event'] === 'step') as unknown as StepLine[];
+  const stepped = async (ordinal: number, count: number): Promise<void> => {
+    await waitFor(() => stepsOf(ordinal).length >= count, {
+      timeoutMs: resumeBoundMs,
+      description: `trainer ${ordinal} at ${count} steps`,
+    });
+  };
+  return { trainers, start, stepsOf, stepped };
+}
+
+/** Which shard holds each coordinate of the ledger. */
+function ledgerShards(): Map<number, number> {
+  const shardOf = new Map<number, number>();
+  for (const block of placeTensor('ledger', ordinals * capacity, blockSize, 2))
+    for (let at = block.start; at < block.end; at++) shardOf.set(at, block.shard);
+  return shardOf;
+}
+
 afterAll(() => stopAllProcesses());
 
 describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode) => {
@@ -54,30 +86,7 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
       extraMasterArgs: ['--consistency', mode.flag],
     });
     const masters = cluster.masters.map((m) => m.address).join(',');
-    const script = bundleScript(path.join(__dirname, 'fixtures', 'roster-trainer.ts'));
-    const trainers: ManagedProcess[] = [];
-    const start = (ordinal: number): ManagedProcess => {
-      const trainer = spawnNode(
-        script,
-        [masters, String(ordinal), String(ordinals), String(capacity)],
-        {
-          name: `roster-${mode.flag}-${ordinal}`,
-          stdinPipe: true,
-        },
-      );
-      trainers[ordinal] = trainer;
-      return trainer;
-    };
-    const stepsOf = (ordinal: number): StepLine[] =>
-      (trainers[ordinal]?.lines ?? [])
-        .map(parseJsonLine)
-        .filter((line) => line?.['event'] === 'step') as unknown as StepLine[];
-    const stepped = async (ordinal: number, count: number): Promise<void> => {
-      await waitFor(() => stepsOf(ordinal).length >= count, {
-        timeoutMs: resumeBoundMs,
-        description: `trainer ${ordinal} at ${count} steps`,
-      });
-    };
+    const { trainers, start, stepsOf, stepped } = rosterTrainers(masters, mode.flag);
     // An evaluator, registered all along: no step waits for it, and it may not push.
     const observer = await connect({
       master: masters.split(','),
@@ -119,9 +128,7 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
       }
       expect(joinedAt).toBeGreaterThan(stepsOf(2).at(-1)!.step);
 
-      const shardOf = new Map<number, number>();
-      for (const block of placeTensor('ledger', ordinals * capacity, blockSize, 2))
-        for (let at = block.start; at < block.end; at++) shardOf.set(at, block.shard);
+      const shardOf = ledgerShards();
       const coordinate = (ordinal: number, line: StepLine): number =>
         ordinal * capacity + line.step - 1;
       const outcomeOf = (ordinal: number, line: StepLine): string | undefined =>
@@ -189,6 +196,98 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
       );
     } finally {
       await observer.close();
+      await Promise.all(trainers.map((t) => t?.kill()));
+      await cluster.stop();
+    }
+  }, 300_000);
+});
+
+// With replicas, SYNC loses no closed step (a step's reads wait until the replicas hold it): only
+// the step open on the killed primary may miss contributions. SSP loses nothing acknowledged.
+const replicated: [string, { flag: string; applied: number[]; openStepsLost: number }][] = [
+  ['SYNC', { flag: 'sync', applied: [1, 2, 3].map((n) => Math.fround(1 / n)), openStepsLost: 1 }],
+  ['SSP (s = 1)', { flag: 'ssp:1', applied: [1], openStepsLost: 0 }],
+];
+
+describe.each(replicated)('%s with replicated shards', (_, mode) => {
+  it('a primary killed mid-run loses no closed step', async () => {
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 2,
+      replicas: 1,
+      leaseTtlSeconds: 2,
+      sessionTtlSeconds,
+      blockSize,
+      extraMasterArgs: ['--consistency', mode.flag],
+      // Primaries send a digest of the shard every second; replicas compare theirs.
+      extraPserverArgs: ['--replica-digest-interval-s', '1'],
+    });
+    const masters = cluster.masters.map((m) => m.address).join(',');
+    const { trainers, start, stepsOf, stepped } = rosterTrainers(masters, `${mode.flag}-replicas`);
+    const driver = new MasterDriver(cluster.masters[0]!.address);
+    const reader = await connect({ master: masters.split(','), observer: true });
+    try {
+      for (const ordinal of [0, 1, 2]) start(ordinal);
+      for (const ordinal of [0, 1, 2]) await stepped(ordinal, 10);
+      // Replicas copy a shard once the job is initialized.
+      await waitFor(
+        async () =>
+          (await driver.clusterView()).shards.every((s) => s.replicas.some((r) => r.inSync)),
+        { timeoutMs: 60_000, description: 'a replica in sync for every shard' },
+      );
+      const victim = cluster.pserverServing(0);
+      await victim.process.kill();
+      const atKill = [0, 1, 2].map((o) => stepsOf(o).length);
+      for (const ordinal of [0, 1, 2]) await stepped(ordinal, atKill[ordinal]! + 10);
+      for (const ordinal of [0, 1, 2]) trainers[ordinal]!.signal('SIGUSR2');
+      for (const ordinal of [0, 1, 2])
+        expect({ ordinal, exit: await trainers[ordinal]!.exited }).toEqual({
+          ordinal,
+          exit: { code: 0, signal: null },
+        });
+
+      const shardOf = ledgerShards();
+      const acknowledged = [0, 1, 2].flatMap((o) =>
+        stepsOf(o).map((line) => ({ at: o * capacity + line.step - 1, line })),
+      );
+      // Holes: acknowledged contributions not in the ledger. In SYNC only the victim's step open
+      // at the kill may have them (its contributions were on the primary alone); every closed one
+      // was on the replica before any trainer read past it.
+      const holesOf = (ledger: Float32Array) => acknowledged.filter(({ at }) => ledger[at] === 0);
+      let ledger: Float32Array | undefined;
+      await waitFor(
+        async () => {
+          ({ ledger } = await reader.getParams(['ledger'], Float32Array));
+          const holes = holesOf(ledger!);
+          return new Set(holes.map(({ line }) => line.step)).size <= mode.openStepsLost &&
+            holes.every(({ at }) => shardOf.get(at) === 0)
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 10_000, description: 'no holes but at the step open at the kill' },
+      ).catch((err: unknown) => {
+        throw new Error(
+          `${(err as Error).message}: holes ${JSON.stringify(holesOf(ledger!).map(({ at }) => at))}`,
+        );
+      });
+      const wrong = acknowledged
+        .filter(({ at }) => ledger![at] !== 0)
+        .filter(({ at }) => !mode.applied.includes(ledger![at]!))
+        .map(({ at }) => `coordinate ${at} is ${ledger![at]}`);
+      expect(wrong).toEqual([]);
+      // Replicas applied what their primaries did, marks included: every digest compared equal.
+      const compared = cluster.pservers.flatMap((p) =>
+        p.process
+          .jsonLines()
+          .filter((e) => e.msg === "the replica's copy differs from the primary's shard"),
+      );
+      expect(compared).toEqual([]);
+      console.log(
+        `${mode.flag}, replicated: ${acknowledged.length} acknowledged steps, the primary of shard 0 killed at step ${stepsOf(0)[atKill[0]! - 1]!.step}; contributions lost with it: ${holesOf(ledger!).length}`,
+      );
+    } finally {
+      driver.close();
+      await reader.close();
       await Promise.all(trainers.map((t) => t?.kill()));
       await cluster.stop();
     }

@@ -127,22 +127,10 @@ export class ClusterMember {
     };
   }
 
-  /**
-   * The job's consistency mode as the master fixed it (`config/consistency`; ASYNC when absent).
-   * SYNC and SSP shards are restored from checkpoints, never replicated: the master refuses
-   * `--replicas` with them, and so does this for a job whose config has both.
-   */
+  /** The job's consistency mode as the master fixed it (`config/consistency`; ASYNC when absent). */
   async jobConsistency(): Promise<JobConsistency> {
-    const [stored, replicas] = await Promise.all([
-      this.client.get(this.keys.consistency).string(),
-      this.client.get(this.keys.replicas).string(),
-    ]);
-    const consistency = consistencyFromStored(stored ?? undefined);
-    if (consistency.mode !== 'async' && Number(replicas ?? 0) > 0)
-      throw new Error(
-        `the job's config has --consistency ${consistency.mode} and --replicas ${replicas}: replicated shards run ASYNC only`,
-      );
-    return consistency;
+    const stored = await this.client.get(this.keys.consistency).string();
+    return consistencyFromStored(stored ?? undefined);
   }
 
   /** The job's trainers with a live session (the SYNC and SSP roster), watched until `leave`. */

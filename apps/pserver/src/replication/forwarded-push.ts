@@ -1,6 +1,8 @@
 import type {
+  ClosedStep__Output,
   GradientChunk__Output,
   SparseGrad__Output,
+  StepMark__Output,
   TableEvictions__Output,
 } from '@pserver/proto';
 import { PserverError } from '../service/errors';
@@ -20,6 +22,10 @@ export interface ForwardedPush {
   sparse: SparseGrad__Output[];
   /** The rows the push evicted on the primary (set once it is applied), per table. */
   evictions: TableEvictions__Output[];
+  /** SYNC: a closed step (its means in `grads`) rather than a push. */
+  closedStep?: ClosedStep__Output | null;
+  /** Marks the primary moved without applying anything since its last forward (set first). */
+  marks?: StepMark__Output[];
 }
 
 /** A push's evictions as the forward carries them: int64 LE ids per table. */
@@ -33,10 +39,50 @@ export function evictionsOf(result: PushResult): TableEvictions__Output[] {
 /**
  * Applies a forwarded push to a replica's shard as the primary applied it: staged the same way
  * (pieces in order), then the same all-or-nothing apply with the same kernels, so both hold the
- * same bytes after it. It must be applied: a push the primary applied and the replica cannot is
- * a diverged replica (PSERVER_INVALID_ARGUMENT names why).
+ * same bytes after it; a closed SYNC step is applied as the primary applied it (`applyStep`). It
+ * must be applied: a push the primary applied and the replica cannot is a diverged replica
+ * (PSERVER_INVALID_ARGUMENT names why).
  */
-export function applyForwarded(shard: Shard, push: ForwardedPush): PushResult {
+export function applyForwarded(shard: Shard, push: ForwardedPush): void {
+  for (const mark of push.marks ?? [])
+    shard.marks.set(mark.trainerId, mark.step, Number(mark.updatedUnixMs));
+  if (push.closedStep) applyClosedStep(shard, push, push.closedStep.contributors);
+  else applyPush(shard, push);
+}
+
+function applyClosedStep(shard: Shard, step: ForwardedPush, contributors: number[]): void {
+  const staged = new StagedPush(
+    (name) => shard.tensors.get(name),
+    (name) => shard.tables.get(name),
+  );
+  try {
+    for (const mean of step.grads)
+      staged.add(
+        mean.name,
+        elementTypeOf(mean.elementType, `gradient ${mean.name}: elementType`),
+        0,
+        mean.content,
+        mean.shape,
+        true,
+      );
+    // applyStep takes the buffers and releases them.
+    const means = staged.detach();
+    const skipped = shard.applyStep(
+      step.step,
+      means.map(({ tensor, buffer }) => ({ tensor, buffer, weight: 1 })),
+      contributors,
+    );
+    if (skipped.length > 0)
+      throw new PserverError(
+        'PSERVER_INVALID_ARGUMENT',
+        `forwarded step ${step.step}: the means of ${skipped.join(', ')} were not applied here`,
+      );
+  } finally {
+    staged.discard();
+  }
+}
+
+function applyPush(shard: Shard, push: ForwardedPush): PushResult {
   const staged = new StagedPush(
     (name) => shard.tensors.get(name),
     (name) => shard.tables.get(name),

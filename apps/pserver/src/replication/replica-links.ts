@@ -252,6 +252,8 @@ export class ReplicaLinks {
       sparse: push.sparse,
       evictions: push.evictions,
       digest: this.digestDue() ? this.options.digest!.compute() : '',
+      closedStep: push.closedStep ?? null,
+      marks: push.marks ?? [],
     };
     const waits: Promise<void>[] = [];
     for (const link of this.links.values()) {

@@ -7,12 +7,13 @@ import {
   type CheckpointMeta,
   type MetaStore,
 } from '@pserver/checkpoint';
-import { StandaloneTenure } from '@pserver/coordination';
+import { StandaloneTenure, type JobConsistency } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import type { ElementTypeName } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { SnapshotBuffers } from '@pserver/checkpoint';
 import { AdmissionControl } from '../service/admission';
+import { FixedRoster, type Roster } from '../service/consistency/roster';
 import { ParameterService } from '../service/parameter-service';
 import { restoreShard } from '../service/restore-shard';
 import { Shard } from '../service/shard';
@@ -79,8 +80,14 @@ function bytesOf(type: ElementTypeName, values: number[]): Buffer {
   return Buffer.from(array.buffer);
 }
 
-/** A primary: a shard with every optimizer and two tables; its pushes recorded as forwarded. */
-async function primary(): Promise<{
+/**
+ * A primary: a shard with every optimizer and two tables; its pushes recorded as forwarded, each
+ * forward answered by `answer` (at once by default).
+ */
+async function primary(
+  steps: { consistency?: JobConsistency; roster?: Roster } = {},
+  answer: () => Promise<void> = () => Promise.resolve(),
+): Promise<{
   shard: Shard;
   service: ParameterService;
   forwarded: ForwardedPush[];
@@ -100,10 +107,11 @@ async function primary(): Promise<{
       replicate: (seq, push) => {
         expect(seq).toBe(shard.appliedSeq);
         forwarded.push(push);
-        return Promise.resolve();
+        return answer();
       },
       replicated: () => Promise.resolve(),
     },
+    ...steps,
   });
   for (const t of tensors)
     await service.initParam(
@@ -191,9 +199,108 @@ async function push(service: ParameterService, next: () => number, from: number,
   }
 }
 
+/** A replica loaded from the primary's copy, as FetchSnapshot makes it. */
+async function replicaOf(shard: Shard, dir: string): Promise<Shard> {
+  const snapshot = shard.snapshot(
+    { shardEpoch: epoch, seq: 0, uuid: 'copy' },
+    new SnapshotBuffers(1 << 20),
+  );
+  const written = await writeCheckpointFile(snapshot, { root: dir, path: 'copy.ckpt' });
+  const replica = new Shard(0, 1, undefined);
+  await restoreShard(dir, checkpointMeta(snapshot, written, []), replica);
+  replica.appliedSeq = shard.appliedSeq;
+  return replica;
+}
+
+/** Trainer t's SYNC contribution to step k: random gradients of some of the dense tensors. */
+function contribute(service: ParameterService, next: () => number, t: number, k: number) {
+  const grads = tensors
+    .filter(() => next() < 0.7)
+    .map((tensor) => ({
+      name: tensor.name,
+      elementType: tensor.type,
+      shape: [length],
+      content: bytesOf(
+        tensor.type,
+        Array.from({ length }, () => next() - 0.5),
+      ),
+    }));
+  return service.sendGrads(
+    { context: ctx(t, k), grads, sparse: [], sampleCount: grads.length > 0 ? 1 + t : 0 },
+    call,
+  );
+}
+
 describe('replication', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replication-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('SYNC: a replica fed the closed steps, and the marks reads moved, holds the same bytes', async () => {
+    const { shard, service, forwarded } = await primary({
+      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      roster: new FixedRoster(3),
+    });
+    const replica = await replicaOf(shard, dir);
+    const next = random(5);
+    let applied = forwarded.length;
+    const check = (): void => {
+      for (; applied < forwarded.length; applied++) applyForwarded(replica, forwarded[applied]!);
+      expect(replica.appliedSeq).toBe(shard.appliedSeq);
+      expect(replica.closedSteps).toBe(shard.closedSteps);
+      expect(shardDigest(replica)).toBe(shardDigest(shard));
+    };
+    for (let k = 1; k <= 6; k++) {
+      for (const t of [2, 3, 1]) await contribute(service, next, t, k);
+      check();
+    }
+    // Trainer 3 reads step 8: it says it finished step 7, which closes without it.
+    await contribute(service, next, 1, 7);
+    await contribute(service, next, 2, 7);
+    await service.getParams({ context: ctx(3, 8), names: ['sgd'] }, call);
+    expect(forwarded.at(-1)!.marks).toEqual([
+      { trainerId: 3, step: 7, updatedUnixMs: expect.any(Number) },
+    ]);
+    check();
+    expect(shard.closedSteps).toBe(7);
+  });
+
+  it('SSP: the marks reads moved go with the next forward', async () => {
+    const { shard, service, forwarded } = await primary({
+      consistency: { mode: 'ssp', staleness: 4 },
+      roster: new FixedRoster(2),
+    });
+    const replica = await replicaOf(shard, dir);
+    const next = random(9);
+    // Trainer 2 reads step 3: it says it finished step 2 (a shard restored behind the job).
+    await service.getParams({ context: ctx(2, 3), names: ['sgd'] }, call);
+    await contribute(service, next, 1, 1);
+    expect(forwarded.at(-1)!.marks).toEqual([
+      { trainerId: 2, step: 2, updatedUnixMs: expect.any(Number) },
+    ]);
+    for (const push of forwarded) applyForwarded(replica, push);
+    expect(shardDigest(replica)).toBe(shardDigest(shard));
+  });
+
+  it('SYNC: a read of the next step waits until the replicas hold the step', async () => {
+    let answered: () => void = () => undefined;
+    const { service, forwarded } = await primary(
+      { consistency: { mode: 'sync', replicasToAggregate: 0 }, roster: new FixedRoster(2) },
+      () => new Promise<void>((resolve) => (answered = resolve)),
+    );
+    const next = random(8);
+    await contribute(service, next, 1, 1);
+    await contribute(service, next, 2, 1);
+    expect(forwarded.at(-1)!.closedStep).toEqual({ contributors: [1, 2] });
+    let read = false;
+    const reading = service
+      .getParams({ context: ctx(1, 2), names: ['sgd'] }, call)
+      .then(() => (read = true));
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(read).toBe(false);
+    answered();
+    await reading;
+    expect(read).toBe(true);
+  });
 
   it('a replica loaded from the primary copy and fed its forwards holds the same bytes at each sequence number', async () => {
     const { shard, service, forwarded } = await primary();

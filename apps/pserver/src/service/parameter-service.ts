@@ -39,6 +39,7 @@ import type { AdmissionControl } from './admission';
 import { noRoster, type Roster } from './consistency/roster';
 import {
   ShardConsistency,
+  type ClosedStep,
   type Contributed,
   type LostContributions,
 } from './consistency/shard-consistency';
@@ -119,7 +120,10 @@ export class ParameterService {
       options.consistency ?? asynchronous,
       options.roster ?? noRoster,
       this.shard,
-      options.onLostContributions,
+      {
+        onLost: options.onLostContributions,
+        onClosed: options.replication && ((closed) => this.replicateStep(closed)),
+      },
     );
     this.tenure.onLost((err) => {
       this.shard.abandonWaiters(err);
@@ -673,12 +677,35 @@ export class ParameterService {
   ): Promise<SendGradsResponse> {
     const replication = this.options.replication;
     if (!replication) return reply;
-    if (reply.outcome === 'PUSH_OUTCOME_APPLIED' && forwarded)
+    if (reply.outcome === 'PUSH_OUTCOME_APPLIED' && forwarded) {
+      forwarded.marks = this.consistency.takeMovedMarks();
       await replication.replicate(this.shard.appliedSeq, forwarded);
-    else await replication.replicated();
+    } else await replication.replicated();
     // The tenure may have ended while the replicas answered: a deposed primary's ack is not one.
     this.tenure.require();
     return reply;
+  }
+
+  /**
+   * SYNC with replicas: forwards a step just closed (its means, as pieces at offset 0) with the
+   * marks moved before it; resolves once every replica in sync applied it.
+   */
+  private replicateStep(closed: ClosedStep): Promise<void> {
+    return this.options.replication!.replicate(this.shard.appliedSeq, {
+      trainerId: 0,
+      step: closed.step,
+      grads: closed.means.map(({ tensor, content }) => ({
+        name: tensor.name,
+        elementType: tensor.elementType,
+        offset: 0,
+        content,
+        shape: [...tensor.shape],
+      })),
+      sparse: [],
+      evictions: [],
+      closedStep: { contributors: closed.contributors },
+      marks: this.consistency.takeMovedMarks(),
+    });
   }
 
   /** An empty push of this shard, under its admission cap. */

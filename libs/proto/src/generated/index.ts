@@ -14,6 +14,7 @@ export type * from './pserver/v1/CheckpointHeader';
 export type * from './pserver/v1/CheckpointIndex';
 export type * from './pserver/v1/CheckpointMeta';
 export * from './pserver/v1/ChecksumAlgorithm';
+export type * from './pserver/v1/ClosedStep';
 export type * from './pserver/v1/ClusterView';
 export type * from './pserver/v1/Consistency';
 export * from './pserver/v1/ConsistencyMode';

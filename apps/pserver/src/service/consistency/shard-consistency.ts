@@ -2,7 +2,8 @@ import { PserverError } from '../errors';
 import { checkGradients, type Shard } from '../shard';
 import type { StagedPush } from '../staged-push';
 import type { JobConsistency } from '@pserver/coordination';
-import { OpenStep } from './open-step';
+import type { StoredTensor } from '../stored-tensor';
+import { OpenStep, type TensorSum } from './open-step';
 import { ParkedCalls } from './parked-calls';
 import type { Roster } from './roster';
 
@@ -24,6 +25,32 @@ export interface LostContributions {
   trainers: number[];
 }
 
+/** A SYNC step just closed and applied, for a primary's replicas. */
+export interface ClosedStep {
+  step: number;
+  /** The means applied (those left out for non-finite values are not), their bytes copied. */
+  means: { tensor: StoredTensor; content: Buffer }[];
+  contributors: number[];
+}
+
+/** A step mark moved without anything applied (a trainer said it finished a step). */
+export interface MovedMark {
+  trainerId: number;
+  step: number;
+  updatedUnixMs: number;
+}
+
+export interface ShardConsistencyHooks {
+  /** Told when a SYNC step closes without contributions lost with a crash (see `settle`). */
+  onLost?: (lost: LostContributions) => void;
+  /**
+   * A primary with replicas: forwards a closed step; reads of the next step wait until it
+   * resolves, so no trainer reads a step its replicas do not hold. Marks moved without anything
+   * applied are kept for the next forward (`takeMovedMarks`).
+   */
+  onClosed?: (closed: ClosedStep) => Promise<void>;
+}
+
 /**
  * The job's consistency mode acting on one shard: who counts (the roster), what a SYNC push does
  * (it joins the open step, which closes and is applied once its roster contributed), and when a
@@ -42,14 +69,18 @@ export class ShardConsistency {
   readonly parked = new ParkedCalls();
   private open: OpenStep | undefined;
   private readonly unsubscribe: () => void;
+  /** SYNC: the steps closed whose reads may go (with replicas: once the replicas hold them). */
+  private released: number;
+  /** Marks moved since the last forward (a primary with replicas). */
+  private moved: MovedMark[] = [];
 
   constructor(
     readonly config: JobConsistency,
     readonly rosterSource: Roster,
     private readonly shard: Shard,
-    /** Told when a SYNC step closes without contributions lost with a crash (see `settle`). */
-    private readonly onLost?: (lost: LostContributions) => void,
+    private readonly hooks: ShardConsistencyHooks = {},
   ) {
+    this.released = shard.closedSteps;
     if (config.mode === 'ssp' && rosterSource.countsFromStart)
       for (const member of rosterSource.members)
         if (!shard.marks.has(member)) shard.marks.set(member, 0);
@@ -70,7 +101,7 @@ export class ShardConsistency {
       case 'async':
         return 0;
       case 'sync':
-        return this.shard.closedSteps;
+        return this.released;
       case 'ssp': {
         // A member counts from its first step here (standalone members from the start).
         let min = Infinity;
@@ -148,7 +179,9 @@ export class ShardConsistency {
    */
   private finished(trainerId: number, step: number): void {
     if (this.lastStep(trainerId) >= step && this.shard.marks.has(trainerId)) return;
-    this.shard.marks.set(trainerId, step, Date.now());
+    const now = Date.now();
+    this.shard.marks.set(trainerId, step, now);
+    if (this.hooks.onClosed) this.moved.push({ trainerId, step, updatedUnixMs: now });
     if (this.config.mode === 'sync') this.settle();
     else this.parked.advanced(this.clock);
   }
@@ -197,6 +230,13 @@ export class ShardConsistency {
     return { outcome: 'PUSH_OUTCOME_ACCUMULATED', skippedNonFinite, lastStep: step };
   }
 
+  /** The marks moved since the last forward, for the next one (a primary with replicas). */
+  takeMovedMarks(): MovedMark[] {
+    const moved = this.moved;
+    this.moved = [];
+    return moved;
+  }
+
   /** After a push was applied (ASYNC, SSP): reads waiting for the clock may go. */
   applied(): void {
     if (this.config.mode === 'ssp') this.parked.advanced(this.clock);
@@ -242,17 +282,45 @@ export class ShardConsistency {
       const byK = k > 0 ? open.contributors.length >= k : missing.length === 0;
       if (!byK && missing.some((member) => this.shard.marks.lastStep(member) < step)) break;
       skipped.push(...this.close(open));
-      if (!byK && missing.length > 0) this.onLost?.({ step, trainers: missing });
+      if (!byK && missing.length > 0) this.hooks.onLost?.({ step, trainers: missing });
     }
     return skipped;
   }
 
   private close(open: OpenStep): string[] {
     this.open = undefined;
-    const skipped = this.shard.applyStep(open.step, open.close(), open.contributors);
-    this.parked.advanced(this.shard.closedSteps);
+    const means = open.close();
+    const copies = this.hooks.onClosed ? means.map(copyOf) : [];
+    const skipped = this.shard.applyStep(open.step, means, open.contributors);
+    const closed = this.shard.closedSteps;
+    const replicated = this.hooks.onClosed?.({
+      step: open.step,
+      means: copies.filter(({ tensor }) => !skipped.includes(tensor.name)),
+      contributors: open.contributors,
+    });
+    if (!replicated) this.release(closed);
+    // A failed forward ends the tenure: the reads waiting are abandoned with it.
+    else
+      replicated.then(
+        () => this.release(closed),
+        () => undefined,
+      );
     return skipped;
   }
+
+  private release(closed: number): void {
+    this.released = Math.max(this.released, closed);
+    this.parked.advanced(this.released);
+  }
+}
+
+/** A mean's bytes, copied before the step applies it (and releases its buffer). */
+function copyOf({ tensor, buffer }: TensorSum): { tensor: StoredTensor; content: Buffer } {
+  const { values } = buffer;
+  return {
+    tensor,
+    content: Buffer.from(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)),
+  };
 }
 
 function describeRoster(roster: readonly number[]): string {

@@ -3,6 +3,8 @@
 import type { GradientChunk as _pserver_v1_GradientChunk, GradientChunk__Output as _pserver_v1_GradientChunk__Output } from '../../pserver/v1/GradientChunk';
 import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserver_v1_SparseGrad__Output } from '../../pserver/v1/SparseGrad';
 import type { TableEvictions as _pserver_v1_TableEvictions, TableEvictions__Output as _pserver_v1_TableEvictions__Output } from '../../pserver/v1/TableEvictions';
+import type { ClosedStep as _pserver_v1_ClosedStep, ClosedStep__Output as _pserver_v1_ClosedStep__Output } from '../../pserver/v1/ClosedStep';
+import type { StepMark as _pserver_v1_StepMark, StepMark__Output as _pserver_v1_StepMark__Output } from '../../pserver/v1/StepMark';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -54,6 +56,17 @@ export interface ForwardRequest {
    * is counted (`pserver_replica_digest_mismatches_total`) and logged as an error.
    */
   'digest'?: (string);
+  /**
+   * SYNC: set when the forward is a closed step rather than a push: `grads` are the means the
+   * primary applied (one piece per tensor), applied once, and the contributors' step marks move
+   * to `step`. The primary's reads of the next step wait until its replicas applied it.
+   */
+  'closedStep'?: (_pserver_v1_ClosedStep | null);
+  /**
+   * Step marks the primary moved since its last forward without applying anything (a trainer's
+   * read or push said it finished a step: SYNC and SSP); the replica sets them first.
+   */
+  'marks'?: (_pserver_v1_StepMark)[];
 }
 
 /**
@@ -105,4 +118,15 @@ export interface ForwardRequest__Output {
    * is counted (`pserver_replica_digest_mismatches_total`) and logged as an error.
    */
   'digest': (string);
+  /**
+   * SYNC: set when the forward is a closed step rather than a push: `grads` are the means the
+   * primary applied (one piece per tensor), applied once, and the contributors' step marks move
+   * to `step`. The primary's reads of the next step wait until its replicas applied it.
+   */
+  'closedStep': (_pserver_v1_ClosedStep__Output | null);
+  /**
+   * Step marks the primary moved since its last forward without applying anything (a trainer's
+   * read or push said it finished a step: SYNC and SSP); the replica sets them first.
+   */
+  'marks': (_pserver_v1_StepMark__Output)[];
 }
