@@ -82,3 +82,39 @@ describe('a replica that leaves a push unapplied', () => {
     expect(drop).not.toHaveBeenCalled();
   });
 });
+
+describe('a forward', () => {
+  it('carries a closed SYNC step and the marks moved before it', async () => {
+    const sent: unknown[] = [];
+    let seq = 0;
+    const links = new ReplicaLinks({
+      index: 0,
+      epoch: 7,
+      appliedSeq: () => seq,
+      forward: (_address, request) => {
+        sent.push(request);
+        return Promise.resolve({ appliedSeq: Number(request.seq) });
+      },
+      logger: silentLogger,
+    });
+    try {
+      links.update([replica]);
+      links.loaded('r', links.startFollowing('r'));
+      const marks = [{ trainerId: 3, step: 4, updatedUnixMs: 1_000 }];
+      await links.replicate(++seq, {
+        ...push,
+        trainerId: 0,
+        step: 5,
+        closedStep: { contributors: [1, 2] },
+        marks,
+      });
+      await links.replicate(++seq, push);
+      expect(sent.slice(-2)).toEqual([
+        expect.objectContaining({ seq: 1, step: 5, closedStep: { contributors: [1, 2] }, marks }),
+        expect.objectContaining({ seq: 2, step: 1, closedStep: null, marks: [] }),
+      ]);
+    } finally {
+      links.close();
+    }
+  });
+});
