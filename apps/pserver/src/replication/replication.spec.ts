@@ -307,15 +307,7 @@ describe('replication', () => {
     const next = random(11);
     await push(service, next, 0, 300);
 
-    // The copy, as FetchSnapshot makes it, read back into a replica's shard.
-    const snapshot = shard.snapshot(
-      { shardEpoch: epoch, seq: 0, uuid: 'copy' },
-      new SnapshotBuffers(1 << 20),
-    );
-    const written = await writeCheckpointFile(snapshot, { root: dir, path: 'copy.ckpt' });
-    const replica = new Shard(0, 1, undefined);
-    await restoreShard(dir, checkpointMeta(snapshot, written, []), replica);
-    replica.appliedSeq = shard.appliedSeq;
+    const replica = await replicaOf(shard, dir);
     expect(shardDigest(replica)).toBe(shardDigest(shard));
 
     let applied = forwarded.length;
