@@ -150,6 +150,15 @@ export function loadConfig(argv: string[]): MasterConfig {
       ),
     )
     .addOption(
+      new Option(
+        '--sync-failover <policy>',
+        'sync: a failover re-runs the step open on the shard with every contribution re-sent (rerun), or closes it without those lost (continue); written with the mode',
+      )
+        .env('MASTER_SYNC_FAILOVER')
+        .choices(['rerun', 'continue'])
+        .default('rerun'),
+    )
+    .addOption(
       integerOption('--lease-ttl-s <s>', 'election lease TTL', 'MASTER_LEASE_TTL_S', 5, 1, 600),
     )
     .addOption(
@@ -206,6 +215,7 @@ export function loadConfig(argv: string[]): MasterConfig {
     replicas: number;
     consistency: string;
     replicasToAggregate: number;
+    syncFailover: string;
     leaseTtlS: number;
     sessionTtlS: number;
     relistIntervalMs: number;
@@ -226,12 +236,14 @@ export function loadConfig(argv: string[]): MasterConfig {
   const fail = (message: string): never => program.error(message);
   let consistency: JobConsistency;
   try {
-    consistency = parseConsistency(o.consistency, o.replicasToAggregate);
+    consistency = parseConsistency(o.consistency, o.replicasToAggregate, o.syncFailover);
   } catch (err) {
     return program.error(`error: ${(err as Error).message}`);
   }
   if (o.replicasToAggregate > 0 && consistency.mode !== 'sync')
     program.error(`error: --replicas-to-aggregate is for --consistency sync, got ${o.consistency}`);
+  if (o.syncFailover !== 'rerun' && consistency.mode !== 'sync')
+    program.error(`error: --sync-failover is for --consistency sync, got ${o.consistency}`);
   return {
     host: o.host,
     port: o.port,

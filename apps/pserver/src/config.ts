@@ -171,6 +171,15 @@ export function loadConfig(argv: string[]): PserverConfig {
       ),
     )
     .addOption(
+      new Option(
+        '--sync-failover <policy>',
+        'standalone sync: after a restart, the step open on the shard is re-run with every contribution re-sent (rerun), or closed without those lost (continue)',
+      )
+        .env('PSERVER_SYNC_FAILOVER')
+        .choices(['rerun', 'continue'])
+        .default('rerun'),
+    )
+    .addOption(
       listOption(
         '--etcd-endpoints <urls>',
         'cluster mode: comma-separated etcd client URLs',
@@ -367,6 +376,7 @@ export function loadConfig(argv: string[]): PserverConfig {
     consistency: string;
     syncTrainers: number;
     replicasToAggregate: number;
+    syncFailover: string;
     etcdEndpoints?: string[];
     job: string;
     member?: string;
@@ -408,7 +418,12 @@ export function loadConfig(argv: string[]): PserverConfig {
   }
   let consistency: JobConsistency;
   try {
-    consistency = standaloneConsistency(o.consistency, o.syncTrainers, o.replicasToAggregate);
+    consistency = standaloneConsistency(
+      o.consistency,
+      o.syncTrainers,
+      o.replicasToAggregate,
+      o.syncFailover,
+    );
   } catch (err) {
     return program.error(`error: ${(err as Error).message}`);
   }

@@ -113,6 +113,13 @@ var (
 	// ErrModeMismatch is PSERVER_MODE_MISMATCH.
 	// A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
 	ErrModeMismatch error = sentinel(pb.ErrorCode_PSERVER_MODE_MISMATCH)
+	// ErrResendStep is PSERVER_RESEND_STEP.
+	// SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
+	// step k the shard does not hold, while step k is still open there (it was on the failed
+	// primary alone, or after the shard's last checkpoint). The trainer sends its push of step k
+	// to the shard again, under the same identity, and retries the call; a trainer that took no
+	// part in step k sends a zero-sample push for it. Nothing changed but the trainer's mark.
+	ErrResendStep error = sentinel(pb.ErrorCode_PSERVER_RESEND_STEP)
 	// ErrMasterDatasetAlreadySet is MASTER_DATASET_ALREADY_SET.
 	// SetDataset with a different dataset than the job's.
 	ErrMasterDatasetAlreadySet error = sentinel(pb.ErrorCode_MASTER_DATASET_ALREADY_SET)

@@ -11,26 +11,49 @@ export type JobConsistency =
       mode: 'sync';
       /** Contributions that close a step (K); all the roster's members when 0 or above it. */
       replicasToAggregate: number;
+      /** What a shard does about contributions to its open step lost with a failover. */
+      failover: SyncFailover;
     }
   | { mode: 'ssp'; staleness: number };
+
+/**
+ * SYNC after a failover, for a trainer that finished a step the shard still has open without its
+ * contribution: `rerun` (default) asks the trainer to send that push again
+ * (PSERVER_RESEND_STEP), so the step closes with exactly the contributions it would have had;
+ * `continue` closes it without them (counted as lost), never waiting for a trainer.
+ */
+export type SyncFailover = 'rerun' | 'continue';
+
+export const syncFailovers: readonly SyncFailover[] = ['rerun', 'continue'];
 
 export const asynchronous: JobConsistency = { mode: 'async' };
 
 /**
- * Reads `--consistency` (`async`, `sync`, `ssp:<s>`) and, in SYNC, `--replicas-to-aggregate`.
- * Throws an Error whose message names the flag and the value.
+ * Reads `--consistency` (`async`, `sync`, `ssp:<s>`) and, in SYNC, `--replicas-to-aggregate` and
+ * `--sync-failover`. Throws an Error whose message names the flag and the value.
  */
-export function parseConsistency(text: string, replicasToAggregate = 0): JobConsistency {
+export function parseConsistency(
+  text: string,
+  replicasToAggregate = 0,
+  failover = 'rerun',
+): JobConsistency {
+  if (!isSyncFailover(failover))
+    throw new Error(`--sync-failover: expected rerun or continue, got '${failover}'`);
   if (text === 'async') return asynchronous;
-  if (text === 'sync') return { mode: 'sync', replicasToAggregate };
+  if (text === 'sync') return { mode: 'sync', replicasToAggregate, failover };
   const ssp = /^ssp:(\d{1,9})$/.exec(text);
   if (ssp) return { mode: 'ssp', staleness: Number(ssp[1]) };
   throw new Error(`--consistency: expected async, sync or ssp:<staleness>, got '${text}'`);
 }
 
-/** The mode in words, for logs and messages: `async`, `sync`, `ssp:<s>`. */
+/** The mode in words, for logs and messages: `async`, `sync`, `sync (continue)`, `ssp:<s>`. */
 export function describeConsistency(config: JobConsistency): string {
-  return config.mode === 'ssp' ? `ssp:${config.staleness}` : config.mode;
+  if (config.mode === 'ssp') return `ssp:${config.staleness}`;
+  return config.mode === 'sync' && config.failover === 'continue' ? 'sync (continue)' : config.mode;
+}
+
+function isSyncFailover(text: unknown): text is SyncFailover {
+  return syncFailovers.includes(text as SyncFailover);
 }
 
 /** The mode as the cluster view and GetShardStatus carry it. */
@@ -70,8 +93,13 @@ export function consistencyFromStored(json: string | undefined): JobConsistency 
   switch (value['mode']) {
     case 'async':
       return asynchronous;
-    case 'sync':
-      return { mode: 'sync', replicasToAggregate: count('replicasToAggregate') };
+    case 'sync': {
+      // Jobs stored before the policy existed take the default.
+      const failover = value['failover'] ?? 'rerun';
+      if (!isSyncFailover(failover))
+        throw new Error(`config/consistency: unknown failover in ${json}`);
+      return { mode: 'sync', replicasToAggregate: count('replicasToAggregate'), failover };
+    }
     case 'ssp':
       return { mode: 'ssp', staleness: count('staleness') };
     default:

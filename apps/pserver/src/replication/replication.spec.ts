@@ -236,8 +236,9 @@ describe('replication', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('SYNC: a replica fed the closed steps, and the marks reads moved, holds the same bytes', async () => {
+    // "continue": a read then closes a step without its trainer (under "rerun" it asks for it).
     const { shard, service, forwarded } = await primary({
-      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'continue' },
       roster: new FixedRoster(3),
     });
     const replica = await replicaOf(shard, dir);
@@ -284,7 +285,10 @@ describe('replication', () => {
   it('SYNC: a read of the next step waits until the replicas hold the step', async () => {
     let answered: () => void = () => undefined;
     const { service, forwarded } = await primary(
-      { consistency: { mode: 'sync', replicasToAggregate: 0 }, roster: new FixedRoster(2) },
+      {
+        consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'rerun' },
+        roster: new FixedRoster(2),
+      },
       () => new Promise<void>((resolve) => (answered = resolve)),
     );
     const next = random(8);

@@ -54,8 +54,8 @@ interface Setup {
 }
 
 /** A standalone job's mode over the roster 1..`trainers`. */
-const standalone = (text: string, trainers: number, k = 0): Setup => ({
-  consistency: standaloneConsistency(text, trainers, k),
+const standalone = (text: string, trainers: number, k = 0, failover = 'rerun'): Setup => ({
+  consistency: standaloneConsistency(text, trainers, k, failover),
   roster: new FixedRoster(trainers),
 });
 
@@ -128,7 +128,12 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 describe('standaloneConsistency', () => {
   it('reads async, sync and ssp:<s>', () => {
     expect(standaloneConsistency('async', 0)).toEqual({ mode: 'async' });
-    expect(standaloneConsistency('sync', 3, 2)).toEqual({ mode: 'sync', replicasToAggregate: 2 });
+    expect(standaloneConsistency('sync', 3, 2)).toEqual({
+      mode: 'sync',
+      replicasToAggregate: 2,
+      failover: 'rerun',
+    });
+    expect(standaloneConsistency('sync', 3, 0, 'continue')).toMatchObject({ failover: 'continue' });
     expect(standaloneConsistency('ssp:4', 2)).toEqual({ mode: 'ssp', staleness: 4 });
   });
 
@@ -140,11 +145,15 @@ describe('standaloneConsistency', () => {
     expect(() => standaloneConsistency('sync', 2, 3)).toThrow(
       '--replicas-to-aggregate 3 is above --sync-trainers 2',
     );
+    expect(() => standaloneConsistency('sync', 2, 0, 'skip')).toThrow(
+      "--sync-failover: expected rerun or continue, got 'skip'",
+    );
   });
 });
 
 describe('SYNC', () => {
-  const sync = (trainers: number, k = 0) => standalone('sync', trainers, k);
+  const sync = (trainers: number, k = 0, failover = 'rerun') =>
+    standalone('sync', trainers, k, failover);
 
   it('accumulates a step and applies the mean of its contributions once all arrived', async () => {
     const { push, w, service } = await shardUnder(sync(3));
@@ -240,12 +249,66 @@ describe('SYNC', () => {
     expect(await w()).toEqual([-6, -6, -6, -6]);
   });
 
-  it('a shard restored behind the job closes the steps its trainers finished, without what it lost', async () => {
+  it('rerun: a shard restored behind the job asks for each trainer’s last step again', async () => {
+    const lost: LostContributions[] = [];
+    // As a shard restored from a checkpoint of step 0 finds the job: trainer 2 finished step 4
+    // and pushes step 5; trainer 1 finished step 5 and reads step 6. Each client holds the pushes
+    // of its last finished step only.
+    const { push, read, w, service } = await shardUnder(sync(2), sgd(1), [0, 0, 0, 0], (l) =>
+      lost.push(l),
+    );
+    await expect(push(2, 5, [2, 2, 2, 2])).rejects.toMatchObject({
+      code: 'PSERVER_RESEND_STEP',
+      message: expect.stringContaining('no contribution of trainer 2 to step 4'),
+    });
+    const resent = push(2, 4, [1, 1, 1, 1]);
+    expect(await settled(resent)).toBe(false); // trainer 1 may still contribute to steps 1..3
+    await expect(read(1, 6)).rejects.toMatchObject({
+      code: 'PSERVER_RESEND_STEP',
+      message:
+        'GetParams for step 6: this shard holds no contribution of trainer 1 to step 5, which is open here (it was lost with a failover): send the push of step 5 again, then retry',
+    });
+    // Steps 1..3, which no client holds any more, closed without their contributions, and step 4
+    // without trainer 1's; step 5 closes with both, exactly.
+    expect(await resent).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED', version: 4 });
+    expect(lost).toEqual([
+      { step: 1, trainers: [1, 2] },
+      { step: 2, trainers: [1, 2] },
+      { step: 3, trainers: [1, 2] },
+      { step: 4, trainers: [1] },
+    ]);
+    expect(await w()).toEqual([-1, -1, -1, -1]);
+    expect(await push(2, 5, [2, 2, 2, 2])).toMatchObject({ version: 4 });
+    expect(await push(1, 5, [4, 4, 4, 4])).toMatchObject({
+      outcome: 'PUSH_OUTCOME_ACCUMULATED',
+      version: 5,
+    });
+    expect(await read(1, 6)).toMatchObject({ version: 5 });
+    expect(await w()).toEqual([-4, -4, -4, -4]);
+    // Sent again once more (its reply was lost), the push is a duplicate.
+    expect(await push(1, 5, [4, 4, 4, 4])).toMatchObject({ outcome: 'PUSH_OUTCOME_DUPLICATE' });
+    expect(lost).toHaveLength(4);
+    expect(service.consistency.lastStep(1)).toBe(5);
+  });
+
+  it('rerun: a trainer asked for a step it took no part in answers with a zero-sample push', async () => {
+    const { push, read, w } = await shardUnder(sync(2));
+    await push(2, 1, [2, 2, 2, 2]);
+    await expect(read(1, 2)).rejects.toMatchObject({ code: 'PSERVER_RESEND_STEP' });
+    expect(await push(1, 1, undefined, 0)).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED' });
+    expect(await read(1, 2)).toMatchObject({ version: 1 });
+    expect(await w()).toEqual([-2, -2, -2, -2]);
+  });
+
+  it('continue: a shard restored behind the job closes the steps its trainers finished, without what it lost', async () => {
     const lost: LostContributions[] = [];
     // As a shard restored from a checkpoint of step 0 finds the job: trainer 2 pushes step 5,
     // trainer 1 contributed to step 5 before the crash and reads step 6.
-    const { push, read, w, service } = await shardUnder(sync(2), sgd(1), [0, 0, 0, 0], (l) =>
-      lost.push(l),
+    const { push, read, w, service } = await shardUnder(
+      sync(2, 0, 'continue'),
+      sgd(1),
+      [0, 0, 0, 0],
+      (l) => lost.push(l),
     );
     const pushed = push(2, 5, [2, 2, 2, 2]);
     expect(await settled(pushed)).toBe(false); // trainer 1 may still contribute to steps 1..4
@@ -362,9 +425,10 @@ describe('SYNC', () => {
   });
 
   it('ends a parked read at its deadline or its cancellation, leaving nothing parked', async () => {
-    const { read, service } = await shardUnder(sync(2));
+    const { push, read, service } = await shardUnder(sync(2));
     const controller = new AbortController();
     // Trainer 1 reads step 2 in two calls; trainer 2 never finished step 1.
+    await push(1, 1, [1, 1, 1, 1]);
     const cancelled = read(1, 2, call({ signal: controller.signal }));
     // The signal fires after the deadline, as the transport's does (a timer may fire a little
     // early against Date.now()).
@@ -382,8 +446,9 @@ describe('SYNC', () => {
   });
 
   it('answers parked reads SHUTTING_DOWN when the pserver stops', async () => {
-    const { read, service } = await shardUnder(sync(2));
-    const parked = read(1, 5);
+    const { push, read, service } = await shardUnder(sync(2));
+    await push(1, 1, [1, 1, 1, 1]);
+    const parked = read(1, 2);
     expect(await settled(parked)).toBe(false);
     service.beginShutdown();
     await expect(parked).rejects.toBeInstanceOf(PserverError);
@@ -445,7 +510,7 @@ describe('a roster that changes (cluster jobs)', () => {
   it('SYNC: a step closes when a member that has not contributed leaves', async () => {
     const roster = new LiveRoster([1, 2, 3]);
     const { push, read, w } = await shardUnder({
-      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'rerun' },
       roster,
     });
     await push(1, 1, [2, 2, 2, 2]);
@@ -460,7 +525,7 @@ describe('a roster that changes (cluster jobs)', () => {
   it('SYNC: a contribution made before its trainer left still counts, and the rest are waited for', async () => {
     const roster = new LiveRoster([1, 2, 3]);
     const { push, w, service } = await shardUnder({
-      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'rerun' },
       roster,
     });
     await push(3, 1, [9, 9, 9, 9]);
@@ -474,7 +539,7 @@ describe('a roster that changes (cluster jobs)', () => {
   it('SYNC: when every trainer left, the open step closes with the contributions it has', async () => {
     const roster = new LiveRoster([1, 2]);
     const { push, w, service } = await shardUnder({
-      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'rerun' },
       roster,
     });
     await push(1, 1, [4, 4, 4, 4]);
@@ -487,7 +552,7 @@ describe('a roster that changes (cluster jobs)', () => {
   it('SYNC: a trainer that joins while a step is open is waited for, and folded after the others', async () => {
     const roster = new LiveRoster([1, 2]);
     const { push, w } = await shardUnder({
-      consistency: { mode: 'sync', replicasToAggregate: 0 },
+      consistency: { mode: 'sync', replicasToAggregate: 0, failover: 'rerun' },
       roster,
     });
     await push(1, 1, [1e8, 1e8, 1e8, 1e8]);

@@ -151,7 +151,7 @@ export class ShardConsistency {
     const config = this.config;
     if (config.mode === 'async' || step === 0) return;
     await this.requireMember(trainerId, 'GetParams');
-    this.finished(trainerId, step - 1);
+    this.finished(trainerId, step - 1, 'GetParams');
     const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
     await this.parked.wait(needed, () => this.clock, signal);
   }
@@ -165,25 +165,44 @@ export class ShardConsistency {
    */
   async beforePush(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
     if (this.config.mode !== 'sync' || step === 0) return;
-    this.finished(trainerId, step - 1);
+    this.finished(trainerId, step - 1, 'SendGrads');
     await this.parked.wait(step - 1, () => this.clock, signal);
   }
 
   /**
    * A read or push of step s + 1 says its trainer finished step s everywhere: the client starts a
    * step only after every push of the step before was acknowledged. Its mark moves to s if it was
-   * behind, which is where a shard restored from an older checkpoint learns what the trainers
-   * did since: in SSP the slowest clock moves again (Angel's clock adjustment), and in SYNC steps
-   * whose contributions were lost with the crash close without them (`settle`), instead of
-   * waiting forever for pushes no trainer will send again.
+   * behind, which is where a shard restored from an older checkpoint, or a replica promoted
+   * without the open step's contributions, learns what the trainers did since: in SSP the
+   * slowest clock moves again (Angel's clock adjustment). In SYNC a step whose contributions were
+   * lost closes without them (`settle`) instead of waiting forever for pushes no trainer sends
+   * again — but under the `rerun` policy the step s itself, still open here, is not given up:
+   * the trainer is asked to send its push of s again (PSERVER_RESEND_STEP; its client keeps the
+   * push until the next step went through on every shard), so s closes with exactly the
+   * contributions it would have had. Only steps before s, which no client holds any more, can be
+   * lost (a shard restored from a checkpoint more than one step behind).
    */
-  private finished(trainerId: number, step: number): void {
-    if (this.lastStep(trainerId) >= step && this.shard.marks.has(trainerId)) return;
-    const now = Date.now();
-    this.shard.marks.set(trainerId, step, now);
-    if (this.hooks.onClosed) this.moved.push({ trainerId, step, updatedUnixMs: now });
-    if (this.config.mode === 'sync') this.settle();
-    else this.parked.advanced(this.clock);
+  private finished(trainerId: number, step: number, what: string): void {
+    const last = this.lastStep(trainerId);
+    if (last >= step && this.shard.marks.has(trainerId)) return;
+    const resend =
+      this.config.mode === 'sync' &&
+      this.config.failover === 'rerun' &&
+      last < step &&
+      step > this.shard.closedSteps;
+    const mark = resend ? step - 1 : step;
+    if (mark > this.shard.marks.lastStep(trainerId) || !this.shard.marks.has(trainerId)) {
+      const now = Date.now();
+      this.shard.marks.set(trainerId, mark, now);
+      if (this.hooks.onClosed) this.moved.push({ trainerId, step: mark, updatedUnixMs: now });
+      if (this.config.mode === 'sync') this.settle();
+      else this.parked.advanced(this.clock);
+    }
+    if (resend)
+      throw new PserverError(
+        'PSERVER_RESEND_STEP',
+        `${what} for step ${step + 1}: this shard holds no contribution of trainer ${trainerId} to step ${step}, which is open here (it was lost with a failover): send the push of step ${step} again, then retry`,
+      );
   }
 
   /**

@@ -157,6 +157,14 @@ export const ErrorCode = {
    */
   PSERVER_MODE_MISMATCH: 'PSERVER_MODE_MISMATCH',
   /**
+   * SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
+   * step k the shard does not hold, while step k is still open there (it was on the failed
+   * primary alone, or after the shard's last checkpoint). The trainer sends its push of step k
+   * to the shard again, under the same identity, and retries the call; a trainer that took no
+   * part in step k sends a zero-sample push for it. Nothing changed but the trainer's mark.
+   */
+  PSERVER_RESEND_STEP: 'PSERVER_RESEND_STEP',
+  /**
    * SetDataset with a different dataset than the job's.
    */
   MASTER_DATASET_ALREADY_SET: 'MASTER_DATASET_ALREADY_SET',
@@ -488,6 +496,15 @@ export type ErrorCode =
    */
   | 'PSERVER_MODE_MISMATCH'
   | 306
+  /**
+   * SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
+   * step k the shard does not hold, while step k is still open there (it was on the failed
+   * primary alone, or after the shard's last checkpoint). The trainer sends its push of step k
+   * to the shard again, under the same identity, and retries the call; a trainer that took no
+   * part in step k sends a zero-sample push for it. Nothing changed but the trainer's mark.
+   */
+  | 'PSERVER_RESEND_STEP'
+  | 307
   /**
    * SetDataset with a different dataset than the job's.
    */
