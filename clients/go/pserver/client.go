@@ -77,6 +77,9 @@ type Client struct {
 	tables   *tableDirectory
 	contexts map[*StepContext]struct{}
 	closed   bool
+	// lastStepPushes holds, under SYNC, the pushes of the trainer's last step that went through
+	// on every shard, until the next one does: a shard that failed over without them asks again.
+	lastStepPushes *stepPushes
 }
 
 // MaxTrainerID is the largest trainer id: the pservers read ids as IEEE doubles, exact up to 2^53.
@@ -290,6 +293,10 @@ func (c *Client) run(ctx context.Context, reading bool, fn func(*StepContext) er
 			// fn, which stages them again under the same identity.
 			err = sc.flush()
 		}
+		if err == nil && !reading {
+			// Every shard took the step: the one before can no longer be asked for.
+			c.keepStepPushes(sc.sent)
+		}
 		pastDeadline := sc.ctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		c.end(sc)
 		if err == nil {
@@ -312,6 +319,23 @@ func (c *Client) run(ctx context.Context, reading bool, fn func(*StepContext) er
 		}
 	}
 	return clientError(codes.DeadlineExceeded, pb.ErrorCode_CLIENT_STEP_FAILED, last, "step %d: not done within %s (%d runs; last: %v)", id.step, c.opts.StepTimeout, run, last)
+}
+
+// keepStepPushes keeps the pushes of a step that went through on every shard, in place of an
+// earlier step's (steps run at once may be done out of order).
+func (c *Client) keepStepPushes(pushes *stepPushes) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastStepPushes == nil || pushes.id.step >= c.lastStepPushes.id.step {
+		c.lastStepPushes = pushes
+	}
+}
+
+// lastStep is the pushes of the trainer's last step that went through (nil: none yet).
+func (c *Client) lastStep() *stepPushes {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastStepPushes
 }
 
 // stepClosedWithout learns from a SYNC shard that it closed closedSteps steps, the last without

@@ -42,6 +42,10 @@ type fakePserver struct {
 	pushFailures []fakeFailure
 	// pushReplies are answered to the next pushes, one each (then: applied).
 	pushReplies []*pb.SendGradsResponse
+	// resendAsks holds, by step, how many of the step's next GetParams and SendGrads calls are
+	// answered PSERVER_RESEND_STEP (stamped "<method> <step> resend"), like a SYNC shard that
+	// failed over without the trainer's push of the step before.
+	resendAsks map[uint64]int
 	// status is what GetShardStatus answers beyond the epoch (mode, version, last step).
 	status *pb.GetShardStatusResponse
 	// statusAsks holds the context of every GetShardStatus; stamps "<method> <step>" of the calls
@@ -78,6 +82,18 @@ func (f *fakePserver) GetShardStatus(_ context.Context, req *pb.GetShardStatusRe
 // stamp records a call's method and step; callers hold f.mu.
 func (f *fakePserver) stamp(method string, rc *pb.RequestContext) {
 	f.stamps = append(f.stamps, fmt.Sprintf("%s %d", method, rc.GetStep()))
+}
+
+// askResend answers a call of a step in resendAsks with PSERVER_RESEND_STEP (nil otherwise);
+// callers hold f.mu.
+func (f *fakePserver) askResend(ctx context.Context, method string, rc *pb.RequestContext) error {
+	if f.resendAsks[rc.GetStep()] == 0 {
+		return nil
+	}
+	f.resendAsks[rc.GetStep()]--
+	f.stamps = append(f.stamps, fmt.Sprintf("%s %d resend", method, rc.GetStep()))
+	_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", "PSERVER_RESEND_STEP"))
+	return status.Errorf(codes.FailedPrecondition, "trainer %d: no push of step %d held, and it is open", rc.GetTrainerId(), rc.GetStep()-1)
 }
 
 // nextPushReply is the reply to a push that went through; callers hold f.mu.
@@ -142,6 +158,9 @@ func (f *fakePserver) GetRows(ctx context.Context, req *pb.GetRowsRequest) (*pb.
 func (f *fakePserver) GetParams(ctx context.Context, req *pb.GetParamsRequest) (*pb.GetParamsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.askResend(ctx, "GetParams", req.GetContext()); err != nil {
+		return nil, err
+	}
 	f.gets = append(f.gets, req.GetNames())
 	f.stamp("GetParams", req.GetContext())
 	reply := &pb.GetParamsResponse{ShardEpoch: 3}
@@ -188,6 +207,9 @@ func (f *fakePserver) SendGrads(ctx context.Context, req *pb.SendGradsRequest) (
 		f.pushFailures = f.pushFailures[1:]
 		_ = grpc.SetTrailer(ctx, metadata.Pairs("pserver-error-code", failure.errorCode))
 		return nil, status.Errorf(failure.code, "%s", failure.errorCode)
+	}
+	if err := f.askResend(ctx, "SendGrads", req.GetContext()); err != nil {
+		return nil, err
 	}
 	f.unary = append(f.unary, req)
 	f.stamp("SendGrads", req.GetContext())

@@ -45,6 +45,9 @@ type StepContext struct {
 	pushedTo map[int]uint64
 	// droppedLate says a shard answered DROPPED_LATE: its step closed without this trainer.
 	droppedLate bool
+	// sent holds, under SYNC, what the step sent to each shard: the client keeps it once the step
+	// is done (Client.lastStepPushes), for a shard that fails over without it.
+	sent *stepPushes
 }
 
 // PushReport is what became of a push on each shard it went to, in shard order.
@@ -83,7 +86,7 @@ type stepIdentity struct {
 
 func newStepContext(parent context.Context, c *Client, view View, id stepIdentity, deadline time.Time) *StepContext {
 	ctx, cancel := context.WithDeadline(parent, deadline)
-	return &StepContext{client: c, view: view, trainerID: id.trainerID, step: id.step, pass: id.pass, ctx: ctx, cancel: cancel}
+	return &StepContext{client: c, view: view, trainerID: id.trainerID, step: id.step, pass: id.pass, ctx: ctx, cancel: cancel, sent: newStepPushes(id)}
 }
 
 // Context is the step's context: it ends at the step's deadline, or when the client ends the step.
@@ -214,6 +217,11 @@ func (s *StepContext) push(dense map[int][]*pb.Tensor, sampleCount *uint64) (Pus
 	}
 	s.mu.Unlock()
 	order := shardsOf(shards)
+	if s.view.Consistency == ConsistencySync {
+		for _, shard := range order {
+			s.sent.record(shard, sentPush{dense: dense[shard], sparse: sparse[shard], sampleCount: sampleCount})
+		}
+	}
 	report := PushReport{Shards: make([]ShardPush, len(order))}
 	err := s.eachShard(order, func(shard int) error {
 		return s.withRetries(shard, func(ctx context.Context, address string, rc *pb.RequestContext) error {
@@ -300,13 +308,24 @@ func shardsOf[T any](m map[int]T) []int {
 	return out
 }
 
+// shardCall is one call to a shard, at address, stamped with rc.
+type shardCall func(ctx context.Context, address string, rc *pb.RequestContext) error
+
 // withRetries runs a call to shard, again while its outcome is unknown (connection lost,
 // deadline), the pserver is busy (RESOURCE_EXHAUSTED, after its hint) or the shard is not served
 // at the address for now (recovering, fenced, shutting down: until it serves or a new view ends
 // the context). Retries back off with jitter and end with the step's deadline. Every attempt goes to
 // the shard's address in the step's view, with the step's stamp: within one epoch the address
-// does not change, and a new epoch ends the step instead.
-func (s *StepContext) withRetries(shard int, call func(ctx context.Context, address string, rc *pb.RequestContext) error) error {
+// does not change, and a new epoch ends the step instead. A SYNC shard that failed over without
+// this trainer's last step asks for it (PSERVER_RESEND_STEP): it is sent again, then the call.
+func (s *StepContext) withRetries(shard int, call shardCall) error {
+	return s.retrying(shard, true, call)
+}
+
+// retrying is withRetries; resend says whether a PSERVER_RESEND_STEP answer is served (not for
+// the re-send itself).
+func (s *StepContext) retrying(shard int, resend bool, call shardCall) error {
+	resent := false
 	for attempt := 0; ; attempt++ {
 		if err := s.checkFresh(shard); err != nil {
 			return err
@@ -325,6 +344,15 @@ func (s *StepContext) withRetries(shard int, call func(ctx context.Context, addr
 			}
 			return err
 		}
+		// Asked once per call: the shard holds the step from then on, and a second ask is an
+		// error of the shard's.
+		if resend && !resent && s.step > 0 && errors.Is(err, ErrResendStep) {
+			resent = true
+			if err := s.resendLastStep(shard); err != nil {
+				return err
+			}
+			continue
+		}
 		if !IsRetryable(err) && !IsShardUnavailable(err) {
 			return err
 		}
@@ -337,6 +365,29 @@ func (s *StepContext) withRetries(shard int, call func(ctx context.Context, addr
 			return s.endedError(err)
 		}
 	}
+}
+
+// resendLastStep sends this trainer's push of the step before to shard again — the shard failed
+// over without it and asked (PSERVER_RESEND_STEP) — with what the client kept, under the
+// identity that step had and the shard's epoch in this step's view. A trainer that took no part
+// in that step there (it joined after, or has a new id) says so with a zero-sample push. Its
+// outcome (accumulated, duplicate, dropped late) is no part of this step's report.
+func (s *StepContext) resendLastStep(shard int) error {
+	step := s.step - 1
+	kept := s.client.lastStep()
+	push, ok := kept.sentTo(shard, s.trainerID, step)
+	pass := s.pass
+	if ok {
+		pass = kept.id.pass
+	} else {
+		none := uint64(0)
+		push = sentPush{sampleCount: &none}
+	}
+	return s.retrying(shard, false, func(ctx context.Context, address string, rc *pb.RequestContext) error {
+		rc.Step, rc.Pass = step, pass
+		_, err := s.client.calls.sendGrads(ctx, address, rc, push.dense, push.sparse, push.sampleCount)
+		return err
+	})
 }
 
 // checkFresh fails when the context ended or the live view moved shard's epoch since the step

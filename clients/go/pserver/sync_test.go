@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	pb "github.com/pserver/pserver/clients/go/pserverpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // modeFakes are n fake pservers whose status reports mode; set fills in shard i's status.
@@ -386,5 +387,249 @@ func TestUnderAsyncAStepPushesNothingMore(t *testing.T) {
 		if got := pushesOf(f); !reflect.DeepEqual(got, want) {
 			t.Errorf("shard %d: pushes %v, want %v", shard, got, want)
 		}
+	}
+}
+
+// stepOne is three SYNC fakes and trainer 1's client after its first step (pass 4): w (two
+// elements, on shard home) pushed with a sample count of 3, a skip to the other shards. sent is
+// each shard's push of it; the fakes' records are cleared after it, and the next step's pass is 5.
+type stepOne struct {
+	fakes []*fakePserver
+	c     *Client
+	home  int
+	sent  []*pb.SendGradsRequest
+}
+
+func syncStepOne(t *testing.T, grad Tensor) stepOne {
+	t.Helper()
+	fakes := modeFakes(3, pb.ConsistencyMode_CONSISTENCY_MODE_SYNC, nil)
+	c := connectFakes(t, fakes, Options{TrainerID: 1})
+	if err := c.InitParams(context.Background(), map[string]Tensor{"w": Float32s([]float32{1, 2})}, sgd); err != nil {
+		t.Fatal(err)
+	}
+	c.SetPass(4)
+	if step := stepOf(t, c, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"w": grad}, SampleCount(3))
+		return err
+	}); step != 1 {
+		t.Fatalf("the first step is %d, want 1", step)
+	}
+	c.SetPass(5)
+	r := stepOne{fakes: fakes, c: c, home: ShardOf("w", 3)}
+	for shard, f := range fakes {
+		f.mu.Lock()
+		if len(f.unary) != 1 {
+			t.Fatalf("shard %d: %d pushes in step 1, want 1", shard, len(f.unary))
+		}
+		r.sent = append(r.sent, f.unary[0])
+		f.unary, f.stamps = nil, nil
+		f.mu.Unlock()
+	}
+	return r
+}
+
+// resent checks that push is shard's push of step 1 again: the same bytes, sample count and
+// identity (trainer 1, pass 4, step 1), stamped with the shard's epoch in the client's view.
+func (r stepOne) resent(t *testing.T, shard int, push *pb.SendGradsRequest) {
+	t.Helper()
+	want := &pb.RequestContext{TrainerId: 1, Pass: 4, Step: 1, ShardEpoch: r.c.View().Shard(shard).Epoch}
+	if !proto.Equal(push.GetContext(), want) {
+		t.Errorf("shard %d: re-sent with %v, want %v", shard, push.GetContext(), want)
+	}
+	if !proto.Equal(push, r.sent[shard]) {
+		t.Errorf("shard %d: re-sent %v, want step 1's push %v as it was", shard, push, r.sent[shard])
+	}
+}
+
+func stampsOf(f *fakePserver) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.stamps...)
+}
+
+func TestAReadAnsweredResendStepSendsTheKeptPushToThatShardThenReadsAgain(t *testing.T) {
+	r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+	r.fakes[r.home].resendAsks = map[uint64]int{2: 1}
+	var got map[string]Tensor
+	stepOf(t, r.c, func(s *StepContext) error {
+		var err error
+		got, err = s.GetParams("w")
+		return err
+	})
+	if w := got["w"].Float32s(); !reflect.DeepEqual(w, []float32{1, 2}) {
+		t.Errorf("read %v, want [1 2]", w)
+	}
+	for shard, f := range r.fakes {
+		want := []string{"SendGrads 2"}
+		if shard == r.home {
+			want = []string{"GetParams 2 resend", "SendGrads 1", "GetParams 2", "SendGrads 2"}
+		}
+		if got := stampsOf(f); !reflect.DeepEqual(got, want) {
+			t.Errorf("shard %d: calls %v, want %v", shard, got, want)
+		}
+	}
+	r.resent(t, r.home, r.fakes[r.home].unary[0])
+	if got := pushesOf(r.fakes[r.home]); !reflect.DeepEqual(got, []string{"1 3 1", "2 0 0"}) {
+		t.Errorf("home pushes %v, want step 1's push again, then step 2's skip", got)
+	}
+}
+
+func TestASkipAnsweredResendStepSendsTheKeptPushAndKeepsItsReport(t *testing.T) {
+	r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+	other := (r.home + 1) % 3
+	for _, shard := range []int{r.home, other} {
+		r.fakes[shard].resendAsks = map[uint64]int{2: 1}
+		// The re-send's outcome is no part of step 2's report.
+		r.fakes[shard].pushReplies = []*pb.SendGradsResponse{{Outcome: pb.PushOutcome_PUSH_OUTCOME_DUPLICATE, Version: 7}}
+	}
+	var report PushReport
+	stepOf(t, r.c, func(s *StepContext) error {
+		var err error
+		report, err = s.Skip()
+		return err
+	})
+	for shard, f := range r.fakes {
+		want := []string{"SendGrads 2"}
+		if shard == r.home || shard == other {
+			want = []string{"SendGrads 2 resend", "SendGrads 1", "SendGrads 2"}
+			r.resent(t, shard, f.unary[0])
+		}
+		if got := stampsOf(f); !reflect.DeepEqual(got, want) {
+			t.Errorf("shard %d: calls %v, want %v", shard, got, want)
+		}
+	}
+	if got := pushesOf(r.fakes[other]); !reflect.DeepEqual(got, []string{"1 0 0", "2 0 0"}) {
+		t.Errorf("shard %d: pushes %v, want step 1's skip again (a sample count of 0), then step 2's", other, got)
+	}
+	for _, p := range report.Shards {
+		if p.Outcome != pb.PushOutcome_PUSH_OUTCOME_APPLIED || p.Version != 0 {
+			t.Errorf("shard %d: reported %s (version %d), want the skip's own applied", p.Shard, p.Outcome, p.Version)
+		}
+	}
+	if len(report.Shards) != 3 {
+		t.Errorf("report of %d shards, want 3", len(report.Shards))
+	}
+}
+
+func TestTheKeptPushIsACopyOfTheGradientsBytes(t *testing.T) {
+	grad := Float32s([]float32{0.5, 0.25})
+	sent := append([]byte(nil), grad.Data...)
+	r := syncStepOne(t, grad)
+	for i := range grad.Data {
+		grad.Data[i] = 0xff // the trainer reuses its buffer for the next step
+	}
+	r.fakes[r.home].resendAsks = map[uint64]int{2: 1}
+	stepOf(t, r.c, func(s *StepContext) error {
+		_, err := s.GetParams("w")
+		return err
+	})
+	resent := r.fakes[r.home].unary[0]
+	if len(resent.GetGrads()) != 1 || !reflect.DeepEqual(resent.GetGrads()[0].GetContent(), sent) {
+		t.Errorf("re-sent %v, want the bytes of step 1 (%v), not the buffer reused since", resent.GetGrads(), sent)
+	}
+}
+
+func TestWithoutAKeptPushAZeroSamplePushOfTheStepBeforeIsSent(t *testing.T) {
+	t.Run("the trainer's first step", func(t *testing.T) {
+		// The shards closed 4 steps: the trainer joins at step 5.
+		fakes := modeFakes(3, pb.ConsistencyMode_CONSISTENCY_MODE_SYNC, func(_ int, status *pb.GetShardStatusResponse) {
+			status.Version = 4
+		})
+		c := connectFakes(t, fakes, Options{TrainerID: 2})
+		c.SetPass(3)
+		fakes[1].resendAsks = map[uint64]int{5: 1}
+		if step := stepOf(t, c, nothing); step != 5 {
+			t.Fatalf("the first step is %d, want 5", step)
+		}
+		zeroSamplePushOf(t, fakes[1], &pb.RequestContext{TrainerId: 2, Pass: 3, Step: 4, ShardEpoch: 3})
+	})
+	t.Run("a new trainer id", func(t *testing.T) {
+		r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+		// The session expired and was registered again: step 1 was another trainer's.
+		r.c.mu.Lock()
+		r.c.trainerID = 9
+		r.c.mu.Unlock()
+		r.fakes[r.home].resendAsks = map[uint64]int{2: 1}
+		stepOf(t, r.c, nothing)
+		zeroSamplePushOf(t, r.fakes[r.home], &pb.RequestContext{TrainerId: 9, Pass: 5, Step: 1, ShardEpoch: 3})
+	})
+}
+
+// zeroSamplePushOf checks that f got a zero-sample push stamped rc, then the step's own skip.
+func zeroSamplePushOf(t *testing.T, f *fakePserver, rc *pb.RequestContext) {
+	t.Helper()
+	want := []string{fmt.Sprintf("%d 0 0", rc.GetStep()), fmt.Sprintf("%d 0 0", rc.GetStep()+1)}
+	if got := pushesOf(f); !reflect.DeepEqual(got, want) {
+		t.Fatalf("pushes %v, want %v: a zero-sample push of the step before, then the step's skip", got, want)
+	}
+	if got := f.unary[0].GetContext(); !proto.Equal(got, rc) {
+		t.Errorf("the zero-sample push carried %v, want %v", got, rc)
+	}
+}
+
+func TestResendStepIsServedOncePerCall(t *testing.T) {
+	t.Run("a second ask for the same call", func(t *testing.T) {
+		r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+		r.fakes[r.home].resendAsks = map[uint64]int{2: 2}
+		err := r.c.Step(context.Background(), func(s *StepContext) error {
+			_, err := s.GetParams("w")
+			return err
+		})
+		if !errors.Is(err, ErrResendStep) {
+			t.Fatalf("got %v, want the second PSERVER_RESEND_STEP", err)
+		}
+		want := []string{"GetParams 2 resend", "SendGrads 1", "GetParams 2 resend"}
+		if got := stampsOf(r.fakes[r.home]); !reflect.DeepEqual(got, want) {
+			t.Errorf("calls %v, want %v", got, want)
+		}
+	})
+	t.Run("an ask for the re-send", func(t *testing.T) {
+		r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+		r.fakes[r.home].resendAsks = map[uint64]int{2: 1, 1: 1}
+		err := r.c.Step(context.Background(), func(s *StepContext) error {
+			_, err := s.GetParams("w")
+			return err
+		})
+		if !errors.Is(err, ErrResendStep) {
+			t.Fatalf("got %v, want the re-send's PSERVER_RESEND_STEP", err)
+		}
+		want := []string{"GetParams 2 resend", "SendGrads 1 resend"}
+		if got := stampsOf(r.fakes[r.home]); !reflect.DeepEqual(got, want) {
+			t.Errorf("calls %v, want %v: the re-send sends nothing of its own", got, want)
+		}
+	})
+}
+
+func TestReadsOutsideAStepKeepTheLastStepsPushes(t *testing.T) {
+	r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+	ctx := context.Background()
+	if _, err := r.c.GetParams(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.ListParams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.fakes[r.home].resendAsks = map[uint64]int{2: 1}
+	stepOf(t, r.c, func(s *StepContext) error {
+		_, err := s.GetParams("w")
+		return err
+	})
+	r.resent(t, r.home, r.fakes[r.home].unary[0])
+}
+
+func TestEachStepThatWentThroughReplacesTheKeptPushes(t *testing.T) {
+	r := syncStepOne(t, Float32s([]float32{0.5, 0.25}))
+	stepOf(t, r.c, func(s *StepContext) error {
+		_, err := s.SendGrads(map[string]Tensor{"w": Float32s([]float32{2, 4})}, SampleCount(1))
+		return err
+	})
+	r.fakes[r.home].resendAsks = map[uint64]int{3: 1}
+	stepOf(t, r.c, nothing)
+	home := r.fakes[r.home]
+	if got := pushesOf(home); !reflect.DeepEqual(got, []string{"2 1 1", "2 1 1", "3 0 0"}) {
+		t.Fatalf("home pushes %v, want step 2's push, the same again, then step 3's skip", got)
+	}
+	if !proto.Equal(home.unary[1], home.unary[0]) {
+		t.Errorf("re-sent %v, want step 2's push %v", home.unary[1], home.unary[0])
 	}
 }

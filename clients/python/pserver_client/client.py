@@ -30,6 +30,7 @@ from .placement import BLOCK_SEPARATOR, DEFAULT_BLOCK_SIZE, place_tensor
 from .security import ChannelFactory, TlsOptions
 from .shard_calls import DEFAULT_MAX_MESSAGE_BYTES, ShardCalls
 from .step_context import StepContext, backoff_s
+from .step_pushes import StepPushes
 from .tables import TableDirectory, TableLayout, TableLike, table_spec
 from .tasks import TaskIterator
 from .tensors import TensorSpec, Values, Wire, elements_of, to_wire
@@ -162,6 +163,9 @@ class Client:
         self._threads: list[threading.Thread] = []
         #: The dataset pass steps are stamped with (tasks() sets it).
         self.pass_ = 0
+        #: SYNC: the last step's pushes, until the next step went through on every shard (a shard
+        #: that failed over without them asks for them again: PSERVER_RESEND_STEP).
+        self.last_step_pushes: Optional[StepPushes] = None
         self._master: Optional[MasterLink] = None
         #: This trainer's id (the master's, or random standalone).
         self.trainer_id: int = 0
@@ -286,7 +290,9 @@ class Client:
 
         Under SYNC or SSP (`view.consistency`), when fn returns, every shard the step did not push
         to is told the step is done (`StepContext.skip`), so that no shard waits for this
-        trainer."""
+        trainer. Under SYNC the step's pushes are kept until the next step went through
+        (`last_step_pushes`): a shard that failed over without them asks for them
+        (PSERVER_RESEND_STEP) and gets them again."""
         # A cluster trainer learns where the job's steps are before its first one (and again under
         # a new id: a trainer registered again joins like a new one).
         if self._master is not None and self._view.consistency != "async" and self._floor_for != self.trainer_id:
@@ -305,6 +311,10 @@ class Client:
         with self._lock:
             self._next_step = max(self._next_step + 1, self._step_floor)
             return self._next_step
+
+    def keep_step_pushes(self, pushes: StepPushes) -> None:
+        """Keeps a step's pushes once it went through on every shard (`last_step_pushes`)."""
+        self.last_step_pushes = pushes
 
     def step_closed_without(self, closed_steps: int) -> None:
         """SYNC: a push came too late for its step; later steps start after `closed_steps`."""
@@ -334,6 +344,10 @@ class Client:
                 result = fn(ctx)
                 # Rows pushed without a send_grads go out now, still within this run's context.
                 ctx.flush()
+                # Every shard took the step: the one before can no longer be asked for. Reads
+                # (step 0) are no step and replace nothing.
+                if step > 0:
+                    self.keep_step_pushes(ctx.sent)
                 return result
             except Exception as err:
                 past_deadline = isinstance(err, ClientError) and err.code == codes.CLIENT_DEADLINE_EXCEEDED

@@ -154,6 +154,12 @@ def is_stale(err: BaseException) -> bool:
     return err.status == grpc.StatusCode.ABORTED.name or err.code == codes.PSERVER_WRONG_SHARD
 
 
+def is_resend_step(err: BaseException) -> bool:
+    """Whether a SYNC shard asks for this trainer's push of the step before again
+    (PSERVER_RESEND_STEP): it failed over without it, and that step is still open there."""
+    return isinstance(err, PserverError) and err.code == codes.PSERVER_RESEND_STEP
+
+
 _UNAVAILABLE_SHARD_CODES = frozenset({codes.PSERVER_NOT_SERVING, codes.PSERVER_FENCED, codes.PSERVER_SHUTTING_DOWN})
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import logging
 import random
 import threading
 import time
@@ -28,6 +29,7 @@ from .errors import (
     Error,
     PserverError,
     error_of,
+    is_resend_step,
     is_retryable,
     is_shard_unavailable,
     is_stale,
@@ -38,6 +40,7 @@ from .placement import place_tensor
 from .push_report import DROPPED_LATE, PushReport, ShardPush
 from .shard_calls import TENSOR_OVERHEAD_BYTES, REQUEST_OVERHEAD_BYTES
 from .sparse_rows import RowStage, as_ids, check_rows, distinct_ids, group_by_shard, scatter_rows
+from .step_pushes import SentPush, StepPushes
 from .tables import TableLayout
 from .tensors import TensorSpec, Values, from_wire, to_wire
 from .view import View
@@ -50,6 +53,8 @@ try:
     import numpy as np
 except ImportError:  # pragma: no cover
     np = None  # type: ignore[assignment]
+
+log = logging.getLogger("pserver_client")
 
 #: A call against a shard: (address, RequestContext, timeout_s) → a grpc future.
 ShardCall = Callable[[str, Any, float], Any]
@@ -95,6 +100,9 @@ class StepContext:
         self._pushed_to: dict[int, int] = {}
         #: Whether a shard answered DROPPED_LATE: its step closed without this trainer.
         self._dropped_late = False
+        #: SYNC: what the step sent to each shard, kept once the step is done (the client's
+        #: `last_step_pushes`).
+        self.sent = StepPushes(trainer_id, step, pass_)
 
     # --- lifecycle (used by the client) ---
 
@@ -310,16 +318,14 @@ class StepContext:
         if shards:
             self._pushed = True
         self._pushed_to.update((shard, 0) for shard in shards)
+        outgoing = {shard: SentPush(dense.get(shard, []), sparse.get(shard, []), sample_count) for shard in shards}
+        if self.view.consistency == "sync":
+            for shard in shards:
+                self.sent.record(shard, outgoing[shard])
         outcomes: dict[int, ShardPush] = {}
 
         def push(shard: int) -> None:
-            tensors, rows = dense.get(shard, []), sparse.get(shard, [])
-            reply = self.with_retries(
-                shard,
-                lambda address, context, timeout: self._host.calls.send_grads(
-                    address, context, tensors, timeout, rows, sample_count
-                ),
-            )
+            reply = self.with_retries(shard, self._send(outgoing[shard]))
             outcomes[shard] = ShardPush.from_reply(shard, reply)
             self._pushed_to[shard] = reply.version
             if outcomes[shard].outcome == DROPPED_LATE:
@@ -327,6 +333,36 @@ class StepContext:
 
         self._fan_out([functools.partial(push, s) for s in shards])
         return PushReport([outcomes[s] for s in shards])
+
+    def _send(self, push: SentPush) -> ShardCall:
+        """The SendGrads call of `push`."""
+        return lambda address, context, timeout: self._host.calls.send_grads(
+            address, context, push.dense, timeout, push.sparse, push.sample_count
+        )
+
+    def _resend_last_step(self, shard: int) -> None:
+        """SYNC: sends this trainer's push of the step before to `shard` again — the shard failed
+        over without it and asked (PSERVER_RESEND_STEP) — with what the client kept, under the
+        identity that step had and the shard's epoch in this context's view. A trainer that took
+        no part in that step there (it joined after, or has a new id) says so with a zero-sample
+        push. The re-send's outcome (accumulated, duplicate, dropped late) does not matter: the
+        shard holds the step from then on."""
+        step = self.step - 1
+        kept = self._host.last_step_pushes
+        push = kept.sent_to(shard, self.trainer_id, step) if kept is not None else None
+        log.info(
+            "shard %d failed over without the last step: sending step %d again (%s)",
+            shard,
+            step,
+            "the pushed bytes kept" if push is not None else "none kept: a push of 0 samples",
+        )
+        pass_ = kept.pass_ if kept is not None and push is not None else self.pass_
+        send = self._send(push if push is not None else SentPush((), (), 0))
+        self.with_retries(
+            shard,
+            lambda address, context, timeout: send(address, _restamped(context, step, pass_), timeout),
+            resend=False,
+        )
 
     def request_context(self, shard: int) -> Any:
         """The RequestContext of a call to `shard`: this context's own view and the step's identity."""
@@ -338,15 +374,18 @@ class StepContext:
             **{"pass": self.pass_},
         )
 
-    def with_retries(self, shard: int, call: ShardCall) -> Any:
+    def with_retries(self, shard: int, call: ShardCall, resend: bool = True) -> Any:
         """Runs `call(address, context, timeout)` (returning a grpc future) against `shard`,
         retrying while its outcome is unknown (connection lost, deadline), the pserver is busy
         (after its retry hint) or the shard is not served at the address for now (recovering,
         fenced, shutting down: until it serves or a new view aborts the context). Retries back off
         with jitter and end with the step's deadline. A moved epoch ends the step (stale view).
         Errors that waiting cannot change (bad input, a message over the size limit) are raised
-        at once."""
+        at once. A SYNC shard that failed over without this trainer's last step asks for it
+        (PSERVER_RESEND_STEP): it is sent again (`resend`: not for a re-send itself), then the
+        call; a second such answer to the call is raised."""
         attempt = 0
+        resent = False
         while True:
             self._throw_if_stale(shard)
             left = self.deadline - time.monotonic()
@@ -361,6 +400,11 @@ class StepContext:
                 if is_stale(err):
                     self._host.stale_shard(shard, err.shard_epoch)
                     raise ClientError(codes.CLIENT_STALE_VIEW, f"shard {shard}: {err}") from err
+                # Asked once per call: the shard holds the step from then on.
+                if is_resend_step(err) and resend and not resent:
+                    resent = True
+                    self._resend_last_step(shard)
+                    continue
                 if not is_retryable(err) and not is_shard_unavailable(err):
                     raise
                 hint = err.retry_after_ms / 1000 if err.retry_after_ms is not None else backoff_s(attempt)
@@ -472,6 +516,13 @@ class StepContext:
             return grads
         scale = bound / norm
         return {k: (floats[k] * scale).astype(floats[k].dtype) if k in floats else v for k, v in grads.items()}
+
+
+def _restamped(context: Any, step: int, pass_: int) -> Any:
+    """`context` (a call's RequestContext: the trainer id, the shard's epoch) for another step."""
+    return context_pb2.RequestContext(
+        trainer_id=context.trainer_id, step=step, shard_epoch=context.shard_epoch, **{"pass": pass_}
+    )
 
 
 def _gradient(name: str, values: Values, spec: TensorSpec) -> Any:

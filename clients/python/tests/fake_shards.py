@@ -6,9 +6,10 @@ import struct
 import grpc
 import numpy as np
 
-from pserver_client import bucket_of_id, connect, table_shards
+from pserver_client import bucket_of_id, codes, connect, table_shards
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
 from pserver_client._proto.pserver.v1 import context_pb2, tensor_pb2
+from pserver_client.errors import ERROR_CODE_KEY
 from pserver_client.shard_calls import ShardCalls
 from pserver_client.view import ShardRoute, View
 
@@ -28,6 +29,15 @@ class FakeRpcError(grpc.RpcError):
 
     def trailing_metadata(self):
         return self._trailers
+
+
+def resend_step_error():
+    """What a SYNC shard that failed over without the trainer's step before answers."""
+    return FakeRpcError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "the trainer's push of the step before is missing here",
+        [(ERROR_CODE_KEY, codes.PSERVER_RESEND_STEP)],
+    )
 
 
 class Done:
@@ -51,7 +61,8 @@ class FakeShards(ShardCalls):
     failures; `sent` records every (method, shard, request). Tables: `tables[shard][name]` (a
     TableSpec, from InitTable or set by the test) and `rows[shard][name][id]`. Pushes to a shard
     answer `push_replies[shard]` in order (SendGradsResponses), then applied (version 1); `statuses[shard]` is the
-    shard's GetShardStatusResponse (its request, with the trainer id, is recorded too)."""
+    shard's GetShardStatusResponse (its request, with the trainer id, is recorded too).
+    `ask_resend` makes a shard answer calls of a step PSERVER_RESEND_STEP (a SYNC failover)."""
 
     def __init__(self, shards, max_message_bytes=64 << 20):
         super().__init__(max_message_bytes=max_message_bytes)
@@ -64,11 +75,25 @@ class FakeShards(ShardCalls):
         self.push_replies = [[] for _ in range(shards)]
         self.statuses = [ps_pb2.GetShardStatusResponse(index=i, shard_epoch=1) for i in range(shards)]
         self.fail = lambda method, shard, request: None
+        #: (method, shard, step) → how many more such calls answer PSERVER_RESEND_STEP.
+        self.resend_asks = {}
+
+    def ask_resend(self, method, shard, step, times=1):
+        """The next `times` calls of `method` with context step `step` to `shard` answer
+        PSERVER_RESEND_STEP, as a SYNC shard that failed over without the step before does."""
+        self.resend_asks[(method, shard, step)] = times
+
+    def _resend_asked(self, method, shard, request):
+        key = (method, shard, request.context.step)
+        if self.resend_asks.get(key, 0) <= 0:
+            return None
+        self.resend_asks[key] -= 1
+        return resend_step_error()
 
     def _answer(self, method, address, request, answer):
         shard = int(address.rsplit(":", 1)[1]) - 1000
         self.sent.append((method, shard, request))
-        error = self.fail(method, shard, request)
+        error = self._resend_asked(method, shard, request) or self.fail(method, shard, request)
         return Done(error=error) if error is not None else Done(answer(shard))
 
     def get_params(self, address, context, names, timeout):

@@ -1,12 +1,25 @@
 """SYNC and bounded staleness against in-memory shards: the trainer id option, the mode and the
-step floor from the shards' statuses, reads numbered step 0, sample counts, push reports, and the
-zero-sample pushes that tell the shards a step is done."""
+step floor from the shards' statuses, reads numbered step 0, sample counts, push reports, the
+zero-sample pushes that tell the shards a step is done, and the last step's pushes sent again to a
+shard that failed over without them (PSERVER_RESEND_STEP)."""
 
+import grpc
 import numpy as np
 import pytest
 
-from fake_shards import fake_client
-from pserver_client import Client, ClientError, PushReport, ShardPush, codes, connect, place_tensor
+from fake_shards import FakeRpcError, fake_client
+from pserver_client import (
+    Client,
+    ClientError,
+    PserverError,
+    PushReport,
+    ShardPush,
+    bucket_of_id,
+    codes,
+    connect,
+    place_tensor,
+    table_shards,
+)
 from pserver_client._proto.pserver.v1 import consistency_pb2
 from pserver_client._proto.pserver.v1 import context_pb2, master_pb2
 from pserver_client._proto.pserver.v1 import parameter_server_pb2 as ps_pb2
@@ -292,5 +305,205 @@ def test_under_async_a_step_sends_no_extra_pushes():
         client.step(lambda ctx: ctx.send_grads({"w": np.ones(2, np.float32)}))
         client.step(lambda ctx: None)
         assert [(shard, r.HasField("sample_count")) for shard, r in pushes(client)] == [(home, False)]
+    finally:
+        client.close()
+
+
+# --- SYNC failover: the last step's pushes, kept and sent again when a shard asks ---
+
+#: The shard that failed over in these tests.
+FAILED = 1
+
+
+def on(client, shard, step=None, method=None):
+    """The calls sent to `shard` (of `step`, of `method`), in order, as (method, step, request)."""
+    return [
+        (m, r.context.step, r)
+        for m, s, r in client.calls.sent
+        if s == shard and (step is None or r.context.step == step) and (method is None or m == method)
+    ]
+
+
+def trained(client, grads=None, **options):
+    """`client` (SYNC, initializer) with "w" of LONG elements, one block on every shard, after a
+    first step that pushed `grads` (ones by default) there; the calls sent so far are forgotten."""
+    client._initializer = True
+    client.init_params({"w": np.zeros(LONG, np.float32)}, {"sgd": {}, "learning_rate": {"base": 1}})
+    grads = np.ones(LONG, np.float32) if grads is None else grads
+    assert client.step(lambda ctx: ctx.send_grads({"w": grads}, **options)) is not None
+    client.calls.sent.clear()
+    return client
+
+
+def step_1_push(client, shard):
+    """The push step 1 sent to `shard` (the last one: a retry sends the same)."""
+    return [r for m, s, r in client.calls.sent if m == "SendGrads" and s == shard and r.context.step == 1][-1]
+
+
+def test_a_read_answered_resend_step_sends_the_kept_push_to_that_shard_then_reads(sync, caplog):
+    sync._initializer = True
+    sync.init_params({"w": np.zeros(LONG, np.float32)}, {"sgd": {}, "learning_rate": {"base": 1}})
+    sync.pass_ = 4
+    sync.step(lambda ctx: ctx.send_grads({"w": np.full(LONG, 0.5, np.float32)}, sample_count=3))
+    first = step_1_push(sync, FAILED)
+    sync.calls.sent.clear()
+    sync.stale_shard(FAILED, 5)  # the shard failed over: a new epoch
+    sync.pass_ = 5
+    sync.calls.ask_resend("GetParams", FAILED, 2)
+
+    with caplog.at_level("INFO", logger="pserver_client"):
+        values = sync.step(lambda ctx: ctx.get_params(["w"]))["w"]
+
+    assert values.shape == (LONG,)
+    calls = on(sync, FAILED)
+    assert [(m, step) for m, step, _ in calls[:3]] == [("GetParams", 2), ("SendGrads", 1), ("GetParams", 2)]
+    resent = calls[1][2]
+    assert (resent.context.trainer_id, getattr(resent.context, "pass"), resent.context.shard_epoch) == (2, 4, 5)
+    assert list(resent.grads) == list(first.grads) and len(resent.grads) > 0
+    assert (resent.HasField("sample_count"), resent.sample_count) == (True, 3)
+    # Only the shard that asked gets the step again.
+    assert [s for m, s, r in sync.calls.sent if r.context.step == 1] == [FAILED]
+    assert "failed over without the last step" in caplog.text and "kept" in caplog.text
+
+
+def test_the_kept_push_carries_the_rows_and_an_unset_sample_count_as_sent(sync):
+    sync.init_params({}, tables=[{"name": "emb", "dim": 2, "buckets": 4}])
+    ids = np.arange(40, dtype=np.int64)
+    home = table_shards("emb", 4, SHARDS)[bucket_of_id(int(ids[0]), 4)]
+    sync.step(lambda ctx: ctx.push_rows("emb", ids, np.ones((len(ids), 2), np.float32)))
+    first = step_1_push(sync, home)
+    assert len(first.sparse) == 1 and not first.HasField("sample_count")
+    sync.calls.sent.clear()
+    sync.calls.ask_resend("SendGrads", home, 2)
+
+    sync.step(lambda ctx: None)
+
+    resent = [r for m, step, r in on(sync, home, step=1)]
+    assert len(resent) == 1
+    assert list(resent[0].sparse) == list(first.sparse) and not resent[0].HasField("sample_count")
+
+
+def test_a_skip_answered_resend_step_sends_the_kept_push_and_keeps_the_steps_report(sync):
+    trained(sync, sample_count=2)
+    sync.calls.ask_resend("SendGrads", FAILED, 2)
+    # The re-send is answered first (dropped late: it does not matter), then the skip.
+    sync.calls.push_replies[FAILED] += [
+        reply(ps_pb2.PUSH_OUTCOME_DROPPED_LATE, 0),
+        reply(ps_pb2.PUSH_OUTCOME_ACCUMULATED, 2),
+    ]
+
+    report = sync.step(lambda ctx: ctx.skip())
+
+    assert ShardPush(FAILED, "PUSH_OUTCOME_ACCUMULATED", 2) in report.shards
+    calls = on(sync, FAILED)
+    assert [(m, step) for m, step, _ in calls] == [("SendGrads", 2), ("SendGrads", 1), ("SendGrads", 2)]
+    resent, skip = calls[1][2], calls[2][2]
+    assert (resent.sample_count, len(resent.grads) > 0, resent.context.trainer_id) == (2, True, 2)
+    assert (skip.sample_count, len(skip.grads)) == (0, 0)
+    # A dropped-late re-send moves no step: the next one follows.
+    assert sync.step(lambda ctx: ctx.step) == 3
+
+
+def test_the_kept_bytes_are_a_copy_of_the_trainers_array(sync):
+    grads = np.ones(LONG, np.float32)
+    trained(sync, grads)
+    grads[:] = 99  # the trainer reuses its buffer for the next batch
+    sync.calls.ask_resend("GetParams", FAILED, 2)
+
+    sync.step(lambda ctx: ctx.get_params(["w"]))
+
+    (resent,) = [r for m, step, r in on(sync, FAILED, step=1)]
+    values = np.concatenate([np.frombuffer(g.content, np.float32) for g in resent.grads])
+    assert len(values) > 0 and (values == 1).all()
+
+
+@pytest.mark.parametrize("why", ["first step", "new trainer id", "a step skipped over"])
+def test_without_a_kept_push_of_the_step_before_a_push_of_0_samples_is_sent(why):
+    client = client_in("sync", version=[4, 4, 4] if why == "first step" else [0, 0, 0])
+    try:
+        if why != "first step":
+            trained(client)
+        if why == "new trainer id":
+            client.trainer_id = 7  # the session expired: registered again
+        if why == "a step skipped over":
+            client.step_closed_without(2)  # the next step is 3: step 1's pushes are not step 2's
+        client.pass_ = 6
+        step = {"first step": 5, "new trainer id": 2, "a step skipped over": 3}[why]
+        client.calls.ask_resend("SendGrads", FAILED, step)  # the step's skip
+
+        assert client.step(lambda ctx: ctx.step) == step
+
+        assert [m for m, s, r in on(client, FAILED, step=step - 1)] == ["SendGrads"]
+        resent = [r for m, s, r in on(client, FAILED, step=step - 1)]
+        context = resent[0].context
+        assert (context.trainer_id, getattr(context, "pass")) == (7 if why == "new trainer id" else 2, 6)
+        assert (resent[0].HasField("sample_count"), resent[0].sample_count, len(resent[0].grads)) == (True, 0, 0)
+        assert len(resent[0].sparse) == 0
+    finally:
+        client.close()
+
+
+def test_a_resend_that_fails_for_now_is_retried_like_any_push(sync):
+    trained(sync)
+    lost = iter([FakeRpcError(grpc.StatusCode.UNAVAILABLE, "connection lost")])
+    sync.calls.fail = lambda method, shard, request: (
+        next(lost, None) if (method, shard, request.context.step) == ("SendGrads", FAILED, 1) else None
+    )
+    sync.calls.ask_resend("GetParams", FAILED, 2)
+
+    sync.step(lambda ctx: ctx.get_params(["w"]))
+
+    assert [(m, step) for m, step, _ in on(sync, FAILED)][:4] == [
+        ("GetParams", 2),
+        ("SendGrads", 1),
+        ("SendGrads", 1),
+        ("GetParams", 2),
+    ]
+
+
+@pytest.mark.parametrize("again", ["the call", "the re-send"])
+def test_a_second_resend_step_for_the_same_call_is_raised(sync, again):
+    trained(sync)
+    if again == "the call":
+        sync.calls.ask_resend("GetParams", FAILED, 2, times=2)
+    else:
+        sync.calls.ask_resend("GetParams", FAILED, 2)
+        sync.calls.ask_resend("SendGrads", FAILED, 1)
+
+    with pytest.raises(PserverError) as caught:
+        sync.step(lambda ctx: ctx.get_params(["w"]))
+
+    assert (caught.value.status, caught.value.code) == ("FAILED_PRECONDITION", codes.PSERVER_RESEND_STEP)
+    # Sent again once, never more.
+    assert [m for m, step, _ in on(sync, FAILED, step=1)] == ["SendGrads"]
+    expected = [("GetParams", 2), ("SendGrads", 1)] + ([("GetParams", 2)] if again == "the call" else [])
+    assert [(m, step) for m, step, _ in on(sync, FAILED)] == expected
+
+
+def test_reads_outside_a_step_do_not_replace_the_kept_pushes(sync):
+    trained(sync, sample_count=5)
+    kept = sync.last_step_pushes
+    sync.get_params(["w"])
+    sync.list_params()
+    sync.init_params({"w": np.zeros(LONG, np.float32)})
+    assert sync.last_step_pushes is kept
+    sync.calls.ask_resend("GetParams", FAILED, 2)
+
+    sync.step(lambda ctx: ctx.get_params(["w"]))
+
+    (resent,) = [r for m, step, r in on(sync, FAILED, step=1)]
+    assert (resent.sample_count, len(resent.grads) > 0) == (5, True)
+    # The step went through: its pushes (the skip) are kept now.
+    assert sync.last_step_pushes is not kept and sync.last_step_pushes.step == 2
+    assert sync.last_step_pushes.sent_to(FAILED, 2, 2).sample_count == 0
+
+
+def test_under_async_nothing_is_kept():
+    client = fake_client(shards=SHARDS)
+    try:
+        client.init_params({"w": np.zeros(LONG, np.float32)})
+        client.step(lambda ctx: ctx.send_grads({"w": np.ones(LONG, np.float32)}))
+        kept = client.last_step_pushes
+        assert all(kept.sent_to(s, client.trainer_id, 1) is None for s in range(SHARDS))
     finally:
         client.close()

@@ -24,6 +24,7 @@ import { ShardCalls } from './shard-calls';
 import type { ListedParam } from './model-listing';
 import type { StepContext, TestHooks } from './step-context';
 import { runStep, type StepHost } from './step-runner';
+import type { StepPushes } from './step-pushes';
 import { completeTableSpec, TableDirectory, type TableInit, type TableLayout } from './tables';
 import {
   elementTypeOf,
@@ -116,6 +117,8 @@ export class PserverClient implements StepHost {
   /** The trainer id the step floor was last read from every shard for (cluster SYNC and SSP). */
   private floorFor = 0;
   private passNumber = 0;
+  /** SYNC: the last step's pushes, until the next step went through on every shard. */
+  lastStepPushes: StepPushes | undefined;
   private session: SessionKeeper | undefined;
   private watching: Promise<void> | undefined;
   private readonly viewWaiters = new Set<() => void>();
@@ -354,6 +357,10 @@ export class PserverClient implements StepHost {
   nextStepNumber(): number {
     this.nextStep = Math.max(this.nextStep + 1, this.stepFloor);
     return this.nextStep;
+  }
+
+  keepStepPushes(pushes: StepPushes): void {
+    this.lastStepPushes = pushes;
   }
 
   stepClosedWithout(closedSteps: number): void {

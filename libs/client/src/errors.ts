@@ -39,6 +39,14 @@ export function isStale(err: unknown): boolean {
 }
 
 /**
+ * Whether a SYNC shard asks for this trainer's push of the step before again: it failed over
+ * without it, and that step is still open there.
+ */
+export function isResendStep(err: unknown): boolean {
+  return err instanceof RpcError && err.code === 'PSERVER_RESEND_STEP';
+}
+
+/**
  * Whether the shard is not served at that address right now — its pserver is recovering it, was
  * fenced or is shutting down. Nothing was applied. The call is retried after a backoff: either the
  * pserver starts serving (same epoch) or the master publishes a new assignment, which aborts the

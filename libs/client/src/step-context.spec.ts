@@ -9,10 +9,12 @@ import {
   type TableSpec__Output,
   type Tensor,
 } from '@pserver/proto';
+import { silentLogger } from '@pserver/logging';
 import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
 import { fitsOneMessage, pushPieces, type ShardCalls } from './shard-calls';
 import { StepContext } from './step-context';
+import { StepPushes } from './step-pushes';
 import { TableDirectory } from './tables';
 import type { TensorSpec } from './tensors';
 import type { View } from './view';
@@ -158,6 +160,8 @@ function setup(
     stepClosedWithout(closedSteps: number) {
       this.closedWithout.push(closedSteps);
     },
+    lastStepPushes: undefined as StepPushes | undefined,
+    logger: silentLogger,
   };
   const ctx = new StepContext(
     host,
@@ -222,6 +226,91 @@ describe('StepContext', () => {
       [`ps-${home}:1`, ['w'], 5],
       ...rest.map((address) => [address, [], 0]),
     ]);
+  });
+
+  describe('a SYNC shard that failed over without the last step', () => {
+    const w = { elementType: 'ELEMENT_TYPE_FLOAT32' as const, length: 2, shape: [2] };
+    const resendStep = (): RpcError =>
+      new RpcError(status.FAILED_PRECONDITION, 'PSERVER_RESEND_STEP', 'send step 41 again', {});
+
+    /** The context of step 42 (trainer 7, pass 2) after step 41 pushed `gradient` everywhere. */
+    async function afterStep41(gradient: Float32Array, epochs = [3, 5, 8]) {
+      const setupOf = setup(epochs, { w }, 60_000, 4, 'sync');
+      const { shards, host } = setupOf;
+      const last = new StepContext(
+        host,
+        view(epochs, 4, 'sync'),
+        { trainerId: 7, step: 41, pass: 1 },
+        Date.now() + 60_000,
+      );
+      await last.sendGrads({ w: gradient }, { sampleCount: 3 });
+      await last.flush();
+      host.lastStepPushes = last.sent;
+      shards.pushes.length = 0;
+      shards.calls.length = 0;
+      return setupOf;
+    }
+
+    it('sends the kept push of step 41 again, bytes and identity as they were, then the read', async () => {
+      const gradient = Float32Array.of(1.5, -2);
+      const { shards, ctx } = await afterStep41(gradient);
+      const home = placeTensor('w', 2, 4, 3)[0]!.shard;
+      // The trainer reuses its array: what was sent was copied.
+      gradient.fill(0);
+      shards.failures.push(resendStep());
+      await ctx.getParams(['w']);
+      expect(shards.calls.map((c) => [c.method, c.address, c.context])).toEqual([
+        [
+          'getParams',
+          `ps-${home}:1`,
+          { trainerId: 7, pass: 2, step: 42, shardEpoch: [3, 5, 8][home] },
+        ],
+        [
+          'sendGrads',
+          `ps-${home}:1`,
+          { trainerId: 7, pass: 1, step: 41, shardEpoch: [3, 5, 8][home] },
+        ],
+        [
+          'getParams',
+          `ps-${home}:1`,
+          { trainerId: 7, pass: 2, step: 42, shardEpoch: [3, 5, 8][home] },
+        ],
+      ]);
+      expect(shards.pushes.map((p) => [p.names, p.sampleCount])).toEqual([[['w'], 3]]);
+      expect(new Float32Array(new Uint8Array(shards.blocks.get('w')!).buffer)).toEqual(
+        Float32Array.of(1.5, -2),
+      );
+    });
+
+    it('sends the zero-sample push of step 41 again where the step skipped, when a push asks', async () => {
+      const { shards, ctx } = await afterStep41(Float32Array.of(1, 1));
+      const home = placeTensor('w', 2, 4, 3)[0]!.shard;
+      const other = [0, 1, 2].find((s) => s !== home)!;
+      await ctx.sendGrads({ w: Float32Array.of(2, 2) });
+      shards.failures.push(resendStep());
+      shards.pushes.length = 0;
+      await ctx.skip();
+      const resent = shards.pushes.find((p) => p.context.step === 41)!;
+      expect(resent).toMatchObject({ address: `ps-${other}:1`, names: [], sampleCount: 0 });
+      expect(shards.pushes.filter((p) => p.context.step === 42)).toHaveLength(2);
+    });
+
+    it('says it took no part in step 41 with a zero-sample push when it kept nothing for it', async () => {
+      const { shards, ctx, host } = await afterStep41(Float32Array.of(1, 1));
+      // The pushes kept are another trainer id's (its session expired and it registered again).
+      host.lastStepPushes = new StepPushes({ trainerId: 6, step: 41, pass: 1 });
+      shards.failures.push(resendStep());
+      await ctx.getParams(['w']);
+      expect(shards.pushes.map((p) => [p.context, p.names, p.sampleCount])).toEqual([
+        [expect.objectContaining({ trainerId: 7, pass: 2, step: 41 }), [], 0],
+      ]);
+    });
+
+    it('asks once per call: a second request to send it again is the error it is', async () => {
+      const { shards, ctx } = await afterStep41(Float32Array.of(1, 1));
+      shards.failures.push(resendStep(), resendStep());
+      await expect(ctx.getParams(['w'])).rejects.toMatchObject({ code: 'PSERVER_RESEND_STEP' });
+    });
   });
 
   it('under ASYNC sends nothing more when the step ends', async () => {

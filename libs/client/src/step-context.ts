@@ -12,11 +12,19 @@ import {
   type LinkedAbortController,
   type SignalAndCleanup,
 } from '@pserver/rpc';
-import { asMessageTooLarge, ClientError, isRetryable, isShardUnavailable, isStale } from './errors';
+import {
+  asMessageTooLarge,
+  ClientError,
+  isResendStep,
+  isRetryable,
+  isShardUnavailable,
+  isStale,
+} from './errors';
 import { assembleModel, type ListedParam } from './model-listing';
 import { planPulls, rowsPerCall } from './pull-plan';
 import { backoffMs, sleepFor } from './retry';
 import type { CallLimits, ShardCalls } from './shard-calls';
+import { StepPushes } from './step-pushes';
 import {
   checkRows,
   distinctIds,
@@ -27,6 +35,7 @@ import {
   scatterRows,
 } from './sparse-rows';
 import type { TableDirectory, TableLayout } from './tables';
+import type { Logger } from '@pserver/logging';
 import {
   allocate,
   elementTypeOf,
@@ -81,6 +90,9 @@ export interface ContextHost {
    * `closedSteps`: later steps start after it.
    */
   stepClosedWithout(closedSteps: number): void;
+  /** SYNC: the pushes of the trainer's last step that went through on every shard. */
+  readonly lastStepPushes: StepPushes | undefined;
+  readonly logger: Logger;
   readonly globalClipNorm: number | undefined;
   readonly testHooks: TestHooks;
 }
@@ -124,6 +136,8 @@ export class StepContext {
   private readonly pushedTo = new Map<number, number>();
   /** Whether a shard answered DROPPED_LATE: its step closed without this trainer. */
   private droppedLate = false;
+  /** SYNC: what the step sent to each shard, kept once the step is done (`lastStepPushes`). */
+  readonly sent: StepPushes;
 
   constructor(
     private readonly host: ContextHost,
@@ -138,6 +152,7 @@ export class StepContext {
       () => new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
     );
     this.linked = createLinkedAbortController(this.deadlineSignal.signal);
+    this.sent = new StepPushes(identity);
   }
 
   /** The trainer id the step began with (the same on every run, whatever the session does). */
@@ -442,22 +457,28 @@ export class StepContext {
     if (shards.length > 0) this.pushed = true;
     for (const shard of shards) this.pushedTo.set(shard, 0);
     const replies = await Promise.all(
-      shards.map((shard) =>
-        this.withRetries(shard, async (address, context) => {
+      shards.map((shard) => {
+        const push = {
+          dense: dense.get(shard) ?? [],
+          sparse: sparse.get(shard) ?? [],
+          sampleCount,
+        };
+        if (this.view.consistency === 'sync') this.sent.record(shard, push);
+        return this.withRetries(shard, async (address, context) => {
           const reply = await this.host.calls.sendGrads(
             address,
             context,
-            dense.get(shard) ?? [],
+            push.dense,
             this.limits,
-            sparse.get(shard) ?? [],
-            sampleCount,
+            push.sparse,
+            push.sampleCount,
           );
           if (this.host.testHooks.dropReply?.(shard, this.step)) {
             throw new RpcError(14, undefined, 'test fault: the reply was lost', {});
           }
           return reply;
-        }),
-      ),
+        });
+      }),
     );
     return { shards: replies.map((reply, i) => this.outcome(shards[i]!, reply)) };
   }
@@ -507,16 +528,50 @@ export class StepContext {
   }
 
   /**
+   * SYNC: sends this trainer's push of the step before to `shard` again — the shard failed over
+   * without it and asked (PSERVER_RESEND_STEP) — with the bytes the client kept, under the
+   * identity that step had. A trainer that took no part in that step there (it joined after, or
+   * has a new id) says so with a zero-sample push.
+   */
+  private async resendLastStep(shard: number): Promise<void> {
+    const step = this.step - 1;
+    const kept = this.host.lastStepPushes;
+    const push = kept?.sentTo(shard, this.trainerId, step);
+    const pass = push ? kept!.identity.pass : this.pass;
+    this.host.logger.info('a shard failed over without the last step: sending it again', {
+      shard,
+      step,
+      kept: push !== undefined,
+    });
+    await this.withRetries(
+      shard,
+      (address, context) =>
+        this.host.calls.sendGrads(
+          address,
+          { ...context, pass, step },
+          push?.dense ?? [],
+          this.limits,
+          push?.sparse ?? [],
+          push ? push.sampleCount : 0,
+        ),
+      { resend: false },
+    );
+  }
+
+  /**
    * Runs a call to `shard`, retrying while its outcome is unknown (connection lost, deadline), the
    * pserver is busy (RESOURCE_EXHAUSTED: after its retry hint) or the shard is not served at the
    * address for now (recovering, fenced, shutting down: until it serves or a new view aborts the
    * context). Retries back off with jitter and end with the step's deadline. If the shard's epoch
-   * moved meanwhile, the step is stale and ends.
+   * moved meanwhile, the step is stale and ends. A SYNC shard that failed over without this
+   * trainer's last step asks for it (PSERVER_RESEND_STEP): it is sent again, then the call.
    */
   async withRetries<T>(
     shard: number,
     call: (address: string, context: RequestContext) => Promise<T>,
+    { resend = true } = {},
   ): Promise<T> {
+    let resent = false;
     for (let attempt = 0; ; attempt++) {
       this.throwIfStale(shard);
       const route = this.view.shards[shard]!;
@@ -529,6 +584,12 @@ export class StepContext {
         if (isStale(err)) {
           this.host.staleShard(shard, err instanceof RpcError ? err.facts.shardEpoch : undefined);
           throw this.staleError(err);
+        }
+        // Asked once per call: the shard holds the step from then on.
+        if (isResendStep(err) && resend && !resent) {
+          resent = true;
+          await this.resendLastStep(shard);
+          continue;
         }
         if (!isRetryable(err) && !isShardUnavailable(err)) throw err;
         const hint = err instanceof RpcError ? err.facts.retryAfterMs : undefined;

@@ -5,6 +5,7 @@ import { RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
 import type { ShardCalls } from './shard-calls';
 import type { StepContext } from './step-context';
+import type { StepPushes } from './step-pushes';
 import { runStep, type StepHost } from './step-runner';
 import { TableDirectory } from './tables';
 import type { View } from './view';
@@ -53,6 +54,10 @@ function fakeHost(stepTimeoutMs = 60_000) {
     },
     track: () => () => undefined,
     tables: new TableDirectory(),
+    lastStepPushes: undefined as StepPushes | undefined,
+    keepStepPushes(pushes: StepPushes) {
+      host.lastStepPushes = pushes;
+    },
   } satisfies StepHost & Record<string, unknown>;
   return host;
 }
@@ -60,6 +65,16 @@ function fakeHost(stepTimeoutMs = 60_000) {
 const stale = (): ClientError => new ClientError('CLIENT_STALE_VIEW', 'shard 0 changed');
 
 describe('runStep', () => {
+  it('keeps the pushes of a step once it went through, never those of a read', async () => {
+    const host = fakeHost();
+    let sent: StepPushes | undefined;
+    await runStep(host, async (ctx) => (sent = ctx.sent));
+    expect(host.lastStepPushes).toBe(sent);
+    expect(host.lastStepPushes!.identity).toEqual({ trainerId: 7, step: 1, pass: 1 });
+    await runStep(host, async () => undefined, { reading: true });
+    expect(host.lastStepPushes).toBe(sent);
+  });
+
   it('gives a reading step number 0 and takes no number from the trainer’s steps', async () => {
     const host = fakeHost();
     const steps: number[] = [];

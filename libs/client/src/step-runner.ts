@@ -1,7 +1,7 @@
-import type { Logger } from '@pserver/logging';
 import { ClientError, isRefused, isStale } from './errors';
 import { backoffMs, sleepFor } from './retry';
 import { StepContext, type ContextHost } from './step-context';
+import type { StepPushes } from './step-pushes';
 import type { View } from './view';
 
 /** What running a step needs of its client. */
@@ -12,7 +12,8 @@ export interface StepHost extends ContextHost {
   readonly view: View;
   readonly stepTimeoutMs: number;
   readonly closingSignal: AbortSignal;
-  readonly logger: Logger;
+  /** Keeps a step's pushes once it went through on every shard (`lastStepPushes`). */
+  keepStepPushes(pushes: StepPushes): void;
   nextStepNumber(): number;
   /** Resolves true once every shard is served, false if `deadline` passes first. */
   waitForCompleteView(deadline: number): Promise<boolean>;
@@ -51,6 +52,8 @@ export async function runStep<T>(
       const result = await fn(ctx);
       // Rows pushed without a sendGrads go out now, still within this run's context.
       await ctx.flush();
+      // Every shard took the step: the one before can no longer be asked for.
+      if (step > 0) host.keepStepPushes(ctx.sent);
       return result;
     } catch (err) {
       if (host.closingSignal.aborted) throw err;

@@ -5,6 +5,7 @@ import {
   LocalCluster,
   MasterDriver,
   parseJsonLine,
+  sleep,
   spawnNode,
   stopAllProcesses,
   waitFor,
@@ -202,11 +203,25 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
   }, 300_000);
 });
 
-// With replicas, SYNC loses no closed step (a step's reads wait until the replicas hold it): only
-// the step open on the killed primary may miss contributions. SSP loses nothing acknowledged.
-const replicated: [string, { flag: string; applied: number[]; openStepsLost: number }][] = [
-  ['SYNC', { flag: 'sync', applied: [1, 2, 3].map((n) => Math.fround(1 / n)), openStepsLost: 1 }],
-  ['SSP (s = 1)', { flag: 'ssp:1', applied: [1], openStepsLost: 0 }],
+// With replicas, SYNC loses no closed step (a step's reads wait until the replicas hold it), and
+// under the default failover policy ("rerun") not the step open on the killed primary either: the
+// promoted replica asks each trainer for its push of that step again (PSERVER_RESEND_STEP) and the
+// step closes with every contribution. SSP loses nothing acknowledged. Under "continue", the step
+// open at the kill may close without the contributions the killed primary alone held.
+const replicated: [string, { flags: string[]; applied: number[]; openStepsLost: number }][] = [
+  [
+    'SYNC',
+    { flags: ['sync'], applied: [1, 2, 3].map((n) => Math.fround(1 / n)), openStepsLost: 0 },
+  ],
+  [
+    'SYNC, --sync-failover continue',
+    {
+      flags: ['sync', '--sync-failover', 'continue'],
+      applied: [1, 2, 3].map((n) => Math.fround(1 / n)),
+      openStepsLost: 1,
+    },
+  ],
+  ['SSP (s = 1)', { flags: ['ssp:1'], applied: [1], openStepsLost: 0 }],
 ];
 
 describe.each(replicated)('%s with replicated shards', (_, mode) => {
@@ -218,12 +233,13 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
       leaseTtlSeconds: 2,
       sessionTtlSeconds,
       blockSize,
-      extraMasterArgs: ['--consistency', mode.flag],
+      extraMasterArgs: ['--consistency', ...mode.flags],
       // Primaries send a digest of the shard every second; replicas compare theirs.
       extraPserverArgs: ['--replica-digest-interval-s', '1'],
     });
     const masters = cluster.masters.map((m) => m.address).join(',');
-    const { trainers, start, stepsOf, stepped } = rosterTrainers(masters, `${mode.flag}-replicas`);
+    const tag = mode.flags.join('-').replace(/[^\w:-]/g, '');
+    const { trainers, start, stepsOf, stepped } = rosterTrainers(masters, `${tag}-replicas`);
     const driver = new MasterDriver(cluster.masters[0]!.address);
     const reader = await connect({ master: masters.split(','), observer: true });
     try {
@@ -235,8 +251,13 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
           (await driver.clusterView()).shards.every((s) => s.replicas.some((r) => r.inSync)),
         { timeoutMs: 60_000, description: 'a replica in sync for every shard' },
       );
+      // Trainer 2 held between steps (well within its session TTL) keeps the others'
+      // contributions waiting in the open SYNC step: the kill takes them with the primary.
+      trainers[2]!.signal('SIGSTOP');
+      await sleep(300);
       const victim = cluster.pserverServing(0);
       await victim.process.kill();
+      trainers[2]!.signal('SIGCONT');
       const atKill = [0, 1, 2].map((o) => stepsOf(o).length);
       for (const ordinal of [0, 1, 2]) await stepped(ordinal, atKill[ordinal]! + 10);
       for (const ordinal of [0, 1, 2]) trainers[ordinal]!.signal('SIGUSR2');
@@ -282,8 +303,15 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
           .filter((e) => e.msg === "the replica's copy differs from the primary's shard"),
       );
       expect(compared).toEqual([]);
+      // Under "rerun" the promoted replica asked for the open step's pushes again.
+      const resent = [0, 1, 2].flatMap((o) =>
+        trainers[o]!.jsonLines().filter(
+          (e) => e.msg === 'a shard failed over without the last step: sending it again',
+        ),
+      );
+      if (mode.resends) expect(resent.length).toBeGreaterThan(0);
       console.log(
-        `${mode.flag}, replicated: ${acknowledged.length} acknowledged steps, the primary of shard 0 killed at step ${stepsOf(0)[atKill[0]! - 1]!.step}; contributions lost with it: ${holesOf(ledger!).length}`,
+        `${mode.flags.join(' ')}, replicated: ${acknowledged.length} acknowledged steps, the primary of shard 0 killed at step ${stepsOf(0)[atKill[0]! - 1]!.step}; contributions lost with it: ${holesOf(ledger!).length}; pushes sent again: ${resent.length}`,
       );
     } finally {
       driver.close();
