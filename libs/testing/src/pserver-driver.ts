@@ -65,8 +65,10 @@ export class PserverDriver {
     });
   }
 
-  status(timeoutMs = this.timeoutMs): Promise<GetShardStatusResponse__Output> {
-    return callUnary(this.client.getShardStatus.bind(this.client), {}, { timeoutMs });
+  /** The shard's status; with `trainerId`, also that trainer's last step on it. */
+  status(timeoutMs = this.timeoutMs, trainerId?: number): Promise<GetShardStatusResponse__Output> {
+    const request = trainerId === undefined ? {} : { context: { trainerId } };
+    return callUnary(this.client.getShardStatus.bind(this.client), request, { timeoutMs });
   }
 
   /** The shard's epoch, as a trainer learns it in standalone mode. */
