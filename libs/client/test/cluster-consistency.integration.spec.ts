@@ -208,10 +208,18 @@ describe.each(modes)('%s in a cluster job whose trainers come and go', (_, mode)
 // promoted replica asks each trainer for its push of that step again (PSERVER_RESEND_STEP) and the
 // step closes with every contribution. SSP loses nothing acknowledged. Under "continue", the step
 // open at the kill may close without the contributions the killed primary alone held.
-const replicated: [string, { flags: string[]; applied: number[]; openStepsLost: number }][] = [
+const replicated: [
+  string,
+  { flags: string[]; applied: number[]; openStepsLost: number; resends?: true },
+][] = [
   [
     'SYNC',
-    { flags: ['sync'], applied: [1, 2, 3].map((n) => Math.fround(1 / n)), openStepsLost: 0 },
+    {
+      flags: ['sync'],
+      applied: [1, 2, 3].map((n) => Math.fround(1 / n)),
+      openStepsLost: 0,
+      resends: true,
+    },
   ],
   [
     'SYNC, --sync-failover continue',
