@@ -65,12 +65,23 @@ function applyClosedStep(shard: Shard, step: ForwardedPush, contributors: number
         mean.shape,
         true,
       );
+    const tables = step.sparse.map(({ table: name, ids, grads, counts }) => {
+      const table = shard.tables.get(name);
+      if (!table)
+        throw new PserverError(
+          'PSERVER_INVALID_ARGUMENT',
+          `forwarded step ${step.step}: no table ${name} on the replica`,
+        );
+      return { table, ids, grads, counts };
+    });
     // applyStep takes the buffers and releases them.
     const means = staged.detach();
-    const skipped = shard.applyStep(
+    const { skipped } = shard.applyStep(
       step.step,
       means.map(({ tensor, buffer }) => ({ tensor, buffer, weight: 1 })),
       contributors,
+      tables,
+      replayOf(step.evictions),
     );
     if (skipped.length > 0)
       throw new PserverError(
@@ -101,13 +112,7 @@ function applyPush(shard: Shard, push: ForwardedPush): PushResult {
         false,
       );
     }
-    const replay = new Map<string, Uint32Array>();
-    for (const { table, ids } of push.evictions) {
-      const copy = new Uint8Array(ids.byteLength);
-      copy.set(ids);
-      replay.set(table, new Uint32Array(copy.buffer));
-    }
-    const result = shard.applyPush(push.trainerId, push.step, staged, replay);
+    const result = shard.applyPush(push.trainerId, push.step, staged, replayOf(push.evictions));
     if (result.outcome !== 'PUSH_OUTCOME_APPLIED')
       throw new PserverError(
         'PSERVER_INVALID_ARGUMENT',
@@ -117,4 +122,15 @@ function applyPush(shard: Shard, push: ForwardedPush): PushResult {
   } finally {
     staged.discard();
   }
+}
+
+/** The primary's evictions, per table, as the shard replays them: (low, high) id pairs. */
+function replayOf(evictions: readonly TableEvictions__Output[]): Map<string, Uint32Array> {
+  const replay = new Map<string, Uint32Array>();
+  for (const { table, ids } of evictions) {
+    const copy = new Uint8Array(ids.byteLength);
+    copy.set(ids);
+    replay.set(table, new Uint32Array(copy.buffer));
+  }
+  return replay;
 }

@@ -212,7 +212,10 @@ async function replicaOf(shard: Shard, dir: string): Promise<Shard> {
   return replica;
 }
 
-/** Trainer t's SYNC contribution to step k: random gradients of some of the dense tensors. */
+/**
+ * Trainer t's SYNC contribution to step k: random gradients of some of the dense tensors, and
+ * often random rows of a table (enough over the steps for `rows` to evict past its bound).
+ */
 function contribute(service: ParameterService, next: () => number, t: number, k: number) {
   const grads = tensors
     .filter(() => next() < 0.7)
@@ -225,8 +228,26 @@ function contribute(service: ParameterService, next: () => number, t: number, k:
         Array.from({ length }, () => next() - 0.5),
       ),
     }));
+  const sparse =
+    next() < 0.7
+      ? [
+          {
+            table: next() < 0.5 ? 'rows' : 'rows2',
+            ids: Buffer.from(
+              BigInt64Array.from({ length: 100 }, () => BigInt(Math.floor(next() * 2000))).buffer,
+            ),
+            grads: Buffer.from(Float32Array.from({ length: 100 * 4 }, () => next() - 0.5).buffer),
+            counts: Buffer.alloc(0),
+          },
+        ]
+      : [];
   return service.sendGrads(
-    { context: ctx(t, k), grads, sparse: [], sampleCount: grads.length > 0 ? 1 + t : 0 },
+    {
+      context: ctx(t, k),
+      grads,
+      sparse,
+      sampleCount: grads.length + sparse.length > 0 ? 1 + t : 0,
+    },
     call,
   );
 }
@@ -263,6 +284,10 @@ describe('replication', () => {
     ]);
     check();
     expect(shard.closedSteps).toBe(7);
+    // The closed steps carried their tables' rows, and the evictions the replica replayed.
+    const closed = forwarded.filter((f) => f.closedStep);
+    expect(closed.some((f) => f.sparse.length > 0)).toBe(true);
+    expect(closed.some((f) => f.evictions.length > 0)).toBe(true);
   });
 
   it('SSP: the marks reads moved go with the next forward', async () => {

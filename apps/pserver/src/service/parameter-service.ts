@@ -308,7 +308,6 @@ export class ParameterService {
       );
       const settled = this.settledBefore(trainerId, step);
       if (settled) return await this.acknowledged(settled);
-      this.refuseSparseInSync(request.sparse.length);
       push.admit(
         request.grads.reduce((total, g) => total + g.content.byteLength, 0) +
           sparseBytes(request.sparse),
@@ -360,7 +359,6 @@ export class ParameterService {
         // A duplicate's (or late push's) pieces are read and dropped: it will not be applied.
         if (settled) continue;
         this.refuseIfShuttingDown();
-        this.refuseSparseInSync(chunk.sparse.length);
         admitted +=
           chunk.grads.reduce((total, g) => total + g.content.byteLength, 0) +
           sparseBytes(chunk.sparse);
@@ -657,15 +655,6 @@ export class ParameterService {
     };
   }
 
-  /** SYNC takes no row gradients: their mean over trainers is not defined yet. */
-  private refuseSparseInSync(tables: number): void {
-    if (tables > 0 && this.consistency.config.mode === 'sync')
-      throw new PserverError(
-        'PSERVER_MODE_MISMATCH',
-        'sparse: row gradients are not taken in SYNC (train tables in ASYNC or SSP)',
-      );
-  }
-
   /**
    * The reply once the shard's replicas hold what it acknowledges: an applied push once each
    * replica in sync applied it, a duplicate once they applied everything applied so far (the
@@ -701,8 +690,16 @@ export class ParameterService {
         content,
         shape: [...tensor.shape],
       })),
-      sparse: [],
-      evictions: [],
+      sparse: closed.tables.map(({ table, ids, grads, counts }) => ({
+        table: table.table.name,
+        ids: Buffer.from(ids),
+        grads: Buffer.from(grads),
+        counts: Buffer.from(counts),
+      })),
+      evictions: closed.evictions.map(({ table, ids }) => ({
+        table,
+        ids: Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength),
+      })),
       closedStep: { contributors: closed.contributors },
       marks: this.consistency.takeMovedMarks(),
     });

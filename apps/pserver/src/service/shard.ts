@@ -3,11 +3,12 @@ import { nowUnixNs } from '@pserver/checkpoint';
 import { OptimizerError, type GradientBuffer, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
 import type { TensorSum } from './consistency/open-step';
+import type { RowMean } from './consistency/row-sums';
 import type { StagedPush } from './staged-push';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
 import { snapshotTable } from './table-checkpoint';
-import { tableError, type ShardTable } from './table-spec';
+import { checkTablePush, type ShardTable } from './table-spec';
 
 export interface PushResult {
   outcome:
@@ -199,15 +200,11 @@ export class Shard {
     const gradients = push.complete();
     const verdicts = checkGradients(gradients);
     // Every table checks its part and reserves its new rows before anything changes.
-    const prepared = push.completeSparse().map(({ table, ids, grads, counts }) => {
-      try {
-        return table.table.checkPush({ ids, grads, ...(counts && { counts }) });
-      } catch (err) {
-        if (err instanceof Error && !err.message.startsWith('table '))
-          err.message = `sparse ${table.table.name}: ${err.message}`;
-        throw tableError(err);
-      }
-    });
+    const prepared = push
+      .completeSparse()
+      .map(({ table, ids, grads, counts }) =>
+        checkTablePush(table, { ids, grads, ...(counts && { counts }) }),
+      );
     const skippedNonFinite: string[] = [];
     gradients.forEach(({ tensor, buffer }, i) => {
       if (verdicts[i] === 'skip') skippedNonFinite.push(tensor.name);
@@ -239,10 +236,18 @@ export class Shard {
 
   /**
    * SYNC: applies a closed step's means (each tensor's weighted mean, checked again: a sum of
-   * finite gradients can overflow) and moves the contributors' marks to `step`. Returns the
-   * tensors skipped for non-finite means.
+   * finite gradients can overflow) and its tables' rows, and moves the contributors' marks to
+   * `step`. A table whose rows cannot be applied (a mean that overflowed, new rows the table
+   * cannot hold) is left out like a non-finite mean. A replica passes its primary's evictions
+   * (`replayEvictions`). Returns the tensors and tables left out, and the rows each table evicted.
    */
-  applyStep(step: number, means: readonly TensorSum[], contributors: readonly number[]): string[] {
+  applyStep(
+    step: number,
+    means: readonly TensorSum[],
+    contributors: readonly number[],
+    tables: readonly RowMean[] = [],
+    replayEvictions?: ReadonlyMap<string, Uint32Array>,
+  ): { skipped: string[]; evictions: TableEvictionIds[] } {
     const skipped: string[] = [];
     for (const { tensor, buffer } of means) {
       let verdict: 'apply' | 'skip';
@@ -258,11 +263,27 @@ export class Shard {
       }
       buffer.release();
     }
+    const evictions: TableEvictionIds[] = [];
+    for (const { table, ids, grads, counts } of tables) {
+      let prepared;
+      try {
+        prepared = table.table.checkPush({ ids, grads, counts });
+      } catch {
+        skipped.push(table.table.name);
+        continue;
+      }
+      const replay =
+        replayEvictions && (replayEvictions.get(table.table.name) ?? new Uint32Array(0));
+      // eslint-disable-next-line prefer-spread -- SparseTable.apply, not Function.prototype.apply
+      const { evictedIds } = table.table.apply(prepared, replay);
+      if (evictedIds.length > 0) evictions.push({ table: table.table.name, ids: evictedIds });
+      this.updatesApplied++;
+    }
     const now = Date.now();
     for (const trainerId of contributors) this.marks.set(trainerId, step, now);
     this.closedSteps = step;
     this.appliedSeq++;
-    return skipped;
+    return { skipped, evictions };
   }
 }
 

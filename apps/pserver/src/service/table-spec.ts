@@ -2,6 +2,8 @@ import {
   EmbeddingError,
   SparseTable,
   type AdmissionRule,
+  type PreparedSparsePush,
+  type SparseGradBytes,
   type RowInit,
   type SparseTableOptions,
 } from '@pserver/embedding';
@@ -211,6 +213,20 @@ export function tableError(err: unknown): unknown {
     } as const
   )[err.code];
   return new PserverError(code, err.message);
+}
+
+/**
+ * A push's rows of `table` checked and prepared (`SparseTable.checkPush`): a failure is the
+ * pserver's error, its message naming the table.
+ */
+export function checkTablePush(table: ShardTable, grad: SparseGradBytes): PreparedSparsePush {
+  try {
+    return table.table.checkPush(grad);
+  } catch (err) {
+    if (err instanceof Error && !err.message.startsWith('table '))
+      err.message = `sparse ${table.table.name}: ${err.message}`;
+    throw tableError(err);
+  }
 }
 
 /** A table's part held by a shard, with the spec InitTable gave (defaults filled in). */

@@ -6,6 +6,7 @@ import type {
   OptimizerConfig__Output,
   SendGradsChunk__Output,
   SendGradsRequest__Output,
+  TableSpec__Output,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { AdmissionControl } from '../admission';
@@ -65,6 +66,7 @@ async function shardUnder(
   optimizer: OptimizerConfig__Output = sgd(1),
   initial: readonly number[] = [0, 0, 0, 0],
   onLostContributions?: (lost: LostContributions) => void,
+  table?: TableSpec__Output,
 ) {
   const shard = new Shard(0, 1, undefined);
   const tenure = new StandaloneTenure({ index: 0, shardCount: 1, epoch }, unusedStore);
@@ -87,6 +89,11 @@ async function shardUnder(
     },
     call(),
   );
+  if (table)
+    await service.initTable(
+      { context: { trainerId: 0, pass: 0, step: 0, shardEpoch: epoch }, spec: table },
+      call(),
+    );
   shard.markInitialized();
   const push = (
     trainerId: number,
@@ -356,20 +363,61 @@ describe('SYNC', () => {
     expect(await push(1, 1, [1, 1, 1, 1])).toMatchObject({ outcome: 'PUSH_OUTCOME_ACCUMULATED' });
   });
 
-  it('refuses row gradients', async () => {
-    const { service } = await shardUnder(sync(2));
-    await expect(
+  it('averages row gradients over the step’s weight, folded in trainer order, applied once at the close', async () => {
+    const emb = {
+      name: 'emb',
+      dim: 2,
+      buckets: 8,
+      valueType: 'ELEMENT_TYPE_UNSPECIFIED',
+      initializer: { constant: { value: 0 }, seed: 3, kind: 'constant' },
+      optimizer: { sgd: {}, learningRate: { base: 1 }, algorithm: 'sgd' },
+      admission: null,
+      eviction: null,
+      expectedRows: 0,
+      pullMissing: 'PULL_MISSING_UNSPECIFIED',
+    } as never;
+    const { service, push, read } = await shardUnder(sync(3), sgd(1), [0, 0, 0, 0], undefined, emb);
+    const ids = (...values: number[]): Buffer =>
+      Buffer.from(BigInt64Array.from(values.map((v) => BigInt(v))).buffer);
+    const pushRows = (trainerId: number, rowIds: number[], grads: number[], sampleCount: number) =>
       service.sendGrads(
         {
-          context: { trainerId: 1, pass: 0, step: 1, shardEpoch: epoch },
+          context: { trainerId, pass: 0, step: 1, shardEpoch: epoch },
           grads: [],
           sparse: [
-            { table: 't', ids: Buffer.alloc(8), grads: Buffer.alloc(4), counts: Buffer.alloc(0) },
+            { table: 'emb', ids: ids(...rowIds), grads: f32(grads), counts: Buffer.alloc(0) },
           ],
+          sampleCount,
+        } as SendGradsRequest__Output,
+        call(),
+      );
+    const rows = async (...of: number[]) => {
+      const reply = await service.getRows(
+        {
+          context: { trainerId: 0, pass: 0, step: 0, shardEpoch: epoch },
+          table: 'emb',
+          ids: ids(...of),
         },
         call(),
-      ),
-    ).rejects.toMatchObject({ code: 'PSERVER_MODE_MISMATCH' });
+      );
+      return [...new Float32Array(Uint8Array.from(reply.values as Buffer).buffer)];
+    };
+    // A bad part is refused whole before it joins the step: nothing is kept of it.
+    await expect(pushRows(2, [4], [1, 2, 3], 1)).rejects.toMatchObject({
+      code: 'PSERVER_LENGTH_MISMATCH',
+    });
+    // Trainer 3 (weight 2) pushes rows 4 and 5 (5 twice: summed), trainer 1 (weight 1) row 4,
+    // trainer 2 (weight 1) no rows but the dense tensor: rows are averaged over the step's weight
+    // on the shard, 4.
+    expect(await pushRows(3, [5, 4, 5], [1, 1, 2, 2, 3, 3], 2)).toMatchObject({
+      outcome: 'PUSH_OUTCOME_ACCUMULATED',
+    });
+    await pushRows(1, [4], [4, 8], 1);
+    expect(await rows(4, 5)).toEqual([0, 0, 0, 0]);
+    await push(2, 1, [0, 0, 0, 0], 1);
+    // Row 4: (2·[2, 2] + 1·[4, 8]) / 4 = [2, 3]; row 5: 2·([1, 1] + [3, 3]) / 4 = [2, 2]; SGD, lr 1.
+    expect(await rows(4, 5)).toEqual([-2, -3, -2, -2]);
+    expect(await read(1, 2)).toMatchObject({ version: 1 });
   });
 
   it('takes a streamed contribution as a unary one', async () => {

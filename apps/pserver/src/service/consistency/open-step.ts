@@ -1,5 +1,6 @@
 import type { GradientBuffer } from '@pserver/optimizer';
 import type { StoredTensor } from '../stored-tensor';
+import { RowSums, type ContributedRows, type RowMean } from './row-sums';
 
 /** One roster member's push to the open step: its weight and its (finite) gradients. */
 export interface Contribution {
@@ -8,6 +9,14 @@ export interface Contribution {
   weight: number;
   /** Buffers this step owns from now on: folded into the sums, then released. */
   gradients: { tensor: StoredTensor; buffer: GradientBuffer }[];
+  /** Row gradients, per table (checked and merged already). */
+  rows: ContributedRows[];
+}
+
+/** What a closed step applies: each tensor's mean, and each table's rows. */
+export interface StepMeans {
+  tensors: TensorSum[];
+  tables: RowMean[];
 }
 
 /** A tensor's aggregate: Σ wᵢ·gᵢ so far, in the first contributor's buffer, and Σ wᵢ. */
@@ -37,6 +46,9 @@ export class OpenStep {
   private readonly position: Map<number, number>;
   private cursor = 0;
   private readonly sums = new Map<string, TensorSum>();
+  private readonly rowSums = new Map<string, RowSums>();
+  /** Σ wᵢ over every contribution folded: a table's rows are divided by it. */
+  private totalWeight = 0;
 
   constructor(
     /** The step's number: the shard's closed steps + 1. */
@@ -83,22 +95,30 @@ export class OpenStep {
 
   /**
    * Folds what waits, in roster order, and turns each sum into the weighted mean. Returns the
-   * tensors to update: those with a positive weight. The step is spent afterwards; the buffers
-   * returned are the caller's to release.
+   * tensors to update — those with a positive weight — and the tables' rows (divided by the
+   * step's total weight: a row a trainer did not push is zero in its gradient). The step is spent
+   * afterwards; the buffers returned are the caller's to release.
    */
-  close(): TensorSum[] {
+  close(): StepMeans {
     for (const at of [...this.waiting.keys()].sort((a, b) => a - b))
       this.fold(this.waiting.get(at)!);
     this.waiting.clear();
-    const means: TensorSum[] = [];
+    const tensors: TensorSum[] = [];
     for (const sum of this.sums.values()) {
       if (sum.weight > 0) {
         divide(sum.buffer.values, sum.weight);
-        means.push(sum);
+        tensors.push(sum);
       } else sum.buffer.release();
     }
     this.sums.clear();
-    return means;
+    const tables =
+      this.totalWeight > 0
+        ? [...this.rowSums.values()]
+            .filter((sums) => sums.rows > 0)
+            .map((sums) => sums.mean(this.totalWeight))
+        : [];
+    this.rowSums.clear();
+    return { tensors, tables };
   }
 
   /** Frees everything held (the shard's state was replaced, or the step is abandoned). */
@@ -108,9 +128,17 @@ export class OpenStep {
     this.waiting.clear();
     for (const { buffer } of this.sums.values()) buffer.release();
     this.sums.clear();
+    this.rowSums.clear();
   }
 
-  private fold({ weight, gradients }: Contribution): void {
+  private fold({ weight, gradients, rows }: Contribution): void {
+    this.totalWeight += weight;
+    for (const part of rows) {
+      const name = part.table.table.name;
+      let sums = this.rowSums.get(name);
+      if (!sums) this.rowSums.set(name, (sums = new RowSums(part.table)));
+      sums.fold(part, weight);
+    }
     for (const { tensor, buffer } of gradients) {
       const sum = this.sums.get(tensor.name);
       if (!sum) {

@@ -1,9 +1,11 @@
 import { PserverError } from '../errors';
-import { checkGradients, type Shard } from '../shard';
+import { checkGradients, type Shard, type TableEvictionIds } from '../shard';
+import { checkTablePush } from '../table-spec';
 import type { StagedPush } from '../staged-push';
 import type { JobConsistency } from '@pserver/coordination';
 import type { StoredTensor } from '../stored-tensor';
 import { OpenStep, type TensorSum } from './open-step';
+import type { ContributedRows, RowMean } from './row-sums';
 import { ParkedCalls } from './parked-calls';
 import type { Roster } from './roster';
 
@@ -30,6 +32,9 @@ export interface ClosedStep {
   step: number;
   /** The means applied (those left out for non-finite values are not), their bytes copied. */
   means: { tensor: StoredTensor; content: Buffer }[];
+  /** The tables' rows applied, and the rows their apply evicted (what a replica replays). */
+  tables: RowMean[];
+  evictions: TableEvictionIds[];
   contributors: number[];
 }
 
@@ -233,6 +238,7 @@ export class ShardConsistency {
     if (this.config.mode !== 'sync') throw new Error('contribute outside SYNC');
     const gradients = push.complete();
     const verdicts = checkGradients(gradients);
+    const rows = push.completeSparse().map(checkRows);
     const skippedNonFinite = gradients
       .filter((_, i) => verdicts[i] === 'skip')
       .map(({ tensor }) => tensor.name);
@@ -244,7 +250,7 @@ export class ShardConsistency {
     });
     this.open ??= new OpenStep(step, this.rosterSource.members);
     this.open.expect(trainerId);
-    this.open.add({ trainerId, weight, gradients: taken });
+    this.open.add({ trainerId, weight, gradients: taken, rows });
     skippedNonFinite.push(...this.settle());
     return { outcome: 'PUSH_OUTCOME_ACCUMULATED', skippedNonFinite, lastStep: step };
   }
@@ -308,13 +314,20 @@ export class ShardConsistency {
 
   private close(open: OpenStep): string[] {
     this.open = undefined;
-    const means = open.close();
-    const copies = this.hooks.onClosed ? means.map(copyOf) : [];
-    const skipped = this.shard.applyStep(open.step, means, open.contributors);
+    const { tensors, tables } = open.close();
+    const copies = this.hooks.onClosed ? tensors.map(copyOf) : [];
+    const { skipped, evictions } = this.shard.applyStep(
+      open.step,
+      tensors,
+      open.contributors,
+      tables,
+    );
     const closed = this.shard.closedSteps;
     const replicated = this.hooks.onClosed?.({
       step: open.step,
       means: copies.filter(({ tensor }) => !skipped.includes(tensor.name)),
+      tables: tables.filter(({ table }) => !skipped.includes(table.table.name)),
+      evictions,
       contributors: open.contributors,
     });
     if (!replicated) this.release(closed);
@@ -331,6 +344,26 @@ export class ShardConsistency {
     this.released = Math.max(this.released, closed);
     this.parked.advanced(this.released);
   }
+}
+
+/**
+ * A push's rows of one table, checked as an ASYNC push's are (lengths, placement, finite values,
+ * room for new rows; nothing of the push is kept otherwise) and merged (each id once).
+ */
+function checkRows({
+  table,
+  ids,
+  grads,
+  counts,
+}: ReturnType<StagedPush['completeSparse']>[number]): ContributedRows {
+  const checked = checkTablePush(table, { ids, grads, ...(counts && { counts }) });
+  return {
+    table,
+    lo: checked.lo,
+    hi: checked.hi,
+    occurrences: checked.occurrences,
+    grads: checked.grads,
+  };
 }
 
 /** A mean's bytes, copied before the step applies it (and releases its buffer). */
