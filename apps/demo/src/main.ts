@@ -58,11 +58,6 @@ const options = command.opts<
   }
 >();
 
-if (options.consistency.mode === 'sync' && options.model === 'ctr')
-  command.error(
-    "--model ctr --consistency sync: SYNC steps average dense gradients only, and the click model's embedding rows are row pushes; use async or ssp:<s>",
-  );
-
 /** The model the flags ask for, with the number of passes it trains. */
 function chosenModel(): { model: DemoModel; passes: number } {
   if (options.model === 'mnist') {

@@ -274,7 +274,6 @@ export class Shard {
       }
       const replay =
         replayEvictions && (replayEvictions.get(table.table.name) ?? new Uint32Array(0));
-      // eslint-disable-next-line prefer-spread -- SparseTable.apply, not Function.prototype.apply
       const { evictedIds } = table.table.apply(prepared, replay);
       if (evictedIds.length > 0) evictions.push({ table: table.table.name, ids: evictedIds });
       this.updatesApplied++;
