@@ -231,6 +231,9 @@ export class ParameterService {
   async getRows(request: GetRowsRequest__Output, ctx: CallContext): Promise<GetRowsResponse> {
     await this.checkEpoch(request.context);
     await this.whenInitialized('GetRows', ctx);
+    // Rows are read under the mode's rule as tensors are (SYNC: the step before closed; SSP: within
+    // the staleness bound).
+    await this.beforeRead(request.context, ctx, 'GetRows');
     const table = this.shard.tables.get(request.table);
     if (!table)
       throw new PserverError(
@@ -421,7 +424,7 @@ export class ParameterService {
       seen.add(name);
     }
     await this.whenInitialized('GetParams', ctx);
-    await this.beforeRead(request.context, ctx);
+    await this.beforeRead(request.context, ctx, 'GetParams');
     const tensors = request.names.map((name) => {
       const tensor = this.shard.tensors.get(name);
       if (!tensor)
@@ -476,6 +479,7 @@ export class ParameterService {
   private async beforeRead(
     context: RequestContext__Output | null,
     ctx: CallContext,
+    what: 'GetParams' | 'GetRows',
   ): Promise<void> {
     const step = context?.step ?? 0;
     if (!Number.isSafeInteger(step))
@@ -483,7 +487,7 @@ export class ParameterService {
     // A wait begun after shutdown began (or the tenure ended) would never be abandoned.
     if (this.consistency.config.mode !== 'async') this.refuseIfShuttingDown();
     try {
-      await this.consistency.beforeRead(context?.trainerId ?? 0, step, ctx.signal);
+      await this.consistency.beforeRead(context?.trainerId ?? 0, step, ctx.signal, what);
     } catch (err) {
       if (err instanceof PserverError || err instanceof TenureLostError) throw err;
       const waitedFor =
@@ -493,11 +497,11 @@ export class ParameterService {
       throw Date.now() >= ctx.deadline
         ? new PserverError(
             'DEADLINE_EXCEEDED',
-            `GetParams for step ${step}: waited for ${waitedFor} until the deadline (the shard is at ${this.consistency.clock})`,
+            `${what} for step ${step}: waited for ${waitedFor} until the deadline (the shard is at ${this.consistency.clock})`,
           )
         : new PserverError(
             'CANCELLED',
-            `GetParams for step ${step}: cancelled while waiting for ${waitedFor}`,
+            `${what} for step ${step}: cancelled while waiting for ${waitedFor}`,
           );
     }
   }

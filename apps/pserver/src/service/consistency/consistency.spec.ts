@@ -394,7 +394,7 @@ describe('SYNC', () => {
     const rows = async (...of: number[]) => {
       const reply = await service.getRows(
         {
-          context: { trainerId: 0, pass: 0, step: 0, shardEpoch: epoch },
+          context: { trainerId: reader, pass: 0, step: readStep, shardEpoch: epoch },
           table: 'emb',
           ids: ids(...of),
         },
@@ -402,6 +402,7 @@ describe('SYNC', () => {
       );
       return [...new Float32Array(Uint8Array.from(reply.values as Buffer).buffer)];
     };
+    let [reader, readStep] = [0, 0];
     // A bad part is refused whole before it joins the step: nothing is kept of it.
     await expect(pushRows(2, [4], [1, 2, 3], 1)).rejects.toMatchObject({
       code: 'PSERVER_LENGTH_MISMATCH',
@@ -414,7 +415,12 @@ describe('SYNC', () => {
     });
     await pushRows(1, [4], [4, 8], 1);
     expect(await rows(4, 5)).toEqual([0, 0, 0, 0]);
+    // Trainer 1's rows of step 2 are read once step 1 closed, as its tensors are.
+    [reader, readStep] = [1, 2];
+    const parked = rows(4, 5);
+    expect(await settled(parked)).toBe(false);
     await push(2, 1, [0, 0, 0, 0], 1);
+    expect(await parked).toEqual([-2, -3, -2, -2]);
     // Row 4: (2·[2, 2] + 1·[4, 8]) / 4 = [2, 3]; row 5: 2·([1, 1] + [3, 3]) / 4 = [2, 2]; SGD, lr 1.
     expect(await rows(4, 5)).toEqual([-2, -3, -2, -2]);
     expect(await read(1, 2)).toMatchObject({ version: 1 });

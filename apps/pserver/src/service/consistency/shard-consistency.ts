@@ -152,11 +152,16 @@ export class ShardConsistency {
    * once every roster member reached step − 1 − staleness. A read outside a step (step 0: tools,
    * evaluators) never waits. The read also says the trainer finished step − 1 (`finished`).
    */
-  async beforeRead(trainerId: number, step: number, signal: AbortSignal): Promise<void> {
+  async beforeRead(
+    trainerId: number,
+    step: number,
+    signal: AbortSignal,
+    what = 'GetParams',
+  ): Promise<void> {
     const config = this.config;
     if (config.mode === 'async' || step === 0) return;
-    await this.requireMember(trainerId, 'GetParams');
-    this.finished(trainerId, step - 1, 'GetParams');
+    await this.requireMember(trainerId, what);
+    this.finished(trainerId, step - 1, what);
     const needed = config.mode === 'sync' ? step - 1 : step - 1 - config.staleness;
     await this.parked.wait(needed, () => this.clock, signal);
   }
