@@ -110,9 +110,6 @@ var (
 	// ErrNotInRoster is PSERVER_NOT_IN_ROSTER.
 	// SYNC or BOUNDED_STALENESS: a push or read by a trainer that is not in the shard's roster.
 	ErrNotInRoster error = sentinel(pb.ErrorCode_PSERVER_NOT_IN_ROSTER)
-	// ErrModeMismatch is PSERVER_MODE_MISMATCH.
-	// A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
-	ErrModeMismatch error = sentinel(pb.ErrorCode_PSERVER_MODE_MISMATCH)
 	// ErrResendStep is PSERVER_RESEND_STEP.
 	// SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
 	// step k the shard does not hold, while step k is still open there (it was on the failed

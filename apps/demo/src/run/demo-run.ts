@@ -96,8 +96,8 @@ export async function runDemo(
         observer: options.consistency.mode === 'sync',
       });
       await model.initialize(auditor);
-      // The audit pushes rows, which SYNC steps do not take; it would also be a member of every
-      // SYNC step.
+      // The audit pushes rows as steps of its own: in SYNC every step would wait for it, so there
+      // it is an observer and audits nothing.
       if (options.consistency.mode !== 'sync') audit = new AckAudit(auditor, 20);
     }
     demo.startTrainers(model.trainerCommands(cluster.cluster.masterAddresses));

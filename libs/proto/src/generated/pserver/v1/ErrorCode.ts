@@ -153,10 +153,6 @@ export const ErrorCode = {
    */
   PSERVER_NOT_IN_ROSTER: 'PSERVER_NOT_IN_ROSTER',
   /**
-   * A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
-   */
-  PSERVER_MODE_MISMATCH: 'PSERVER_MODE_MISMATCH',
-  /**
    * SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
    * step k the shard does not hold, while step k is still open there (it was on the failed
    * primary alone, or after the shard's last checkpoint). The trainer sends its push of step k
@@ -491,11 +487,6 @@ export type ErrorCode =
    */
   | 'PSERVER_NOT_IN_ROSTER'
   | 305
-  /**
-   * A request the job's consistency mode does not take (row gradients in SYNC). Nothing changed.
-   */
-  | 'PSERVER_MODE_MISMATCH'
-  | 306
   /**
    * SYNC, after a failover: a read or push of step k + 1 by a trainer whose contribution to
    * step k the shard does not hold, while step k is still open there (it was on the failed
