@@ -66,6 +66,19 @@ const badJsonLines = (logDir: string): string[] =>
       }),
   );
 
+/** The JSON lines of the logs of the processes whose file name matches `name`. */
+const jsonLinesOf = (logDir: string, name: RegExp): Record<string, unknown>[] =>
+  fs
+    .readdirSync(logDir)
+    .filter((file) => name.test(file))
+    .flatMap((file) =>
+      fs
+        .readFileSync(path.join(logDir, file), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    );
+
 /** True while a process with this pid exists (a zombie counts: it was not reaped). */
 const alive = (pid: number): boolean => {
   try {
@@ -177,12 +190,16 @@ describe('npm run demo -- --ci', () => {
   });
 });
 
-describe('npm run demo -- --model ctr --ci', () => {
-  it('trains the PyTorch click model past its AUC floor through a pserver kill', async () => {
+describe('npm run demo -- --model ctr --consistency sync --ci', () => {
+  // Synchronous steps with embedding tables: each step's rows are averaged over the trainers like
+  // the MLP's gradients (the Python client; ASYNC is clients/python/tests/test_ctr_example.py).
+  it('trains the PyTorch click model in SYNC past its AUC floor through a pserver kill', async () => {
     const outDir = tempDir('demo-ctr');
-    const demo = spawnNode(demoBundle, ['--model', 'ctr', '--ci', '--out', outDir], {
-      name: 'demo-ctr',
-    });
+    const demo = spawnNode(
+      demoBundle,
+      ['--model', 'ctr', '--consistency', 'sync', '--ci', '--out', outDir],
+      { name: 'demo-ctr' },
+    );
     const status = await demo.exited;
     if (status.code !== 0) throw demo.failure(`exited with ${JSON.stringify(status)}`);
 
@@ -210,6 +227,12 @@ describe('npm run demo -- --model ctr --ci', () => {
 
     const started = events.filter((e) => e.kind === 'started');
     for (const { pid } of started) expect(alive(pid as number)).toBe(false);
+    // Every shard served in SYNC, the killed one's successor too.
+    const serving = jsonLinesOf(path.join(outDir, 'logs'), /^pserver-/).filter(
+      (line) => line['msg'] === 'serving',
+    );
+    expect(serving.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(serving.map((line) => line['consistency']))).toEqual(new Set(['sync']));
     const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
     expect(report).toContain('<h2>Held-out AUC</h2>');
     expect(report).toContain(`held-out AUC <b>${(judged.auc as number).toFixed(3)}</b>`);

@@ -5,6 +5,7 @@ import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { checkCheckpointDirectories, SnapshotBuffers } from '@pserver/checkpoint';
 import {
   ClusterMember,
+  describeConsistency,
   StandaloneTenure,
   type EtcdShardTenure,
   type JobConsistency,
@@ -466,6 +467,7 @@ export class PserverNode {
       shardCount,
       shardEpoch: epoch,
       address,
+      consistency: describeConsistency(consistency),
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
       adopted: recovery.kind === 'adopted' ? recovery.orphan.meta.path : undefined,
       promoted: recovery.kind === 'promoted' ? { appliedSeq: shard.appliedSeq } : undefined,
