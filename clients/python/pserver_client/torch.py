@@ -282,12 +282,12 @@ class RemoteParameters:
                 p.copy_(torch.from_numpy(np.ascontiguousarray(values[name])).reshape(p.shape))
                 p.grad = None
 
-    def push(self, ctx: StepContext) -> None:
+    def push(self, ctx: StepContext, sample_count: Optional[int] = None) -> None:
         """Sends each parameter's `.grad` as the step's dense gradients (a parameter without one is
         left out, as torch.optim leaves it); the rows staged by the step's backward go out in the
-        same push."""
+        same push. `sample_count`, the batch's size, weighs the push in a SYNC step's mean."""
         grads = {name: _as_array(p.grad) for name, p in self.parameters.items() if p.grad is not None}
-        ctx.send_grads(grads)
+        ctx.send_grads(grads, sample_count=sample_count)
 
 
 def _as_array(t: Any) -> Any:

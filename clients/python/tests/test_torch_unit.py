@@ -27,6 +27,7 @@ class FakeContext:
         self.lookups = []
         self.pushes = []
         self.sent = []
+        self.sample_counts = []
 
     def lookup(self, table, ids):
         ids = np.asarray(ids)
@@ -39,8 +40,9 @@ class FakeContext:
     def get_params(self, names):
         return {name: self.params[name].copy() for name in names}
 
-    def send_grads(self, grads):
+    def send_grads(self, grads, sample_count=None):
         self.sent.append({name: np.array(g) for name, g in grads.items()})
+        self.sample_counts.append(sample_count)
 
 
 def local_table(seed=0):
@@ -227,6 +229,9 @@ def test_remote_parameters_init_pull_and_push():
     (sent,) = ctx.sent
     assert sorted(sent) == ["m.0.bias", "m.0.weight"]
     np.testing.assert_array_equal(sent["m.0.weight"], model[0].weight.grad.numpy())
+    # The batch's size weighs the push in a SYNC step's mean; unset, the pserver reads 1.
+    params.push(ctx, sample_count=2)
+    assert ctx.sample_counts == [None, 2]
 
 
 def test_import_without_torch_names_the_packages(monkeypatch):

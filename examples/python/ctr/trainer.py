@@ -179,7 +179,7 @@ def train(args: argparse.Namespace) -> None:
                     params.pull(ctx)
                     loss = loss_fn(model(ctx, ids), clicks)
                     loss.backward()
-                    params.push(ctx)
+                    params.push(ctx, sample_count=len(rows))
                     return float(loss)
 
                 loss = client.step(fn)
