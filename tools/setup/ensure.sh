@@ -50,6 +50,8 @@ if [ -n "${tests_need_more:-}" ]; then
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
   python_modules "${demo_python[@]}" pytest:python3-pytest
+  # The packaging test builds the client's wheel as `pip install ./clients/python` would.
+  python_modules pip:python3-pip setuptools:python3-setuptools wheel:python3-wheel
   # mypy checks the Python client's type hints (`mypy --strict` in its tests).
   command -v mypy >/dev/null 2>&1 || missing+=(mypy)
   command -v go >/dev/null 2>&1 || missing+=(golang-go)
