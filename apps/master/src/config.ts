@@ -4,6 +4,7 @@ import {
   etcdSecurityOptions,
   etcdSecuritySettings,
   integerOption,
+  versionLine,
   listOption,
   logOptions,
   logSettings,
@@ -54,6 +55,7 @@ export interface MasterConfig extends LogSettings {
  */
 export function loadConfig(argv: string[]): MasterConfig {
   const program = new Command('master')
+    .version(versionLine('master'), '--version', 'print the version and exit')
     .description(
       'The job master: elects a leader among its replicas through etcd, assigns shard indices to\n' +
         'pservers, keeps the trainer registry and elects the trainer that initializes the model.',

@@ -1,3 +1,4 @@
+import { version } from '@pserver/config';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { LeaderRole } from './service/leader-role';
 
@@ -24,6 +25,12 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
   });
   for (const kind of ['spare', 'promotion', 'replica'] as const) assignments.inc({ kind }, 0);
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'pserver_master_build_info',
+    help: 'Always 1: the labels say which build runs (the version, the Node.js it runs on).',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version, node_version: process.version }, 1);
   new Gauge({
     name: 'pserver_master_leader',
     help: '1 while this replica leads, 0 while it follows.',

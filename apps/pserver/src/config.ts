@@ -13,6 +13,7 @@ import {
   etcdSecurityOptions,
   etcdSecuritySettings,
   integerOption,
+  versionLine,
   listOption,
   logOptions,
   logSettings,
@@ -92,6 +93,7 @@ const mib = 1024 * 1024;
  */
 export function loadConfig(argv: string[]): PserverConfig {
   const program = new Command('pserver')
+    .version(versionLine('pserver'), '--version', 'print the version and exit')
     .description(
       'A parameter server shard: holds tensors, applies optimizer updates, serves them over gRPC.\n' +
         'With --etcd-endpoints it joins a job and the master assigns its index; without, it runs\n' +

@@ -1,7 +1,24 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { GetShardStatusResponse } from '@pserver/proto';
 import { pserverMetrics } from './metrics';
 
 describe('pserverMetrics', () => {
+  it('says which build runs: the project version and the Node.js', async () => {
+    const { registry } = pserverMetrics({
+      status: () => undefined,
+      leaseValidUntil: () => undefined,
+      replication: () => undefined,
+      parked: () => undefined,
+    });
+    const { version } = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'),
+    ) as { version: string };
+    expect(await registry.metrics()).toContain(
+      `pserver_build_info{version="${version}",node_version="${process.version}"} 1`,
+    );
+  });
+
   it('exposes rows and row counters per table from the status', async () => {
     const status: GetShardStatusResponse = {
       tables: [

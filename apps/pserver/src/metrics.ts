@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { version } from '@pserver/config';
 import type { GetShardStatusResponse } from '@pserver/proto';
 
 /** What the pserver's metrics are read from, at each scrape. */
@@ -40,6 +41,12 @@ export function pserverMetrics(sources: PserverMetricSources): {
 } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'pserver_build_info',
+    help: 'Always 1: the labels say which build runs (the version, the Node.js it runs on).',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version, node_version: process.version }, 1);
   const gauge = (name: string, help: string, read: () => number | undefined): void => {
     new Gauge({
       name,

@@ -1,7 +1,9 @@
 import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { checkHealth } from '@pserver/rpc';
-import { appBundle, spawnNode, stopAllProcesses, tempDir } from '@pserver/testing';
+import fs from 'node:fs';
+import path from 'node:path';
+import { appBundle, spawnNode, stopAllProcesses, tempDir, workspaceRoot } from '@pserver/testing';
 
 afterAll(stopAllProcesses);
 
@@ -25,6 +27,15 @@ describe('the pserver process', () => {
     expect(pserver.jsonLines().map((e) => e.msg)).toEqual(
       expect.arrayContaining(['listening', 'shutting down', 'stopped']),
     );
+  });
+
+  it.each(['pserver', 'master'])('%s --version prints the version and exits 0', async (app) => {
+    const child = spawnNode(appBundle(app), ['--version'], { name: `${app}-version` });
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    const { version } = JSON.parse(
+      fs.readFileSync(path.join(workspaceRoot(), 'package.json'), 'utf8'),
+    ) as { version: string };
+    expect(child.lines).toEqual([`${app} ${version} (node ${process.version})`]);
   });
 
   it('refuses an invalid flag with a message naming it', async () => {

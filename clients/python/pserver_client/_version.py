@@ -1,3 +1,4 @@
-"""The package's version: the one place it is written (pyproject.toml reads it from here)."""
+"""The package's version: the project's (the root package.json's, checked by tests/test_packaging.py);
+pyproject.toml reads it from here."""
 
 __version__ = "0.2.0"

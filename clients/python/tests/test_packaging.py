@@ -3,6 +3,7 @@ readme, classifiers, the extras) and its generated stubs and type-hint marker, b
 of the project so the working tree is left as it was."""
 
 import email
+import json
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,8 @@ def test_the_wheel_carries_the_packages_metadata_and_files(tmp_path):
         (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         metadata = email.message_from_bytes(z.read(metadata_name))
     assert metadata["Name"] == "pserver-client"
+    # One version for the project: the Python client's is the root package.json's.
+    assert metadata["Version"] == json.loads((PROJECT.parents[1] / "package.json").read_text())["version"]
     assert metadata["License"] == "Apache-2.0"
     assert "License :: OSI Approved :: Apache Software License" in metadata.get_all("Classifier")
     assert "Typing :: Typed" in metadata.get_all("Classifier")

@@ -7,3 +7,4 @@ export {
   serverSecurityOptions,
   serverSecuritySettings,
 } from './security-options';
+export { version, versionLine } from './version';
