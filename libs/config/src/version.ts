@@ -1,3 +1,5 @@
+// The root package.json is no library, but it is where the version is written: bundled in.
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { version as projectVersion } from '../../../package.json';
 
 /**
