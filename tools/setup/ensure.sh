@@ -48,6 +48,8 @@ if [ -n "${tests_need_more:-}" ]; then
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
+  # promtool checks the metrics pages and the alert rules.
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
   python_modules "${demo_python[@]}" pytest:python3-pytest
   # The packaging test builds the client's wheel as `pip install ./clients/python` would.

@@ -218,6 +218,7 @@ export class MasterNode {
         relistIntervalMs: this.config.relistIntervalMs,
         logger: this.logger.child({ component: 'leader' }),
         onAssigned: this.metrics.assigned,
+        onSessionExpired: this.metrics.sessionExpired,
       });
       await role.start();
       // The lease was lost while loading: the step-down is under way and must find no role.
@@ -228,6 +229,7 @@ export class MasterNode {
       this.role = role;
       this.service.setRole(role);
       this.health.set(serviceNames.master, 'SERVING');
+      this.metrics.becameLeader();
       this.logger.info('leading', { address: this.address, revision: leader.revision });
     } catch (err) {
       if (this.stopping.signal.aborted || this.steppingDown) return;

@@ -1,5 +1,5 @@
-import { version } from '@pserver/config';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { conventionalRegistry, optionalGauge } from '@pserver/rpc';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LeaderRole } from './service/leader-role';
 
 /** What the leader did to the shards: each kind of assignment it committed. */
@@ -15,8 +15,10 @@ export type AssignmentKind = 'spare' | 'promotion' | 'replica';
 export function masterMetrics(role: () => LeaderRole | undefined): {
   registry: Registry;
   assigned: (kind: AssignmentKind) => void;
+  becameLeader: () => void;
+  sessionExpired: () => void;
 } {
-  const registry = new Registry();
+  const registry = conventionalRegistry('pserver_master');
   const assignments = new Counter({
     name: 'pserver_master_assignments_total',
     help: 'Assignments committed while leading: an index to a spare, an index to its promoted replica, a spare made a replica.',
@@ -24,13 +26,16 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
     registers: [registry],
   });
   for (const kind of ['spare', 'promotion', 'replica'] as const) assignments.inc({ kind }, 0);
-  collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'pserver_master_build_info',
-    help: 'Always 1: the labels say which build runs (the version, the Node.js it runs on).',
-    labelNames: ['version', 'node_version'],
+  const becameLeader = new Counter({
+    name: 'pserver_master_became_leader_total',
+    help: 'Times this replica took up leadership: over the replicas, the leader changes.',
     registers: [registry],
-  }).set({ version, node_version: process.version }, 1);
+  });
+  const sessionsExpired = new Counter({
+    name: 'pserver_master_sessions_expired_total',
+    help: 'Trainer sessions this replica ended while leading for want of a KeepAlive within the TTL.',
+    registers: [registry],
+  });
   new Gauge({
     name: 'pserver_master_leader',
     help: '1 while this replica leads, 0 while it follows.',
@@ -39,15 +44,13 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
       this.set(role() ? 1 : 0);
     },
   });
-  new Gauge({
-    name: 'pserver_master_trainers',
-    help: 'Trainers with a live session (NaN on a follower).',
-    registers: [registry],
-    collect() {
-      // NaN on a follower, which does not hold the sessions.
-      this.set(role()?.sessions.list().length ?? NaN);
-    },
-  });
+  // The sessions and the dataset are the leader's: on a follower these are absent.
+  optionalGauge(
+    registry,
+    'pserver_master_trainers',
+    'Trainers with a live session (leader only).',
+    () => role()?.sessions.list().length,
+  );
   new Gauge({
     name: 'pserver_master_tasks',
     help: 'Tasks of the current pass by state: todo, pending, done, failed (leader only).',
@@ -61,14 +64,19 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
         this.set({ state }, Number(pass[state]));
     },
   });
-  new Gauge({
-    name: 'pserver_master_pass',
-    help: 'The current pass of the dataset (NaN on a follower or before a dataset).',
-    registers: [registry],
-    collect() {
+  optionalGauge(
+    registry,
+    'pserver_master_pass',
+    'The current pass of the dataset (leader only, once a dataset is set).',
+    () => {
       const pass = role()?.dataset.passStatus();
-      this.set(pass ? Number(pass.pass) : NaN);
+      return pass ? Number(pass.pass) : undefined;
     },
-  });
-  return { registry, assigned: (kind) => assignments.inc({ kind }) };
+  );
+  return {
+    registry,
+    assigned: (kind) => assignments.inc({ kind }),
+    becameLeader: () => becameLeader.inc(),
+    sessionExpired: () => sessionsExpired.inc(),
+  };
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { shardOf } from '@pserver/proto';
 import {
   bytesOf,
@@ -13,15 +14,20 @@ import {
 // push, a stale push and a checkpoint.
 afterAll(stopAllProcesses);
 
-/** The samples of a Prometheus text page: `name{labels}` → value. */
-async function scrape(app: AppProcess): Promise<Map<string, number>> {
+/** The Prometheus text page of a process. */
+async function page(app: AppProcess): Promise<string> {
   const line = await app.process.waitForLog((e) => e.msg === 'metrics listening', {
     timeoutMs: 10_000,
   });
   const response = await fetch(`http://${String(line.address)}/metrics`);
   expect(response.status).toBe(200);
+  return response.text();
+}
+
+/** The samples of a Prometheus text page: `name{labels}` → value. */
+async function scrape(app: AppProcess): Promise<Map<string, number>> {
   const samples = new Map<string, number>();
-  for (const row of (await response.text()).split('\n')) {
+  for (const row of (await page(app)).split('\n')) {
     if (!row || row.startsWith('#')) continue;
     const cut = row.lastIndexOf(' ');
     samples.set(row.slice(0, cut), Number(row.slice(cut + 1)));
@@ -83,11 +89,15 @@ describe('metrics', () => {
       );
       expect(calls('method="SaveCheckpoint",code="OK",error=""')).toBe(1);
       expect(after.get('pserver_duplicate_pushes_total')).toBe(1);
-      expect(after.get('pserver_updates_applied')).toBe(1);
+      expect(after.get('pserver_updates_applied_total')).toBe(1);
       expect(after.get('pserver_shard_bytes')).toBe(16);
       expect(after.get('pserver_checkpoint_bytes')).toBeGreaterThan(0);
-      expect(after.get('pserver_checkpoint_age_seconds')).toBeLessThan(60);
-      expect(after.get('pserver_checkpoint_last_duration_seconds')).toBeGreaterThan(0);
+      expect(
+        Date.now() / 1000 - after.get('pserver_checkpoint_last_success_timestamp_seconds')!,
+      ).toBeLessThan(60);
+      // The initial checkpoint and SaveCheckpoint's.
+      expect(after.get('pserver_checkpoint_duration_seconds_count')).toBeGreaterThanOrEqual(2);
+      expect(after.get('pserver_checkpoint_duration_seconds_sum')).toBeGreaterThan(0);
       expect(after.get('pserver_checkpoint_failures_total')).toBe(0);
       expect(after.get('pserver_rpc_payload_bytes_total{method="SendGrads",direction="in"}')).toBe(
         3 * 16,
@@ -97,6 +107,20 @@ describe('metrics', () => {
       driver.close();
       master.close();
     }
+  });
+
+  // Debian's promtool (the prometheus package) on the live pages: names, types and help as
+  // Prometheus wants them.
+  it.each(['pserver', 'master'])('the %s page passes promtool check metrics', async (app) => {
+    const text = await page(
+      app === 'pserver' ? cluster.serving().get(0)!.pserver : cluster.masters[0]!,
+    );
+    expect(text).not.toContain('NaN');
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect({ status: check.status, output: `${check.stdout}${check.stderr}` }).toEqual({
+      status: 0,
+      output: '',
+    });
   });
 
   it('puts level, component, shard index and epoch on every pserver line once it serves', () => {
@@ -134,6 +158,8 @@ describe('metrics', () => {
         { timeoutMs: 10_000, description: 'the pending task in the metrics' },
       );
       expect(samples.get('pserver_master_leader')).toBe(1);
+      expect(samples.get('pserver_master_became_leader_total')).toBe(1);
+      expect(samples.get('pserver_master_sessions_expired_total')).toBe(0);
       expect(samples.get('pserver_master_trainers')).toBeGreaterThanOrEqual(1);
       expect(samples.get('pserver_master_tasks{state="todo"}')).toBe(2);
       expect(samples.get('pserver_master_pass')).toBe(0);

@@ -14,9 +14,17 @@ describe('pserverMetrics', () => {
     const { version } = JSON.parse(
       fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'),
     ) as { version: string };
-    expect(await registry.metrics()).toContain(
+    const text = await registry.metrics();
+    expect(text).toContain(
       `pserver_build_info{version="${version}",node_version="${process.version}"} 1`,
     );
+    // A spare: what does not apply is absent (HELP and TYPE only), never NaN.
+    expect(text).not.toContain('NaN');
+    expect(text).toContain('# TYPE pserver_shard_index gauge');
+    expect(text).not.toMatch(/^pserver_shard_index /m);
+    expect(text).toMatch(/^pserver_serving 0$/m);
+    // No runtime gauge named like a counter (promtool's check).
+    expect(text).not.toMatch(/^nodejs_active_\w+_total/m);
   });
 
   it('exposes rows and row counters per table from the status', async () => {

@@ -1,5 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { version } from '@pserver/config';
+import { conventionalRegistry, optionalGauge } from '@pserver/rpc';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { GetShardStatusResponse } from '@pserver/proto';
 
 /** What the pserver's metrics are read from, at each scrape. */
@@ -37,28 +37,12 @@ export function pserverMetrics(sources: PserverMetricSources): {
   registry: Registry;
   duplicatePushes: Counter;
   lostContributions: Counter;
-  checkpoints: { seconds: Gauge; failures: Counter };
+  checkpoints: { seconds: Histogram; failures: Counter };
 } {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'pserver_build_info',
-    help: 'Always 1: the labels say which build runs (the version, the Node.js it runs on).',
-    labelNames: ['version', 'node_version'],
-    registers: [registry],
-  }).set({ version, node_version: process.version }, 1);
-  const gauge = (name: string, help: string, read: () => number | undefined): void => {
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        // NaN when it does not apply (no shard served yet, standalone, no checkpoint yet): an
-        // unlabelled gauge cannot be left out, and 0 would be a lie.
-        this.set(read() ?? NaN);
-      },
-    });
-  };
+  const registry = conventionalRegistry('pserver');
+  // Absent while it does not apply (no shard served yet, standalone, no checkpoint yet).
+  const gauge = (name: string, help: string, read: () => number | undefined): void =>
+    optionalGauge(registry, name, help, read);
   const status = (): GetShardStatusResponse | undefined => sources.status();
   gauge('pserver_serving', '1 while this process serves a shard, 0 before (or as a spare).', () =>
     status() ? 1 : 0,
@@ -72,13 +56,23 @@ export function pserverMetrics(sources: PserverMetricSources): {
   gauge('pserver_push_bytes_in_flight', 'Bytes of pushes being received or applied.', () =>
     num(status()?.pushBytesInFlight),
   );
-  gauge('pserver_updates_applied', 'Updates applied to the shard since it was created.', () =>
-    num(status()?.updatesApplied),
-  );
-  gauge('pserver_checkpoint_age_seconds', 'Time since the last committed checkpoint.', () => {
-    const ns = num(status()?.lastCheckpoint?.timestampNs);
-    return ns === undefined ? undefined : Date.now() / 1000 - ns / 1e9;
+  new Counter({
+    name: 'pserver_updates_applied_total',
+    help: 'Updates applied to the shard since its state began (restored ones included).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(num(status()?.updatesApplied) ?? 0);
+    },
   });
+  gauge(
+    'pserver_checkpoint_last_success_timestamp_seconds',
+    'When the last committed checkpoint was taken (Unix seconds): alert on time() minus it.',
+    () => {
+      const ns = num(status()?.lastCheckpoint?.timestampNs);
+      return ns === undefined ? undefined : ns / 1e9;
+    },
+  );
   gauge('pserver_checkpoint_bytes', 'Size of the last committed checkpoint.', () =>
     num(status()?.lastCheckpoint?.size),
   );
@@ -129,9 +123,10 @@ export function pserverMetrics(sources: PserverMetricSources): {
       registers: [registry],
     }),
     checkpoints: {
-      seconds: new Gauge({
-        name: 'pserver_checkpoint_last_duration_seconds',
-        help: 'How long the last committed checkpoint took to write and commit.',
+      seconds: new Histogram({
+        name: 'pserver_checkpoint_duration_seconds',
+        help: 'How long committed checkpoints took to write and commit.',
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
         registers: [registry],
       }),
       failures: new Counter({
@@ -149,14 +144,12 @@ export function pserverMetrics(sources: PserverMetricSources): {
  * sync (promotable): an alarm when it stays below the job's replicas.
  */
 function replicationMetrics(registry: Registry, read: () => ReplicationStatus | undefined): void {
-  new Gauge({
-    name: 'pserver_replication_applied_seq',
-    help: "Pushes applied by this shard's primary, or by this replica's copy of it.",
-    registers: [registry],
-    collect() {
-      this.set(read()?.appliedSeq ?? NaN);
-    },
-  });
+  optionalGauge(
+    registry,
+    'pserver_replication_applied_seq',
+    "Pushes applied by this shard's primary, or by this replica's copy of it.",
+    () => read()?.appliedSeq,
+  );
   new Gauge({
     name: 'pserver_replica_lag_pushes',
     help: 'Pushes the primary applied that a replica has not acknowledged yet.',
@@ -194,17 +187,18 @@ function replicationMetrics(registry: Registry, read: () => ReplicationStatus | 
     "Digests that differed from this replica's copy: alarm on any (the copy is not the primary's).",
     (d) => d.mismatched,
   );
-  new Gauge({
-    name: 'pserver_replicas_in_sync',
-    help: "A primary's replicas that hold every acknowledged push (promotable); a replica: 1 when it is in sync.",
-    registers: [registry],
-    collect() {
+  optionalGauge(
+    registry,
+    'pserver_replicas_in_sync',
+    "A primary's replicas that hold every acknowledged push (promotable); a replica: 1 when it is in sync.",
+    () => {
       const status = read();
-      if (!status) this.set(NaN);
-      else if (status.role === 'primary') this.set(status.replicas.filter((r) => r.inSync).length);
-      else this.set(status.inSync ? 1 : 0);
+      if (!status) return undefined;
+      return status.role === 'primary'
+        ? status.replicas.filter((r) => r.inSync).length
+        : Number(status.inSync);
     },
-  });
+  );
 }
 
 /**

@@ -586,7 +586,7 @@ export class PserverNode {
       logger: this.logger.child({ component: 'checkpoint' }),
       hook: failpoint && ((point) => void failpoint(point)),
       stepMarkRetentionMs: this.config.stepMarkRetentionMs,
-      onCommitted: (seconds) => this.metrics.checkpoints.seconds.set(seconds),
+      onCommitted: (seconds) => this.metrics.checkpoints.seconds.observe(seconds),
       onFailed: () => this.metrics.checkpoints.failures.inc(),
     });
   }

@@ -33,7 +33,7 @@ export interface TrainerSession {
  */
 export class TrainerSessions {
   private readonly sessions = new Map<number, TrainerSession>();
-  private readonly endListeners = new Set<(id: number) => void | Promise<void>>();
+  private readonly endListeners = new Set<(id: number, expired: boolean) => void | Promise<void>>();
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -100,19 +100,20 @@ export class TrainerSessions {
     return [...this.sessions.values()].filter((s) => performance.now() < s.deadline);
   }
 
-  onEnd(listener: (id: number) => void | Promise<void>): void {
+  /** Tells `listener` of each session that ends, and whether it expired (no KeepAlive in time). */
+  onEnd(listener: (id: number, expired: boolean) => void | Promise<void>): void {
     this.endListeners.add(listener);
   }
 
-  /** Ends a session now (UnregisterTrainer, or its deadline passed). */
-  async end(id: number, reason: string): Promise<void> {
+  /** Ends a session now (UnregisterTrainer, or its deadline passed: `expired`). */
+  async end(id: number, reason: string, expired = false): Promise<void> {
     if (!this.sessions.delete(id)) return;
     this.logger.info('trainer session ended', { trainer: id, reason });
     await this.client
       .if(this.leader.key, 'Create', '==', this.leader.revision)
       .then(this.client.delete().key(this.keys.trainer(id)))
       .commit();
-    for (const listener of this.endListeners) await listener(id);
+    for (const listener of this.endListeners) await listener(id, expired);
   }
 
   /** Ends every session whose deadline has passed. */
@@ -120,7 +121,7 @@ export class TrainerSessions {
     const now = performance.now();
     for (const session of [...this.sessions.values()]) {
       if (now >= session.deadline)
-        await this.end(session.id, 'no KeepAlive within the session TTL');
+        await this.end(session.id, 'no KeepAlive within the session TTL', true);
     }
   }
 

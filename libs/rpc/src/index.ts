@@ -55,3 +55,4 @@ export type { MessageSink } from './direct/message-framer';
 export { WholeMessage } from './direct/message-framer';
 export type { AccessCheck } from './security/access-interceptor';
 export { parsed, UnparsableRequest } from './unparsable-request';
+export { conventionalRegistry, optionalGauge } from './metric-conventions';

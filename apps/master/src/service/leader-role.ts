@@ -33,6 +33,8 @@ export interface LeaderRoleOptions {
   logger: Logger;
   /** Called for each assignment committed (metrics). */
   onAssigned?: (kind: 'spare' | 'promotion' | 'replica') => void;
+  /** A trainer session ended without a KeepAlive within its TTL. */
+  onSessionExpired?: () => void;
 }
 
 /**
@@ -73,6 +75,9 @@ export class LeaderRole {
     // held go back at once.
     this.sessions.onEnd((id) => this.term.releaseInitOwner(id));
     this.sessions.onEnd((id) => this.dataset.release(id));
+    this.sessions.onEnd((_, expired) => {
+      if (expired) options.onSessionExpired?.();
+    });
   }
 
   async start(): Promise<void> {
