@@ -15,7 +15,14 @@ export function kubernetesObjects(): { file: string; object: Record<string, any>
   );
 }
 
-export function kustomization(): { resources: string[]; images: { name: string }[] } {
+export function kustomization(): {
+  resources: string[];
+  images: { name: string }[];
+  replacements: {
+    source: { kind: string; name: string; fieldPath: string };
+    targets: { select: { kind: string; name: string }; fieldPaths: string[] }[];
+  }[];
+} {
   return parseAllDocuments(
     fs.readFileSync(path.join(dockerDir, 'k8s', 'kustomization.yaml'), 'utf8'),
   )[0]!.toJS();
@@ -61,7 +68,9 @@ export function bundleCommandLines(): CommandLine[] {
 
 /** The environment variables the ConfigMap sets, by app prefix. */
 export function configMapEnv(): Record<string, string> {
-  const config = kubernetesObjects().find((o) => o.object.kind === 'ConfigMap')!;
+  const config = kubernetesObjects().find(
+    (o) => o.object.kind === 'ConfigMap' && o.object.metadata.name === 'pserver-config',
+  )!;
   return config.object.data;
 }
 
