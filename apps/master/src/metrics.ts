@@ -52,6 +52,42 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
     () => role()?.sessions.list().length,
   );
   new Gauge({
+    name: 'pserver_master_shards',
+    help: "The job's shards by state (leader only): serving, or not (unassigned, or recovering).",
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const view = role()?.view;
+      if (!view) return;
+      const serving = view.shards.filter((s) => s.serving).length;
+      this.set({ state: 'serving' }, serving);
+      this.set({ state: 'not_serving' }, view.shards.length - serving);
+    },
+  });
+  new Gauge({
+    name: 'pserver_master_replicas_in_sync',
+    help: "Replicas in sync (promotable) by shard, against the job's replicas per shard (leader only).",
+    labelNames: ['shard'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const view = role()?.view;
+      if (!view || view.replicas === 0) return;
+      for (const shard of view.shards)
+        this.set({ shard: String(shard.index) }, shard.replicas.filter((r) => r.inSync).length);
+    },
+  });
+  optionalGauge(
+    registry,
+    'pserver_master_replicas_desired',
+    'Replicas the job keeps of each shard (leader only; absent when the job keeps none).',
+    () => {
+      const replicas = role()?.view.replicas;
+      return replicas ? replicas : undefined;
+    },
+  );
+  new Gauge({
     name: 'pserver_master_tasks',
     help: 'Tasks of the current pass by state: todo, pending, done, failed (leader only).',
     labelNames: ['state'],
