@@ -1,0 +1,175 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { listOption, versionLine } from '@pserver/config';
+import { loadClientSecurity } from '@pserver/rpc';
+import { Connection } from './connection';
+import { jobStatus, type JobStatus } from './job-status';
+import { statusText } from './status-text';
+
+/**
+ * pserverctl: an operator's view of a running job, and its few actions, through the masters and
+ * pservers' gRPC APIs. Exit codes: 0 done; 1 a call failed (the message says which); 2 bad usage;
+ * 3 (status, top) the job is degraded: no master leads, or a shard is not served.
+ */
+const exitCodes = { ok: 0, failed: 1, usage: 2, degraded: 3 } as const;
+
+interface GlobalOptions {
+  master: string[];
+  timeoutMs: number;
+  json?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsServerName?: string;
+  tokenFile?: string;
+}
+
+const program = new Command('pserverctl')
+  .description("Shows and acts on a running pserver job through its masters and pservers' APIs.")
+  .version(versionLine('pserverctl'), '--version', 'print the version and exit')
+  .addOption(
+    listOption(
+      '--master <addresses>',
+      'the job’s master replicas, comma-separated',
+      'PSERVERCTL_MASTER',
+    ).makeOptionMandatory(),
+  )
+  .addOption(
+    new Option('--timeout-ms <ms>', 'deadline of each call').default(10_000).argParser(positive),
+  )
+  .option('--json', 'print JSON instead of text')
+  .option('--tls-ca <file>', 'connect with TLS; the CA of the servers’ certificates (PEM)')
+  .option('--tls-cert <file>', 'client certificate for mutual TLS (PEM)')
+  .option('--tls-key <file>', 'its private key (PEM)')
+  .option('--tls-server-name <name>', 'the name in the servers’ certificates, if not the host')
+  .option('--token-file <file>', 'send the bearer token in this file (needs TLS; role admin)')
+  .exitOverride()
+  .showHelpAfterError();
+
+program
+  .command('status')
+  .description(
+    'the masters and the leader, every shard (state, member, epoch, checkpoint age, replicas), trainers, the pass',
+  )
+  .action(() =>
+    withConnection(async (connection, options) => {
+      const status = await jobStatus(connection, options.master);
+      print(options, status, statusText(status));
+      return status.job && status.healthy ? exitCodes.ok : exitCodes.degraded;
+    }),
+  );
+
+program
+  .command('top')
+  .description('status, redrawn every --interval-s until Ctrl-C (or --count times)')
+  .addOption(
+    new Option('--interval-s <s>', 'seconds between redraws').default(2).argParser(positive),
+  )
+  .addOption(
+    new Option('--count <n>', 'redraws before exiting (default: until Ctrl-C)').argParser(positive),
+  )
+  .action((local: { intervalS: number; count?: number }) =>
+    withConnection(async (connection, options) => {
+      let status: JobStatus | undefined;
+      for (let i = 0; local.count === undefined || i < local.count; i++) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, local.intervalS * 1000));
+        status = await jobStatus(connection, options.master);
+        const text = `${new Date().toISOString()}\n${statusText(status)}`;
+        // Redrawn in place on a terminal; one block per redraw otherwise (and one JSON line).
+        if (options.json) process.stdout.write(`${JSON.stringify(status)}\n`);
+        else process.stdout.write(process.stdout.isTTY ? `\x1b[H\x1b[2J${text}` : `${text}\n`);
+      }
+      return status?.job && status.healthy ? exitCodes.ok : exitCodes.degraded;
+    }),
+  );
+
+program
+  .command('checkpoint')
+  .description('commits a checkpoint on every serving shard now, and waits for them')
+  .action(() =>
+    withConnection(async (connection, options) => {
+      const status = await jobStatus(connection, options.master);
+      if (!status.job) throw new Error('no master leads the job: no shard to checkpoint');
+      const results = await Promise.all(
+        status.shards.map(async (shard) => {
+          if (shard.state !== 'serving')
+            return { index: shard.index, error: `shard ${shard.index} is ${shard.state}` };
+          try {
+            const { meta } = await connection.saveCheckpoint(shard.address);
+            return { index: shard.index, path: meta?.path, bytes: Number(meta?.size ?? 0) };
+          } catch (err) {
+            return { index: shard.index, error: (err as Error).message };
+          }
+        }),
+      );
+      print(
+        options,
+        results,
+        results
+          .map((r) =>
+            'error' in r
+              ? `shard ${r.index}: FAILED: ${r.error}`
+              : `shard ${r.index}: committed ${r.path} (${r.bytes} bytes)`,
+          )
+          .join('\n') + '\n',
+      );
+      return results.some((r) => 'error' in r) ? exitCodes.failed : exitCodes.ok;
+    }),
+  );
+
+program
+  .command('shards')
+  .description('sets the job’s shard count (refused once the model is initialized)')
+  .argument('<count>', 'the new shard count', positive)
+  .action((count: number) =>
+    withConnection(async (connection, options) => {
+      const status = await jobStatus(connection, options.master);
+      const leader = status.masters.find((m) => m.role === 'leader');
+      if (!leader) throw new Error('no master leads the job');
+      await connection.setDesiredShards(leader.address, count);
+      print(options, { shards: count }, `the job's shard count is ${count}\n`);
+      return exitCodes.ok;
+    }),
+  );
+
+/** Runs a command with a connection built from the global options; exits with its code. */
+async function withConnection(
+  run: (connection: Connection, options: GlobalOptions) => Promise<number>,
+): Promise<void> {
+  const options = program.opts<GlobalOptions>();
+  const connection = new Connection(
+    loadClientSecurity({
+      caFile: options.tlsCa,
+      certFile: options.tlsCert,
+      keyFile: options.tlsKey,
+      serverName: options.tlsServerName,
+      tokenFile: options.tokenFile,
+    }),
+    options.timeoutMs,
+  );
+  try {
+    process.exitCode = await run(connection, options);
+  } finally {
+    connection.close();
+  }
+}
+
+function print(options: GlobalOptions, json: unknown, text: string): void {
+  process.stdout.write(options.json ? `${JSON.stringify(json)}\n` : text);
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a whole number of at least 1, got '${value}'`);
+  return n;
+}
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof CommanderError) {
+    // --help and --version end here too, with exit code 0.
+    process.exitCode = err.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+    return;
+  }
+  process.stderr.write(`pserverctl: ${(err as Error).message}\n`);
+  process.exitCode = exitCodes.failed;
+});

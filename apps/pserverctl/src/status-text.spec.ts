@@ -1,0 +1,65 @@
+import type { JobStatus } from './job-status';
+import { statusText } from './status-text';
+
+describe('statusText', () => {
+  it('shows the job, the masters, a row per shard and the trainers, and says when it is degraded', () => {
+    const status: JobStatus = {
+      job: 'ctr',
+      masters: [
+        { address: '10.0.0.1:8200', role: 'leader' },
+        { address: '10.0.0.2:8200', role: 'unreachable', error: 'connection refused' },
+      ],
+      leader: '10.0.0.1:8200',
+      consistency: 'sync',
+      replicas: 1,
+      initialized: true,
+      shards: [
+        {
+          index: 0,
+          state: 'serving',
+          member: 'ps-a',
+          address: '10.0.1.1:8100',
+          epoch: 7,
+          checkpointAgeSeconds: 12.4,
+          version: 40,
+          replicas: [{ member: 'ps-c', address: '10.0.1.3:8100', inSync: true }],
+        },
+        {
+          index: 1,
+          state: 'recovering',
+          member: 'ps-d',
+          address: '10.0.1.4:8100',
+          epoch: 9,
+          replicas: [],
+          error: 'PSERVER_NOT_SERVING',
+        },
+      ],
+      trainers: [{ id: 3, name: 'worker-0', registeredUnixMs: 0, pendingTasks: 1 }],
+      pass: { pass: 0, todo: 5, pending: 1, done: 2, failed: 0 },
+      healthy: false,
+    };
+    expect(statusText(status).split('\n')).toEqual([
+      'job ctr · sync · replicas 1 · initialized · DEGRADED',
+      'masters: 10.0.0.1:8200 leader, 10.0.0.2:8200 unreachable (connection refused)',
+      'shard  state       member  address        epoch  checkpoint  version  replicas',
+      '0      serving     ps-a    10.0.1.1:8100  7      12 s ago    40       ps-c',
+      '1      recovering  ps-d    10.0.1.4:8100  9      -           -        -         PSERVER_NOT_SERVING',
+      'trainers: 3 worker-0 (1 tasks)',
+      'pass 0: 5 todo, 1 pending, 2 done, 0 failed',
+      '',
+    ]);
+  });
+
+  it('says so when no master answers as the leader', () => {
+    const text = statusText({
+      job: '',
+      masters: [{ address: '10.0.0.1:8200', role: 'follower' }],
+      shards: [],
+      trainers: [],
+      healthy: false,
+    });
+    expect(text).toBe(
+      'no master leads the job (or none answered)\nmasters: 10.0.0.1:8200 follower\n',
+    );
+  });
+});

@@ -1,0 +1,68 @@
+import type { JobStatus } from './job-status';
+
+/** A job's status as lines for a terminal: the job, the masters, a table of shards, trainers, the pass. */
+export function statusText(status: JobStatus): string {
+  const lines: string[] = [];
+  if (!status.job) {
+    lines.push('no master leads the job (or none answered)');
+  } else {
+    lines.push(
+      `job ${status.job} · ${status.consistency} · replicas ${status.replicas} · ${
+        status.initialized ? 'initialized' : 'not initialized'
+      } · ${status.healthy ? 'every shard serving' : 'DEGRADED'}`,
+    );
+  }
+  lines.push(
+    `masters: ${status.masters
+      .map((m) => `${m.address} ${m.role}${m.error ? ` (${m.error})` : ''}`)
+      .join(', ')}`,
+  );
+  if (status.shards.length > 0) {
+    const rows = status.shards.map((s) => [
+      String(s.index),
+      s.state,
+      s.member || '-',
+      s.address || '-',
+      String(s.epoch),
+      s.checkpointAgeSeconds === undefined ? '-' : `${Math.round(s.checkpointAgeSeconds)} s ago`,
+      s.version === undefined ? '-' : String(s.version),
+      s.replicas.length === 0
+        ? '-'
+        : s.replicas.map((r) => `${r.member}${r.inSync ? '' : ' (copying)'}`).join(', '),
+      s.error ?? '',
+    ]);
+    lines.push(
+      ...table(
+        ['shard', 'state', 'member', 'address', 'epoch', 'checkpoint', 'version', 'replicas', ''],
+        rows,
+      ),
+    );
+  }
+  if (status.job) {
+    lines.push(
+      status.trainers.length === 0
+        ? 'trainers: none'
+        : `trainers: ${status.trainers
+            .map((t) => `${t.id} ${t.name}${t.pendingTasks ? ` (${t.pendingTasks} tasks)` : ''}`)
+            .join(', ')}`,
+    );
+    const pass = status.pass;
+    lines.push(
+      pass
+        ? `pass ${pass.pass}: ${pass.todo} todo, ${pass.pending} pending, ${pass.done} done, ${pass.failed} failed`
+        : 'dataset: none set',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Left-aligned columns, two spaces apart. */
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}

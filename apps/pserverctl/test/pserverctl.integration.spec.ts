@@ -1,0 +1,176 @@
+import {
+  appBundle,
+  LocalCluster,
+  spawnNode,
+  stopAllProcesses,
+  waitFor,
+  workspaceRoot,
+} from '@pserver/testing';
+import { connect } from '@pserver/client';
+import fs from 'node:fs';
+import path from 'node:path';
+
+// pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
+// pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
+// shard, the shard count refused once the model is initialized, every command with --json.
+afterAll(stopAllProcesses);
+
+const ctl = appBundle('pserverctl');
+
+/** Runs pserverctl to its end: its exit code and output. */
+async function run(
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnNode(ctl, args, { name: `pserverctl-${args[0]}` });
+  const status = await child.exited;
+  return { code: status.code, stdout: child.lines.join('\n'), stderr: '' };
+}
+
+interface Status {
+  job: string;
+  healthy: boolean;
+  masters: { address: string; role: string }[];
+  shards: {
+    index: number;
+    state: string;
+    member: string;
+    epoch: number;
+    checkpointAgeSeconds?: number;
+  }[];
+  trainers: { name: string }[];
+}
+
+describe('pserverctl', () => {
+  it('shows a job, follows a failover from recovering to serving, checkpoints every shard', async () => {
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 0,
+      masters: 1,
+      // Long enough for the spare, stopped below, to keep its lease until the test lets it go on.
+      leaseTtlSeconds: 6,
+    });
+    // The spare stops itself between recovering a shard and serving it (its failpoint), so that
+    // status shows the shard recovering until the test lets it go on.
+    const spare = await cluster.startPserver(['--failpoint', 'after-recovery:stop']);
+    const master = cluster.masterAddresses.join(',');
+    const trainer = await connect({ master: cluster.masterAddresses, name: 'ctl-trainer' });
+    try {
+      await trainer.initParams(
+        { w: new Float32Array(4096) },
+        { sgd: {}, learningRate: { base: 0.1 } },
+      );
+      const healthy = await run('--master', master, 'status', '--json');
+      expect(healthy.code).toBe(0);
+      const before = JSON.parse(healthy.stdout) as Status;
+      expect(before).toMatchObject({ healthy: true, masters: [{ role: 'leader' }] });
+      expect(before.shards.map((s) => s.state)).toEqual(['serving', 'serving']);
+      expect(before.shards.every((s) => (s.checkpointAgeSeconds ?? Infinity) < 60)).toBe(true);
+      expect(before.trainers.map((t) => t.name)).toEqual(['ctl-trainer']);
+
+      const text = await run('--master', master, 'status');
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(/^shard +state +member +address +epoch +checkpoint/m);
+      console.log(`pserverctl status:\n${text.stdout}`);
+
+      // Kill shard 1's pserver: the spare takes the shard over; status says so on the way.
+      const victim = cluster.pserverServing(1);
+      await victim.process.kill();
+      const seen: string[] = [];
+      const observe = async (want: string): Promise<Status> =>
+        waitFor(
+          async () => {
+            // A stopped pserver answers nothing: a short deadline for its status.
+            const { code, stdout } = await run(
+              ...['--master', master, '--timeout-ms', '500', 'status', '--json'],
+            );
+            const status = JSON.parse(stdout) as Status;
+            const shard = status.shards[1]!;
+            const state = `${shard.state} (${shard.member || 'nobody'})`;
+            if (seen.at(-1) !== state) seen.push(state);
+            // Degraded until the spare serves: exit code 3.
+            expect(code).toBe(status.healthy ? 0 : 3);
+            return shard.state === want && shard.member === 'pserver-2' ? status : undefined;
+          },
+          { timeoutMs: 60_000, description: `shard 1 ${want} on the spare` },
+        );
+      // The spare recovered the shard and stopped before announcing it serves: recovering.
+      await spare.process.waitForLog((e) => e.msg === 'failpoint: stopping the process', {
+        timeoutMs: 60_000,
+      });
+      await observe('recovering');
+      spare.process.signal('SIGCONT');
+      const after = await observe('serving').catch((err: unknown) => {
+        throw new Error(
+          `${(err as Error).message}; shard 1 was: ${seen.join(' → ')}; the spare said: ${spare.process
+            .jsonLines()
+            .map((l) => l.msg)
+            .join(' | ')}`,
+        );
+      });
+      expect(after.shards[1]!.epoch).toBeGreaterThan(before.shards[1]!.epoch);
+      console.log(`shard 1 through the failover: ${seen.join(' → ')}`);
+
+      const checkpoint = await run('--master', master, 'checkpoint', '--json');
+      expect(checkpoint.code).toBe(0);
+      const committed = JSON.parse(checkpoint.stdout) as {
+        index: number;
+        path: string;
+        bytes: number;
+      }[];
+      expect(committed.map((c) => c.index)).toEqual([0, 1]);
+      // Each a new committed file (a delta when little changed since the last one).
+      for (const c of committed)
+        expect(c).toEqual({ index: c.index, path: expect.any(String), bytes: expect.any(Number) });
+      expect(committed.every((c) => c.bytes > 0)).toBe(true);
+
+      // The shard count is fixed once the model is initialized: refused, exit code 1.
+      const shards = await run('--master', master, 'shards', '3');
+      expect(shards.code).toBe(1);
+
+      const top = await run(
+        '--master',
+        master,
+        '--json',
+        'top',
+        '--count',
+        '2',
+        '--interval-s',
+        '1',
+      );
+      expect(top.code).toBe(0);
+      expect(top.stdout.split('\n').map((line) => (JSON.parse(line) as Status).healthy)).toEqual([
+        true,
+        true,
+      ]);
+    } finally {
+      await trainer.close();
+      await cluster.stop();
+    }
+  }, 120_000);
+
+  it('says what it cannot reach, and exits 2 on bad usage', async () => {
+    const unreachable = await run(
+      '--master',
+      '127.0.0.1:1',
+      '--timeout-ms',
+      '500',
+      'status',
+      '--json',
+    );
+    expect(unreachable.code).toBe(3);
+    expect(JSON.parse(unreachable.stdout)).toMatchObject({
+      healthy: false,
+      masters: [{ address: '127.0.0.1:1', role: 'unreachable' }],
+    });
+    expect((await run('status')).code).toBe(2);
+    expect((await run('--master', 'x:1', 'shards', 'many')).code).toBe(2);
+    const version = await run('--version');
+    const { version: projectVersion } = JSON.parse(
+      fs.readFileSync(path.join(workspaceRoot(), 'package.json'), 'utf8'),
+    ) as { version: string };
+    expect(version).toMatchObject({
+      code: 0,
+      stdout: `pserverctl ${projectVersion} (node ${process.version})`,
+    });
+  });
+});
