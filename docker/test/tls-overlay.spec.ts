@@ -213,9 +213,9 @@ describe('the TLS overlay (docker/k8s-tls)', () => {
         const mode: number = volume.secret.defaultMode;
         expect([where, mode & 0o040, mode & 0o227]).toEqual([where, 0o040, 0]);
         for (const container of pod.containers) {
-          expect(
-            container.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot,
-          ).toBe(true);
+          expect(container.securityContext?.runAsNonRoot ?? pod.securityContext?.runAsNonRoot).toBe(
+            true,
+          );
           for (const mount of container.volumeMounts ?? [])
             if (mount.name === volume.name) expect([where, mount.readOnly]).toEqual([where, true]);
         }
