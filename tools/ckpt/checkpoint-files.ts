@@ -6,7 +6,10 @@ import { metaFromJson, type CheckpointMeta } from '@pserver/checkpoint';
 export interface ShardManifest {
   /** The checkpoint directory the metas' paths are relative to. */
   root: string;
+  /** Where the metas were read: a `manifest.json`, or a cluster job's etcd prefix. */
   manifestFile: string;
+  /** The directory that holds the shard's files (`<root>/shard-<i>`). */
+  shardDir: string;
   index: number;
   shardCount: number;
   checkpoints: CheckpointMeta[];
@@ -42,6 +45,7 @@ function readManifest(file: string): ShardManifest {
     // Metas name files relative to the checkpoint directory: two levels above the manifest.
     root: path.dirname(path.dirname(path.resolve(file))),
     manifestFile: file,
+    shardDir: path.dirname(path.resolve(file)),
     index: json.index,
     shardCount: json.shardCount,
     checkpoints: json.checkpoints.map(metaFromJson),

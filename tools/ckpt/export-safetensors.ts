@@ -7,7 +7,7 @@ import {
   parseBlockName,
   type ElementTypeName,
 } from '@pserver/proto';
-import { findManifests } from './checkpoint-files';
+import type { ShardManifest } from './checkpoint-files';
 import { TableExport, type OutputTensor } from './export-tables';
 import { RestoredTables, type RestoredIds } from './restored-tables';
 
@@ -46,11 +46,10 @@ interface WholeTensor extends OutputTensor {
  * holds each restored row, the second writes each block and row at its offset.
  */
 export async function exportSafetensors(
-  targets: string[],
+  manifests: ShardManifest[],
   out: string,
   print: (line: string) => void,
 ): Promise<void> {
-  const manifests = targets.flatMap(findManifests);
   const shardCount = manifests[0]?.shardCount ?? 0;
   const indices = new Set(manifests.map((m) => m.index));
   if (manifests.some((m) => m.shardCount !== shardCount) || indices.size !== shardCount) {

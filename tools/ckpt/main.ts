@@ -10,9 +10,14 @@
  *                                          delta's chain applied) as one safetensors file, tables
  *                                          as <table>.ids and <table>.values
  *
+ *   verify and export of a cluster job: --etcd-endpoints <urls> --job <name> <checkpoint dir>
+ *
  *   npx nx run tools:ckpt -- inspect checkpoints/shard-0/e3-s1-….ckpt
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { etcdSecurityOptions, etcdSecuritySettings, listOption } from '@pserver/config';
+import { findManifests, type ShardManifest } from './checkpoint-files';
+import { clusterManifests } from './cluster-manifests';
 import { exportSafetensors } from './export-safetensors';
 import { inspect } from './inspect';
 import { verify } from './verify';
@@ -33,33 +38,81 @@ program
   .action(async (file: string) => {
     if (!(await inspect(file, print))) process.exitCode = 1;
   });
-program
-  .command('verify')
-  .argument('<dir>', 'a checkpoint directory, a shard directory or a manifest.json')
-  .description(
-    "check every committed checkpoint and every file of its chain (a delta's full checkpoint and earlier deltas) " +
-      "against its meta and its parent, and that every table id is in one of its shard's buckets; " +
-      'a broken file fails every checkpoint whose chain needs it',
-  )
-  .action(async (dir: string) => {
-    if (!(await verify(dir, print))) process.exitCode = 1;
+/** Options that read a cluster job's metas from etcd instead of `manifest.json` files. */
+const clusterOptions = (command: Command): Command => {
+  command
+    .addOption(
+      listOption(
+        '--etcd-endpoints <urls>',
+        "a cluster job: read its checkpoint metas from etcd (the directory is the job's checkpoint volume)",
+        'CKPT_ETCD_ENDPOINTS',
+      ),
+    )
+    .addOption(
+      new Option('--job <name>', 'the cluster job (with --etcd-endpoints)').env('CKPT_JOB'),
+    );
+  for (const option of etcdSecurityOptions('CKPT')) command.addOption(option);
+  return command;
+};
+
+interface ClusterOptions {
+  etcdEndpoints?: string[];
+  job?: string;
+  etcdCa?: string;
+  etcdCert?: string;
+  etcdKey?: string;
+  etcdUser?: string;
+  etcdPasswordFile?: string;
+}
+
+/** The manifests of `targets`: `manifest.json` files (standalone), or the cluster job's in etcd. */
+async function manifestsOf(targets: string[], options: ClusterOptions): Promise<ShardManifest[]> {
+  if (!options.etcdEndpoints) {
+    if (options.job) throw new Error('--job needs --etcd-endpoints');
+    return targets.flatMap(findManifests);
+  }
+  if (!options.job) throw new Error('--etcd-endpoints needs --job');
+  if (targets.length !== 1)
+    throw new Error(`a cluster job has one checkpoint directory; got ${targets.length}`);
+  const security = etcdSecuritySettings(options, (message) => {
+    throw new Error(message);
   });
-program
-  .command('export')
-  .argument(
-    '<targets...>',
-    'checkpoint directories, shard directories or manifest.json files of all shards',
-  )
-  .requiredOption('--out <file>', 'the safetensors file to write')
-  .description(
-    'write the latest checkpoint of every shard as one safetensors file of whole tensors; each table ' +
-      'as <table>.ids (I64 [rows]) and <table>.values (F32 [rows, dim]), the rows of all shards sorted by id; ' +
-      "a delta is exported as the state its chain restores (the full checkpoint, each delta's evictions " +
-      'and rows applied in order), the same bytes as a full checkpoint of that state',
-  )
-  .action(async (targets: string[], options: { out: string }) => {
-    await exportSafetensors(targets, options.out, print);
-  });
+  return clusterManifests(options.etcdEndpoints, options.job, targets[0]!, security);
+}
+
+clusterOptions(
+  program
+    .command('verify')
+    .argument(
+      '<dir>',
+      'a checkpoint directory, a shard directory or a manifest.json (a cluster job: its checkpoint directory)',
+    )
+    .description(
+      "check every committed checkpoint and every file of its chain (a delta's full checkpoint and earlier deltas) " +
+        "against its meta and its parent, and that every table id is in one of its shard's buckets; " +
+        'a broken file fails every checkpoint whose chain needs it',
+    ),
+).action(async (dir: string, options: ClusterOptions) => {
+  if (!(await verify(await manifestsOf([dir], options), print))) process.exitCode = 1;
+});
+clusterOptions(
+  program
+    .command('export')
+    .argument(
+      '<targets...>',
+      'checkpoint directories, shard directories or manifest.json files of all shards (a cluster job: its checkpoint directory)',
+    )
+    .requiredOption('--out <file>', 'the safetensors file to write')
+    .description(
+      'write the latest checkpoint of every shard as one safetensors file of whole tensors; each table ' +
+        'as <table>.ids (I64 [rows]) and <table>.values (F32 [rows, dim]), the rows of all shards sorted by id; ' +
+        "a delta is exported as the state its chain restores (the full checkpoint, each delta's evictions " +
+        'and rows applied in order), the same bytes as a full checkpoint of that state',
+    ),
+).action(async (targets: string[], options: ClusterOptions & { out: string }) => {
+  await exportSafetensors(await manifestsOf(targets, options), options.out, print);
+});
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`ckpt: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

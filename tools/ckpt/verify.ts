@@ -1,20 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ChainFileError, readCheckpointChain, type ChainFile } from '@pserver/checkpoint';
-import { findManifests } from './checkpoint-files';
+import type { ShardManifest } from './checkpoint-files';
 import { BucketCheck } from './tables';
 
 /**
- * Checks every committed checkpoint under `target` with every file its chain needs (a delta's
+ * Checks every committed checkpoint of `manifests` with every file its chain needs (a delta's
  * full checkpoint and the deltas before it): each file against the meta (size, whole-file
  * CRC-32C, structure, table sections as the reader checks them), each delta's header against
  * the file before it (its parent), each header against the manifest's shard, and every table id
  * of every file against that shard's buckets. A broken file fails every meta whose chain holds
  * it, and the line names it. Lists files no meta names. True when every committed chain is intact.
  */
-export async function verify(target: string, print: (line: string) => void): Promise<boolean> {
+export async function verify(
+  manifests: ShardManifest[],
+  print: (line: string) => void,
+): Promise<boolean> {
   let intact = true;
-  for (const shard of findManifests(target)) {
+  for (const shard of manifests) {
     print(
       `shard ${shard.index} of ${shard.shardCount} (${shard.manifestFile}): ${shard.checkpoints.length} committed`,
     );
@@ -72,7 +75,7 @@ export async function verify(target: string, print: (line: string) => void): Pro
         print(`  BROKEN  ${meta.path}: ${at}${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    const dir = path.dirname(shard.manifestFile);
+    const dir = shard.shardDir;
     for (const name of fs.readdirSync(dir).sort()) {
       if (/\.ckpt(\.tmp|\.broken)?$/.test(name) && !named.has(name))
         print(`  not committed: ${name}`);
