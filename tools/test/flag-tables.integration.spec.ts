@@ -28,21 +28,24 @@ function helpFlags(bundle: string): Flag[] {
     .split(/\n(?= {2}-)/)
     .map((entry) => entry.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
-  return entries
-    .map((entry) => {
-      const flag = /--[a-z0-9-]+/.exec(entry)![0];
-      // Commander's note is the last parenthesis; a description may hold one of its own.
-      const note = /\(([^()]*)\)$/.exec(entry)?.[1] ?? '';
-      const env = /(?:^|, )env: (\S+)$/.exec(note)?.[1];
-      const shown = /(?:^|, )default: (.*?)(?:, env: \S+)?$/.exec(note)?.[1];
-      const value: unknown = shown === undefined ? undefined : JSON.parse(shown);
-      return {
-        flag,
-        env: env ? [env] : [],
-        default: value === undefined ? undefined : [value].flat().map(String).join(','),
-      };
-    })
-    .filter((f) => f.flag !== '--help');
+  return (
+    entries
+      .map((entry) => {
+        const flag = /--[a-z0-9-]+/.exec(entry)![0];
+        // Commander's note is the last parenthesis; a description may hold one of its own.
+        const note = /\(([^()]*)\)$/.exec(entry)?.[1] ?? '';
+        const env = /(?:^|, )env: (\S+)$/.exec(note)?.[1];
+        const shown = /(?:^|, )default: (.*?)(?:, env: \S+)?$/.exec(note)?.[1];
+        const value: unknown = shown === undefined ? undefined : JSON.parse(shown);
+        return {
+          flag,
+          env: env ? [env] : [],
+          default: value === undefined ? undefined : [value].flat().map(String).join(','),
+        };
+      })
+      // --help and --version describe the program, not its configuration: no row of the table.
+      .filter((f) => f.flag !== '--help' && f.flag !== '--version')
+  );
 }
 
 /** The rows of a README's table whose first column is `flag`, one entry per flag of a row. */
