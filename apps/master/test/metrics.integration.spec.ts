@@ -4,7 +4,6 @@ import {
   bytesOf,
   LocalCluster,
   MasterDriver,
-  metricsPage,
   PserverDriver,
   stopAllProcesses,
   waitFor,
@@ -15,10 +14,20 @@ import {
 // push, a stale push and a checkpoint.
 afterAll(stopAllProcesses);
 
+/** The Prometheus text page of a process. */
+async function page(app: AppProcess): Promise<string> {
+  const line = await app.process.waitForLog((e) => e.msg === 'metrics listening', {
+    timeoutMs: 10_000,
+  });
+  const response = await fetch(`http://${String(line.address)}/metrics`);
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
 /** The samples of a Prometheus text page: `name{labels}` → value. */
 async function scrape(app: AppProcess): Promise<Map<string, number>> {
   const samples = new Map<string, number>();
-  for (const row of (await metricsPage(app)).split('\n')) {
+  for (const row of (await page(app)).split('\n')) {
     if (!row || row.startsWith('#')) continue;
     const cut = row.lastIndexOf(' ');
     samples.set(row.slice(0, cut), Number(row.slice(cut + 1)));
@@ -103,7 +112,7 @@ describe('metrics', () => {
   // Debian's promtool (the prometheus package) on the live pages: names, types and help as
   // Prometheus wants them.
   it.each(['pserver', 'master'])('the %s page passes promtool check metrics', async (app) => {
-    const text = await metricsPage(
+    const text = await page(
       app === 'pserver' ? cluster.serving().get(0)!.pserver : cluster.masters[0]!,
     );
     expect(text).not.toContain('NaN');
