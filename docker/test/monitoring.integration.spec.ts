@@ -1,4 +1,4 @@
-import { LocalCluster, stopAllProcesses, type AppProcess } from '@pserver/testing';
+import { LocalCluster, metricsPage, stopAllProcesses, type AppProcess } from '@pserver/testing';
 import { metricNames, monitoringExpressions } from './monitoring-files';
 
 // Every metric the alert rules and the dashboard name is one a live pserver or master exposes
@@ -6,10 +6,7 @@ import { metricNames, monitoringExpressions } from './monitoring-files';
 afterAll(stopAllProcesses);
 
 async function declaredNames(app: AppProcess): Promise<Set<string>> {
-  const line = await app.process.waitForLog((e) => e.msg === 'metrics listening', {
-    timeoutMs: 10_000,
-  });
-  const text = await (await fetch(`http://${String(line.address)}/metrics`)).text();
+  const text = await metricsPage(app);
   const names = new Set<string>();
   for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     names.add(name!);

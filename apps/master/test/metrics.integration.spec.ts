@@ -4,6 +4,7 @@ import {
   bytesOf,
   LocalCluster,
   MasterDriver,
+  metricsPage,
   PserverDriver,
   stopAllProcesses,
   waitFor,
@@ -14,20 +15,10 @@ import {
 // push, a stale push and a checkpoint.
 afterAll(stopAllProcesses);
 
-/** The Prometheus text page of a process. */
-async function page(app: AppProcess): Promise<string> {
-  const line = await app.process.waitForLog((e) => e.msg === 'metrics listening', {
-    timeoutMs: 10_000,
-  });
-  const response = await fetch(`http://${String(line.address)}/metrics`);
-  expect(response.status).toBe(200);
-  return response.text();
-}
-
 /** The samples of a Prometheus text page: `name{labels}` → value. */
 async function scrape(app: AppProcess): Promise<Map<string, number>> {
   const samples = new Map<string, number>();
-  for (const row of (await page(app)).split('\n')) {
+  for (const row of (await metricsPage(app)).split('\n')) {
     if (!row || row.startsWith('#')) continue;
     const cut = row.lastIndexOf(' ');
     samples.set(row.slice(0, cut), Number(row.slice(cut + 1)));
@@ -112,7 +103,7 @@ describe('metrics', () => {
   // Debian's promtool (the prometheus package) on the live pages: names, types and help as
   // Prometheus wants them.
   it.each(['pserver', 'master'])('the %s page passes promtool check metrics', async (app) => {
-    const text = await page(
+    const text = await metricsPage(
       app === 'pserver' ? cluster.serving().get(0)!.pserver : cluster.masters[0]!,
     );
     expect(text).not.toContain('NaN');

@@ -1,5 +1,11 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { listOption, versionLine } from '@pserver/config';
+import {
+  clientSecurityFiles,
+  clientSecurityOptions,
+  listOption,
+  versionLine,
+  type ClientSecurityFlags,
+} from '@pserver/config';
 import { loadClientSecurity } from '@pserver/rpc';
 import { Connection } from './connection';
 import { jobStatus, type JobStatus } from './job-status';
@@ -12,15 +18,10 @@ import { statusText } from './status-text';
  */
 const exitCodes = { ok: 0, failed: 1, usage: 2, degraded: 3 } as const;
 
-interface GlobalOptions {
+interface GlobalOptions extends ClientSecurityFlags {
   master: string[];
   timeoutMs: number;
   json?: boolean;
-  tlsCa?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  tlsServerName?: string;
-  tokenFile?: string;
 }
 
 const program = new Command('pserverctl')
@@ -37,13 +38,9 @@ const program = new Command('pserverctl')
     new Option('--timeout-ms <ms>', 'deadline of each call').default(10_000).argParser(positive),
   )
   .option('--json', 'print JSON instead of text')
-  .option('--tls-ca <file>', 'connect with TLS; the CA of the servers’ certificates (PEM)')
-  .option('--tls-cert <file>', 'client certificate for mutual TLS (PEM)')
-  .option('--tls-key <file>', 'its private key (PEM)')
-  .option('--tls-server-name <name>', 'the name in the servers’ certificates, if not the host')
-  .option('--token-file <file>', 'send the bearer token in this file (needs TLS; role admin)')
   .exitOverride()
   .showHelpAfterError();
+for (const option of clientSecurityOptions()) program.addOption(option);
 
 program
   .command('status')
@@ -137,13 +134,7 @@ async function withConnection(
 ): Promise<void> {
   const options = program.opts<GlobalOptions>();
   const connection = new Connection(
-    loadClientSecurity({
-      caFile: options.tlsCa,
-      certFile: options.tlsCert,
-      keyFile: options.tlsKey,
-      serverName: options.tlsServerName,
-      tokenFile: options.tokenFile,
-    }),
+    loadClientSecurity(clientSecurityFiles(options)),
     options.timeoutMs,
   );
   try {

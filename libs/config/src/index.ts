@@ -1,7 +1,13 @@
 export type { LogSettings } from './options';
 export { integerOption, listOption, logOptions, logSettings } from './options';
-export type { EtcdSecuritySettings, ServerSecuritySettings } from './security-options';
+export type {
+  ClientSecurityFlags,
+  EtcdSecuritySettings,
+  ServerSecuritySettings,
+} from './security-options';
 export {
+  clientSecurityFiles,
+  clientSecurityOptions,
   etcdSecurityOptions,
   etcdSecuritySettings,
   serverSecurityOptions,

@@ -46,6 +46,46 @@ export function serverSecuritySettings(
   };
 }
 
+/** A client's TLS and token files, as `loadClientSecurity` (`@pserver/rpc`) reads them. */
+export interface ClientSecurityFlags {
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsServerName?: string;
+  tokenFile?: string;
+}
+
+/** `--tls-ca`, `--tls-cert`, `--tls-key`, `--tls-server-name`, `--token-file`: a client's security. */
+export function clientSecurityOptions(): Option[] {
+  return [
+    new Option('--tls-ca <file>', 'connect with TLS; the CA of the servers’ certificates (PEM)'),
+    new Option('--tls-cert <file>', 'client certificate for mutual TLS (PEM)'),
+    new Option('--tls-key <file>', 'its private key (PEM)'),
+    new Option(
+      '--tls-server-name <name>',
+      'the name in the servers’ certificates, if not the host',
+    ),
+    new Option('--token-file <file>', 'send the bearer token in this file (needs TLS)'),
+  ];
+}
+
+/** The files the client security flags name, in `loadClientSecurity`'s terms. */
+export function clientSecurityFiles(o: ClientSecurityFlags): {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  serverName?: string;
+  tokenFile?: string;
+} {
+  return {
+    caFile: o.tlsCa,
+    certFile: o.tlsCert,
+    keyFile: o.tlsKey,
+    serverName: o.tlsServerName,
+    tokenFile: o.tokenFile,
+  };
+}
+
 /** How a process reaches etcd beyond its endpoints: TLS and etcd's own users. */
 export interface EtcdSecuritySettings {
   /** The CA that signed etcd's server certificate (endpoints are then https://). */

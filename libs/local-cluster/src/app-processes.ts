@@ -46,6 +46,20 @@ export async function startPserverProcess(
   return { ...app, checkpointDir };
 }
 
+/**
+ * The Prometheus text page of a process started with `--metrics-port` (its address from its
+ * `metrics listening` log line).
+ */
+export async function metricsPage(app: AppProcess): Promise<string> {
+  const line = await app.process.waitForLog((e) => e.msg === 'metrics listening', {
+    timeoutMs: 10_000,
+  });
+  const response = await fetch(`http://${String(line.address)}/metrics`);
+  if (response.status !== 200)
+    throw new Error(`GET /metrics of ${app.address}: HTTP ${response.status}`);
+  return response.text();
+}
+
 /** Starts a master replica from its bundle; `args` must name the etcd endpoints. */
 export function startMasterProcess(
   args: string[],

@@ -4,7 +4,7 @@ export type {
   StartAppOptions,
   StartPserverOptions,
 } from './app-processes';
-export { startMasterProcess, startPserverProcess } from './app-processes';
+export { metricsPage, startMasterProcess, startPserverProcess } from './app-processes';
 export type { ClusterCertificates, KeyPair } from './certificates';
 export { generateCertificates } from './certificates';
 export type { ExitStatus, SpawnOptions } from './child-process';
