@@ -1,3 +1,4 @@
+import { IdIndex } from '@pserver/embedding';
 import type { ShardTable } from '../table-spec';
 
 /**
@@ -33,7 +34,8 @@ export interface RowMean {
  * operation is rounded on its own, as the dense fold's.
  */
 export class RowSums {
-  private readonly at = new Map<bigint, number>();
+  /** Each id's row here: the tables' own index, no allocation per id. */
+  private readonly at = new IdIndex();
   private lo: number[] = [];
   private hi: number[] = [];
   private occurrences: number[] = [];
@@ -50,12 +52,11 @@ export class RowSums {
     const dim = this.table.table.dim;
     const w = Math.fround(weight);
     for (let k = 0; k < lo.length; k++) {
-      const key = (BigInt(hi[k]!) << 32n) | BigInt(lo[k]!);
-      let row = this.at.get(key);
+      let row = this.at.get(lo[k]!, hi[k]!);
       const from = k * dim;
-      if (row === undefined) {
+      if (row < 0) {
         row = this.lo.length;
-        this.at.set(key, row);
+        this.at.insert(lo[k]!, hi[k]!, row);
         this.lo.push(lo[k]!);
         this.hi.push(hi[k]!);
         this.occurrences.push(0);
