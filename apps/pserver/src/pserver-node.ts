@@ -634,6 +634,7 @@ export class PserverNode {
       replication: links && {
         replicate: (seq, push) => links.replicate(seq, push),
         replicated: () => links.settled(),
+        replicas: () => links.describe(),
       },
     });
     this.serving = { shard, service, checkpointer, tenure, links };

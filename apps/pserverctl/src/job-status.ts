@@ -31,7 +31,8 @@ export interface ShardStatus {
   /** SYNC: steps closed; otherwise pushes applied since the shard's state began. */
   version?: number;
   bytes?: number;
-  replicas: { member: string; address: string; inSync: boolean }[];
+  /** The replicas the view names; `lagPushes` as the primary counts them (its status). */
+  replicas: { member: string; address: string; inSync: boolean; lagPushes?: number }[];
   /** Why the pserver's status could not be read. */
   error?: string;
 }
@@ -79,6 +80,11 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
         if (taken > 0) shard.checkpointAgeSeconds = Math.max(0, Date.now() / 1000 - taken / 1e9);
         shard.version = Number(status.version);
         shard.bytes = Number(status.totalBytes);
+        for (const replica of shard.replicas) {
+          const progress = status.replicas.find((r) => r.member === replica.member);
+          if (progress)
+            replica.lagPushes = Math.max(0, Number(status.appliedSeq) - Number(progress.ackedSeq));
+        }
       } catch (err) {
         shard.error = (err as Error).message;
       }

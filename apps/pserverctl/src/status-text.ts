@@ -28,7 +28,12 @@ export function statusText(status: JobStatus): string {
       s.version === undefined ? '-' : String(s.version),
       s.replicas.length === 0
         ? '-'
-        : s.replicas.map((r) => `${r.member}${r.inSync ? '' : ' (copying)'}`).join(', '),
+        : s.replicas
+            .map((r) => {
+              const lag = r.lagPushes === undefined ? '' : `, lag ${r.lagPushes}`;
+              return `${r.member} (${r.inSync ? 'in sync' : 'copying'}${lag})`;
+            })
+            .join(', '),
       s.error ?? '',
     ]);
     lines.push(

@@ -110,6 +110,8 @@ async function primary(
         return answer();
       },
       replicated: () => Promise.resolve(),
+      // One replica that acknowledged every forward recorded so far.
+      replicas: () => [{ member: 'ps-r', acked: forwarded.length, inSync: true }],
     },
     ...steps,
   });
@@ -284,6 +286,11 @@ describe('replication', () => {
     ]);
     check();
     expect(shard.closedSteps).toBe(7);
+    // GetShardStatus says how far the primary and its replicas are.
+    expect(service.getShardStatus()).toMatchObject({
+      appliedSeq: shard.appliedSeq,
+      replicas: [{ member: 'ps-r', ackedSeq: forwarded.length, inSync: true }],
+    });
     // The closed steps carried their tables' rows, and the evictions the replica replayed.
     const closed = forwarded.filter((f) => f.closedStep);
     expect(closed.some((f) => f.sparse.length > 0)).toBe(true);

@@ -91,6 +91,8 @@ export interface ParameterServiceOptions {
   replication?: {
     replicate(seq: number, push: ForwardedPush): Promise<void>;
     replicated(): Promise<void>;
+    /** Each replica's progress, for GetShardStatus. */
+    replicas(): { member: string; acked: number; inSync: boolean }[];
   };
 }
 
@@ -618,6 +620,14 @@ export class ParameterService {
       minClock: this.consistency.clock,
       roster: [...this.consistency.roster],
       trainerLastStep: trainerId === 0 ? 0 : this.consistency.lastStep(trainerId),
+      ...(this.options.replication && {
+        appliedSeq: this.shard.appliedSeq,
+        replicas: this.options.replication.replicas().map(({ member, acked, inSync }) => ({
+          member,
+          ackedSeq: acked,
+          inSync,
+        })),
+      }),
     };
   }
 

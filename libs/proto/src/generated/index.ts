@@ -75,6 +75,7 @@ export type * from './pserver/v1/RegisterTrainerRequest';
 export type * from './pserver/v1/RegisterTrainerResponse';
 export type * from './pserver/v1/ReplicaLoadedRequest';
 export type * from './pserver/v1/ReplicaLoadedResponse';
+export type * from './pserver/v1/ReplicaProgress';
 export type * from './pserver/v1/Replication';
 export type * from './pserver/v1/RequestContext';
 export type * from './pserver/v1/RmsProp';

@@ -5,6 +5,7 @@ import type { TensorStatus as _pserver_v1_TensorStatus, TensorStatus__Output as 
 import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Output as _pserver_v1_CheckpointMeta__Output } from '../../pserver/v1/CheckpointMeta';
 import type { TableStatus as _pserver_v1_TableStatus, TableStatus__Output as _pserver_v1_TableStatus__Output } from '../../pserver/v1/TableStatus';
 import type { Consistency as _pserver_v1_Consistency, Consistency__Output as _pserver_v1_Consistency__Output } from '../../pserver/v1/Consistency';
+import type { ReplicaProgress as _pserver_v1_ReplicaProgress, ReplicaProgress__Output as _pserver_v1_ReplicaProgress__Output } from '../../pserver/v1/ReplicaProgress';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -84,6 +85,15 @@ export interface GetShardStatusResponse {
    * accumulated (0: none, or no trainer id given).
    */
   'trainerLastStep'?: (number | string | Long);
+  /**
+   * A primary with replicas: the pushes it applied, the sequence its forwards carry (0 without
+   * replicas).
+   */
+  'appliedSeq'?: (number | string | Long);
+  /**
+   * A primary with replicas: each replica's progress (empty without replicas).
+   */
+  'replicas'?: (_pserver_v1_ReplicaProgress)[];
 }
 
 /**
@@ -163,4 +173,13 @@ export interface GetShardStatusResponse__Output {
    * accumulated (0: none, or no trainer id given).
    */
   'trainerLastStep': (number);
+  /**
+   * A primary with replicas: the pushes it applied, the sequence its forwards carry (0 without
+   * replicas).
+   */
+  'appliedSeq': (number);
+  /**
+   * A primary with replicas: each replica's progress (empty without replicas).
+   */
+  'replicas': (_pserver_v1_ReplicaProgress__Output)[];
 }
