@@ -10,19 +10,6 @@ async function main(): Promise<void> {
     process.exit(70);
   });
   let node: MasterNode;
-  try {
-    node = new MasterNode(config, logger, (code) => process.exit(code));
-  } catch (err) {
-    // Settings that cannot work (e.g. an unreadable certificate): one line says why.
-    logger.fatal(`cannot start: ${(err as Error).message}`);
-    process.exit(exitCodes.failure);
-  }
-  try {
-    await node.start();
-  } catch (err) {
-    logger.fatal('failed to start', { err });
-    process.exit(exitCodes.failure);
-  }
   let stopping = false;
   const stop = (reason: string): void => {
     if (stopping) return;
@@ -36,6 +23,24 @@ async function main(): Promise<void> {
       },
     );
   };
+  try {
+    node = new MasterNode(
+      config,
+      logger,
+      (code) => process.exit(code),
+      () => stop('the job is finished'),
+    );
+  } catch (err) {
+    // Settings that cannot work (e.g. an unreadable certificate): one line says why.
+    logger.fatal(`cannot start: ${(err as Error).message}`);
+    process.exit(exitCodes.failure);
+  }
+  try {
+    await node.start();
+  } catch (err) {
+    logger.fatal('failed to start', { err });
+    process.exit(exitCodes.failure);
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   if (config.exitOnStdinClose) {

@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
+  jobFinished,
   JobKeys,
+  pserversLeft,
   type Leader,
   LeaderElection,
   leaderOf,
@@ -40,6 +42,8 @@ const regrantBackoff = { firstMs: 200, maxMs: 2_000 } as const;
 const stepDownGraceMs = 1_000;
 /** How long an untrusted lease's revocation may take: best effort, etcd may be unreachable. */
 const revokeGraceMs = 500;
+/** How often a finished job's master looks whether every pserver has left. */
+const leftPollMs = 500;
 
 /**
  * A master replica. Every replica serves gRPC and is ready (overall health SERVING); the
@@ -72,6 +76,8 @@ export class MasterNode {
     private readonly config: MasterConfig,
     private readonly logger: Logger,
     private readonly onFatal: (code: number) => void,
+    /** Called once the job is finished and every pserver has left: the master's work is done. */
+    private readonly onJobDone: () => void = () => undefined,
   ) {
     this.keys = new JobKeys(config.job);
     this.service = new MasterService({
@@ -120,6 +126,25 @@ export class MasterNode {
     this.health.set('', 'SERVING');
     logger.info('listening', { address: this.address, job: config.job, role: 'candidate' });
     void this.runForLeader(lease);
+    void this.endWhenJobDone();
+  }
+
+  /**
+   * A finished job (FinishJob) needs its masters until its pservers have committed their final
+   * checkpoints and left, so that the view shows them going; then every replica is done.
+   */
+  private async endWhenJobDone(): Promise<void> {
+    const { signal } = this.stopping;
+    try {
+      await jobFinished(this.client!, this.keys, signal);
+      this.logger.info('the job is finished; exiting once every pserver has left');
+      while ((await pserversLeft(this.client!, this.keys).catch(() => 1)) > 0)
+        await sleep(leftPollMs, undefined, { signal });
+      this.logger.info('the job is finished and every pserver has left');
+      this.onJobDone();
+    } catch {
+      // Stopping.
+    }
   }
 
   /** Follower: stop. Leader: resign first, so a follower takes over at once. */

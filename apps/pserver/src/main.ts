@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       },
     );
   };
+  node.onStopRequested(stop);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   if (config.exitOnStdinClose) {

@@ -14,6 +14,7 @@ import {
   type TenureLostError,
 } from '@pserver/coordination';
 import type { LogFields, Logger } from '@pserver/logging';
+import type { DrainResponse } from '@pserver/proto';
 import {
   addReflection,
   bindServer,
@@ -124,6 +125,8 @@ export class PserverNode {
   private member: ClusterMember | undefined;
   private fenced = false;
   private stopping = false;
+  /** Asks the process to stop as on SIGTERM (main's handler), with the reason. */
+  private stopRequested: (reason: string) => void = () => undefined;
   private readonly metrics = pserverMetrics({
     status: () => this.serving?.service.getShardStatus(),
     leaseValidUntil: () => this.member?.leaseValidUntil,
@@ -163,7 +166,11 @@ export class PserverNode {
             }
           : undefined,
     });
-    const handlers = parameterServerHandlers(() => this.requireService(), logger);
+    const handlers = parameterServerHandlers(
+      () => this.requireService(),
+      () => this.drain(),
+      logger,
+    );
     this.server.addService(
       parameterServerService,
       handlers as unknown as UntypedServiceImplementation,
@@ -215,6 +222,34 @@ export class PserverNode {
       if (this.fenced) return;
       throw err;
     }
+  }
+
+  /**
+   * How the process is asked to stop from within (a drain, the job finished): it stops as on
+   * SIGTERM, then exits 0.
+   */
+  onStopRequested(listener: (reason: string) => void): void {
+    this.stopRequested = listener;
+  }
+
+  /**
+   * Drain: answers with what it hands over, then stops as on SIGTERM — a final checkpoint of the
+   * shard it serves, its lease revoked — so that the master gives the index to a spare at once.
+   */
+  private drain(): DrainResponse {
+    if (!this.member)
+      throw new PserverError(
+        'PSERVER_CANNOT_DRAIN',
+        'Drain: a standalone pserver has no master to give its shard to another; stop it with SIGTERM (a final checkpoint is committed) and start it again',
+      );
+    const serving = this.serving;
+    this.logger.info('drain requested: handing over and stopping', {
+      index: serving?.shard.index,
+    });
+    setImmediate(() => this.stopRequested('drained'));
+    return serving
+      ? { index: serving.shard.index, shardEpoch: serving.tenure.epoch }
+      : { shardEpoch: 0 };
   }
 
   /**
@@ -308,6 +343,11 @@ export class PserverNode {
       member: config.member,
     });
     await member.register(address);
+    // A finished job's pservers leave, each after a final checkpoint of what it serves.
+    member.jobFinished(this.abort.signal).then(
+      () => this.stopRequested('the job is finished'),
+      () => undefined,
+    );
     await this.serveNextRole(member, address, undefined);
   }
 

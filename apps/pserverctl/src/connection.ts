@@ -1,4 +1,6 @@
 import type {
+  DrainResponse__Output,
+  FinishJobResponse__Output,
   GetShardStatusResponse__Output,
   MasterClient,
   ParameterServerClient,
@@ -43,6 +45,16 @@ export class Connection {
       { shardCount: shards },
       { timeoutMs: this.timeoutMs },
     );
+  }
+
+  finishJob(master: string): Promise<FinishJobResponse__Output> {
+    const client = this.master(master);
+    return callUnary(client.finishJob.bind(client), {}, { timeoutMs: this.timeoutMs });
+  }
+
+  drain(pserver: string): Promise<DrainResponse__Output> {
+    const client = this.pserver(pserver);
+    return callUnary(client.drain.bind(client), {}, { timeoutMs: this.timeoutMs });
   }
 
   shardStatus(pserver: string): Promise<GetShardStatusResponse__Output> {

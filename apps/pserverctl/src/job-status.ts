@@ -12,10 +12,17 @@ export interface JobStatus {
   /** Replicas the job keeps of each shard. */
   replicas?: number;
   initialized?: boolean;
+  /** The job is finished (FinishJob): its pservers are leaving, or gone. */
+  finished?: boolean;
   shards: ShardStatus[];
+  /** Pservers that hold no shard and keep no replica. */
+  spares: { member: string; address: string }[];
   trainers: { id: number; name: string; registeredUnixMs: number; pendingTasks: number }[];
   pass?: { pass: number; todo: number; pending: number; done: number; failed: number };
-  /** Whether a master leads and every shard is served: what exit code 3 says is not so. */
+  /**
+   * Whether a master leads and every shard is served (or the job is finished): what exit code 3
+   * says is not so.
+   */
   healthy: boolean;
 }
 
@@ -57,7 +64,7 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
     }),
   );
   if (!answer?.view)
-    return { job: '', masters: replicas, shards: [], trainers: [], healthy: false };
+    return { job: '', masters: replicas, shards: [], spares: [], trainers: [], healthy: false };
   const view = answer.view;
   const shards = await Promise.all(
     view.shards.map(async (s): Promise<ShardStatus> => {
@@ -98,7 +105,9 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
     consistency: describe(view.consistency),
     replicas: view.replicas,
     initialized: view.initialized,
+    finished: view.finished,
     shards,
+    spares: answer.spares.map((s) => ({ member: s.member, address: s.address })),
     trainers: answer.trainers.map((t) => ({
       id: Number(t.trainerId),
       name: t.name,
@@ -114,7 +123,7 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
         failed: Number(answer.pass.failed),
       },
     }),
-    healthy: shards.length > 0 && shards.every((s) => s.state === 'serving'),
+    healthy: view.finished || (shards.length > 0 && shards.every((s) => s.state === 'serving')),
   };
 }
 

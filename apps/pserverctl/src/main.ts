@@ -8,6 +8,7 @@ import {
 } from '@pserver/config';
 import { loadClientSecurity } from '@pserver/rpc';
 import { Connection } from './connection';
+import { drain, drainText } from './drain';
 import { jobStatus, type JobStatus } from './job-status';
 import { statusText } from './status-text';
 
@@ -127,6 +128,66 @@ program
       return exitCodes.ok;
     }),
   );
+
+program
+  .command('drain')
+  .description(
+    'hands a pserver’s shard to a spare (a final checkpoint first) and stops it; waits until the shard is served again',
+  )
+  .argument('<member>', 'the pserver’s member name (as status shows it)')
+  .option('--force', 'drain a primary even when no spare or in-sync replica can take over')
+  .addOption(
+    new Option('--wait-s <s>', 'how long to wait for the shard to be served again')
+      .default(120)
+      .argParser(positive),
+  )
+  .action((member: string, local: { force?: boolean; waitS: number }) =>
+    withConnection(async (connection, options) => {
+      const result = await drain(connection, options.master, member, {
+        force: local.force === true,
+        waitMs: local.waitS * 1000,
+      });
+      print(options, result, drainText(result));
+      return exitCodes.ok;
+    }),
+  );
+
+program
+  .command('finish')
+  .description(
+    'finishes the job: every pserver commits a final checkpoint and exits, then the masters',
+  )
+  .option('--wait', 'wait until every pserver has left')
+  .addOption(new Option('--wait-s <s>', 'how long --wait waits').default(300).argParser(positive))
+  .action((local: { wait?: boolean; waitS: number }) =>
+    withConnection(async (connection, options) => {
+      const status = await jobStatus(connection, options.master);
+      const leader = status.masters.find((m) => m.role === 'leader');
+      if (!leader) throw new Error('no master leads the job');
+      await connection.finishJob(leader.address);
+      if (local.wait) await pserversGone(connection, options.master, local.waitS * 1000);
+      const done = local.wait ? 'every pserver has left' : 'its pservers are leaving';
+      print(
+        options,
+        { job: status.job, finished: true },
+        `job ${status.job} is finished; ${done}\n`,
+      );
+      return exitCodes.ok;
+    }),
+  );
+
+/** Waits until the job's view holds no pserver (or no master answers: they exit after them). */
+async function pserversGone(connection: Connection, masters: string[], waitMs: number) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const status = await jobStatus(connection, masters);
+    if (!status.job || (status.shards.every((s) => !s.address) && status.spares.length === 0))
+      return;
+    if (Date.now() > deadline)
+      throw new Error(`pservers still registered after ${waitMs / 1000} s (pserverctl status)`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
 
 /** Runs a command with a connection built from the global options; exits with its code. */
 async function withConnection(

@@ -34,6 +34,7 @@ describe('statusText', () => {
           error: 'PSERVER_NOT_SERVING',
         },
       ],
+      spares: [{ member: 'ps-e', address: '10.0.1.5:8100' }],
       trainers: [{ id: 3, name: 'worker-0', registeredUnixMs: 0, pendingTasks: 1 }],
       pass: { pass: 0, todo: 5, pending: 1, done: 2, failed: 0 },
       healthy: false,
@@ -44,6 +45,7 @@ describe('statusText', () => {
       'shard  state       member  address        epoch  checkpoint  version  replicas',
       '0      serving     ps-a    10.0.1.1:8100  7      12 s ago    40       ps-c (in sync, lag 2)',
       '1      recovering  ps-d    10.0.1.4:8100  9      -           -        -                      PSERVER_NOT_SERVING',
+      'spares: ps-e 10.0.1.5:8100',
       'trainers: 3 worker-0 (1 tasks)',
       'pass 0: 5 todo, 1 pending, 2 done, 0 failed',
       '',
@@ -55,11 +57,28 @@ describe('statusText', () => {
       job: '',
       masters: [{ address: '10.0.0.1:8200', role: 'follower' }],
       shards: [],
+      spares: [],
       trainers: [],
       healthy: false,
     });
     expect(text).toBe(
       'no master leads the job (or none answered)\nmasters: 10.0.0.1:8200 follower\n',
     );
+  });
+
+  it('says FINISHED for a finished job', () => {
+    const text = statusText({
+      job: 'ctr',
+      masters: [{ address: '10.0.0.1:8200', role: 'leader' }],
+      consistency: 'async',
+      replicas: 0,
+      initialized: true,
+      finished: true,
+      shards: [],
+      spares: [],
+      trainers: [],
+      healthy: true,
+    });
+    expect(text.split('\n')[0]).toBe('job ctr · async · replicas 0 · initialized · FINISHED');
   });
 });

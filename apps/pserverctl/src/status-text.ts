@@ -9,7 +9,7 @@ export function statusText(status: JobStatus): string {
     lines.push(
       `job ${status.job} · ${status.consistency} · replicas ${status.replicas} · ${
         status.initialized ? 'initialized' : 'not initialized'
-      } · ${status.healthy ? 'every shard serving' : 'DEGRADED'}`,
+      } · ${status.finished ? 'FINISHED' : status.healthy ? 'every shard serving' : 'DEGRADED'}`,
     );
   }
   lines.push(
@@ -44,6 +44,8 @@ export function statusText(status: JobStatus): string {
     );
   }
   if (status.job) {
+    if (status.spares.length > 0)
+      lines.push(`spares: ${status.spares.map((s) => `${s.member} ${s.address}`).join(', ')}`);
     lines.push(
       status.trainers.length === 0
         ? 'trainers: none'

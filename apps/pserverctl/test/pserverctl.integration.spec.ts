@@ -12,7 +12,8 @@ import path from 'node:path';
 
 // pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
-// shard, the shard count refused once the model is initialized, every command with --json.
+// shard, the shard count refused once the model is initialized, a drain that hands a shard to a
+// spare while a trainer pushes (no acknowledged push lost), every command with --json.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -143,6 +144,88 @@ describe('pserverctl', () => {
         true,
       ]);
     } finally {
+      await trainer.close();
+      await cluster.stop();
+    }
+  }, 120_000);
+
+  it('drains a pserver: a spare serves its shard, the drained one exits 0, no acknowledged push is lost', async () => {
+    // Blocks of 512 elements: the tensor below spreads over both shards.
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 1,
+      masters: 1,
+      blockSize: 512,
+    });
+    const master = cluster.masterAddresses.join(',');
+    const trainer = await connect({ master: cluster.masterAddresses, name: 'drain-trainer' });
+    let pushing = true;
+    let pushes: Promise<void> = Promise.resolve();
+    try {
+      // SGD at rate 1 with a gradient of −1 everywhere: every element counts the pushes applied.
+      const size = 4096;
+      await trainer.initParams(
+        { w: new Float32Array(size) },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
+      let acknowledged = 0;
+      pushes = (async () => {
+        while (pushing) {
+          await trainer.step(async (ctx) => {
+            await ctx.sendGrads({ w: new Float32Array(size).fill(-1) });
+          });
+          acknowledged++;
+        }
+      })();
+      await waitFor(() => acknowledged >= 20, { timeoutMs: 30_000, description: '20 pushes' });
+
+      const status = JSON.parse(
+        (await run('--master', master, 'status', '--json')).stdout,
+      ) as Status & {
+        spares: { member: string }[];
+      };
+      expect(status.spares.map((s) => s.member)).toEqual(['pserver-2']);
+      const victim = cluster.pserverServing(1);
+      const drained = await run('--master', master, '--json', 'drain', status.shards[1]!.member);
+      expect(drained.code).toBe(0);
+      const result = JSON.parse(drained.stdout) as {
+        role: string;
+        index: number;
+        epoch: number;
+        successor: { member: string; epoch: number };
+      };
+      expect(result).toMatchObject({
+        role: 'primary',
+        index: 1,
+        successor: { member: 'pserver-2' },
+      });
+      expect(result.successor.epoch).toBeGreaterThan(result.epoch);
+      expect((await victim.process.exited).code).toBe(0);
+      // It committed a final checkpoint before it let the shard go.
+      const final = victim.process
+        .jsonLines()
+        .filter((l) => l.msg === 'checkpoint committed' && l.reason === 'shutdown');
+      expect(final).toHaveLength(1);
+
+      const atDrain = acknowledged;
+      await waitFor(() => acknowledged >= atDrain + 20, {
+        timeoutMs: 30_000,
+        description: '20 more pushes after the drain',
+      });
+      pushing = false;
+      await pushes;
+      // Every element of both shards holds exactly the acknowledged pushes: none lost, none twice.
+      const { w } = await trainer.getParams(['w'], Float32Array);
+      expect(new Set(w)).toEqual(new Set([acknowledged]));
+      console.log(`drain: ${drained.stdout.trim()}; ${acknowledged} pushes, all applied once`);
+
+      // Nothing left to take shard 0 over: refused without --force; an unknown member: exit 1.
+      const refused = await run('--master', master, 'drain', status.shards[0]!.member);
+      expect(refused.code).toBe(1);
+      expect((await run('--master', master, 'drain', 'nobody')).code).toBe(1);
+    } finally {
+      pushing = false;
+      await pushes.catch(() => undefined);
       await trainer.close();
       await cluster.stop();
     }

@@ -117,6 +117,10 @@ var (
 	// to the shard again, under the same identity, and retries the call; a trainer that took no
 	// part in step k sends a zero-sample push for it. Nothing changed but the trainer's mark.
 	ErrResendStep error = sentinel(pb.ErrorCode_PSERVER_RESEND_STEP)
+	// ErrCannotDrain is PSERVER_CANNOT_DRAIN.
+	// Drain on a standalone pserver: no master would give its shard to another (stop it with
+	// SIGTERM, which commits a final checkpoint, and start it again).
+	ErrCannotDrain error = sentinel(pb.ErrorCode_PSERVER_CANNOT_DRAIN)
 	// ErrMasterDatasetAlreadySet is MASTER_DATASET_ALREADY_SET.
 	// SetDataset with a different dataset than the job's.
 	ErrMasterDatasetAlreadySet error = sentinel(pb.ErrorCode_MASTER_DATASET_ALREADY_SET)
@@ -129,6 +133,9 @@ var (
 	// ErrMasterPlacementFixed is MASTER_PLACEMENT_FIXED.
 	// A change to the job's placement (shard count, block size) after it was fixed.
 	ErrMasterPlacementFixed error = sentinel(pb.ErrorCode_MASTER_PLACEMENT_FIXED)
+	// ErrMasterJobFinished is MASTER_JOB_FINISHED.
+	// RegisterTrainer once the job is finished (FinishJob): it takes no more training.
+	ErrMasterJobFinished error = sentinel(pb.ErrorCode_MASTER_JOB_FINISHED)
 	// ErrCheckpointIncompatible is CHECKPOINT_INCOMPATIBLE.
 	// A checkpoint or manifest written for another shard (index or shard count): loading it would
 	// misplace tensors. The pserver refuses to recover from it.

@@ -26,6 +26,22 @@ func (c *Client) SetDataset(ctx context.Context, req *pb.SetDatasetRequest) (rep
 	return reply, err
 }
 
+// FinishJob says this trainer is done with the job, which finishes once trainers trainers (this
+// one included, each counted once by name) said so; 0 or 1: at once. A finished job's pservers
+// commit a final checkpoint and exit: read what you need first. It reports whether the job is
+// finished now.
+func (c *Client) FinishJob(ctx context.Context, trainers uint32) (finished bool, err error) {
+	if c.master == nil {
+		return false, clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_NO_MASTER, nil, "FinishJob: needs a master (standalone pservers have no job to finish)")
+	}
+	var reply *pb.FinishJobResponse
+	err = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
+		reply, err = m.FinishJob(ctx, &pb.FinishJobRequest{Context: &pb.RequestContext{TrainerId: c.trainerID}, Trainers: trainers}, o...)
+		return err
+	})
+	return reply.GetFinished(), err
+}
+
 // Task is a piece of the dataset handed to this trainer: a byte range of a line file (File), or
 // a range of record indices (Records).
 type Task struct {

@@ -51,6 +51,11 @@ type MasterClient interface {
 	// Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
 	// live shard, and once parameters are initialized (placement depends on the count).
 	SetDesiredShards(ctx context.Context, in *SetDesiredShardsRequest, opts ...grpc.CallOption) (*SetDesiredShardsResponse, error)
+	// Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+	// once). A finished job stays finished: no index is assigned again, every pserver commits a
+	// final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+	// and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+	FinishJob(ctx context.Context, in *FinishJobRequest, opts ...grpc.CallOption) (*FinishJobResponse, error)
 }
 
 type masterClient struct {
@@ -201,6 +206,15 @@ func (c *masterClient) SetDesiredShards(ctx context.Context, in *SetDesiredShard
 	return out, nil
 }
 
+func (c *masterClient) FinishJob(ctx context.Context, in *FinishJobRequest, opts ...grpc.CallOption) (*FinishJobResponse, error) {
+	out := new(FinishJobResponse)
+	err := c.cc.Invoke(ctx, "/pserver.v1.Master/FinishJob", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MasterServer is the server API for Master service.
 // All implementations must embed UnimplementedMasterServer
 // for forward compatibility
@@ -239,6 +253,11 @@ type MasterServer interface {
 	// Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
 	// live shard, and once parameters are initialized (placement depends on the count).
 	SetDesiredShards(context.Context, *SetDesiredShardsRequest) (*SetDesiredShardsResponse, error)
+	// Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+	// once). A finished job stays finished: no index is assigned again, every pserver commits a
+	// final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+	// and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+	FinishJob(context.Context, *FinishJobRequest) (*FinishJobResponse, error)
 	mustEmbedUnimplementedMasterServer()
 }
 
@@ -284,6 +303,9 @@ func (UnimplementedMasterServer) Status(context.Context, *StatusRequest) (*Statu
 }
 func (UnimplementedMasterServer) SetDesiredShards(context.Context, *SetDesiredShardsRequest) (*SetDesiredShardsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SetDesiredShards not implemented")
+}
+func (UnimplementedMasterServer) FinishJob(context.Context, *FinishJobRequest) (*FinishJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FinishJob not implemented")
 }
 func (UnimplementedMasterServer) mustEmbedUnimplementedMasterServer() {}
 
@@ -535,6 +557,24 @@ func _Master_SetDesiredShards_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Master_FinishJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MasterServer).FinishJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/pserver.v1.Master/FinishJob",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MasterServer).FinishJob(ctx, req.(*FinishJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _Master_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "pserver.v1.Master",
 	HandlerType: (*MasterServer)(nil),
@@ -586,6 +626,10 @@ var _Master_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetDesiredShards",
 			Handler:    _Master_SetDesiredShards_Handler,
+		},
+		{
+			MethodName: "FinishJob",
+			Handler:    _Master_FinishJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -58,6 +58,13 @@ type ParameterServerClient interface {
 	SaveCheckpoint(ctx context.Context, in *SaveCheckpointRequest, opts ...grpc.CallOption) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
 	GetShardStatus(ctx context.Context, in *GetShardStatusRequest, opts ...grpc.CallOption) (*GetShardStatusResponse, error)
+	// Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+	// calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+	// up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+	// which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+	// leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+	// PSERVER_CANNOT_DRAIN).
+	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error)
 }
 
 type parameterServerClient struct {
@@ -183,6 +190,15 @@ func (c *parameterServerClient) GetShardStatus(ctx context.Context, in *GetShard
 	return out, nil
 }
 
+func (c *parameterServerClient) Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error) {
+	out := new(DrainResponse)
+	err := c.cc.Invoke(ctx, "/pserver.v1.ParameterServer/Drain", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ParameterServerServer is the server API for ParameterServer service.
 // All implementations must embed UnimplementedParameterServerServer
 // for forward compatibility
@@ -228,6 +244,13 @@ type ParameterServerServer interface {
 	SaveCheckpoint(context.Context, *SaveCheckpointRequest) (*SaveCheckpointResponse, error)
 	// What the shard holds and how it is doing.
 	GetShardStatus(context.Context, *GetShardStatusRequest) (*GetShardStatusResponse, error)
+	// Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+	// calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+	// up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+	// which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+	// leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+	// PSERVER_CANNOT_DRAIN).
+	Drain(context.Context, *DrainRequest) (*DrainResponse, error)
 	mustEmbedUnimplementedParameterServerServer()
 }
 
@@ -264,6 +287,9 @@ func (UnimplementedParameterServerServer) SaveCheckpoint(context.Context, *SaveC
 }
 func (UnimplementedParameterServerServer) GetShardStatus(context.Context, *GetShardStatusRequest) (*GetShardStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetShardStatus not implemented")
+}
+func (UnimplementedParameterServerServer) Drain(context.Context, *DrainRequest) (*DrainResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Drain not implemented")
 }
 func (UnimplementedParameterServerServer) mustEmbedUnimplementedParameterServerServer() {}
 
@@ -466,6 +492,24 @@ func _ParameterServer_GetShardStatus_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ParameterServer_Drain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ParameterServerServer).Drain(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/pserver.v1.ParameterServer/Drain",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ParameterServerServer).Drain(ctx, req.(*DrainRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _ParameterServer_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "pserver.v1.ParameterServer",
 	HandlerType: (*ParameterServerServer)(nil),
@@ -505,6 +549,10 @@ var _ParameterServer_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetShardStatus",
 			Handler:    _ParameterServer_GetShardStatus_Handler,
+		},
+		{
+			MethodName: "Drain",
+			Handler:    _ParameterServer_Drain_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

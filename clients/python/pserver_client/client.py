@@ -397,6 +397,14 @@ class Client:
         afterwards get_params reads every listed tensor."""
         return self._read(lambda ctx: ctx.list_params())
 
+    def finish_job(self, trainers: int = 0) -> bool:
+        """Says this trainer is done with the job, which finishes once `trainers` trainers (this
+        one included, each counted once by name) said so; 0 or 1: at once. A finished job's
+        pservers commit a final checkpoint and exit: read what you need first. Returns whether the
+        job is finished now."""
+        trainers = whole_number("trainers", trainers, 0)
+        return bool(self._require_master("finish_job").finish_job(self.trainer_id, trainers).finished)
+
     def set_dataset(self, request: Optional[Any] = None, **fields: Any) -> Any:
         """Sets the job's dataset: a SetDatasetRequest, a dict, or keywords, snake_case or
         camelCase (files={"globs": [...], "task_bytes": n} or records={"records": n,
@@ -651,7 +659,7 @@ class Client:
 
     def _require_master(self, what: str) -> MasterLink:
         if self._master is None:
-            raise ClientError(codes.CLIENT_NO_MASTER, f"{what}: datasets need a master; connect with master=[...]")
+            raise ClientError(codes.CLIENT_NO_MASTER, f"{what}: needs a master (standalone pservers have no dataset and no job to finish); connect with master=[...]")
         return self._master
 
     def _check_open(self) -> None:

@@ -55,6 +55,9 @@ class MasterLink:
     def finish_init(self, trainer_id: int) -> Any:
         return self.call("FinishInit", master_pb2.FinishInitRequest(context={"trainer_id": trainer_id}))
 
+    def finish_job(self, trainer_id: int, trainers: int) -> Any:
+        return self.call("FinishJob", master_pb2.FinishJobRequest(context={"trainer_id": trainer_id}, trainers=trainers))
+
     def set_dataset(self, request: Any) -> Any:
         return self.call("SetDataset", request)
 

@@ -418,6 +418,27 @@ export class PserverClient implements StepHost {
     );
   }
 
+  /**
+   * Says this trainer is done with the job, which finishes once `trainers` trainers (this one
+   * included, each counted once by name) said so — 0 or 1: at once. A finished job's pservers
+   * commit a final checkpoint and exit; read what you need first. Resolves to whether the job is
+   * finished now.
+   */
+  async finishJob(options: { trainers?: number } = {}): Promise<boolean> {
+    const trainers = options.trainers ?? 0;
+    if (!Number.isInteger(trainers) || trainers < 0 || trainers > 0xffff_ffff)
+      throw new ClientError(
+        'CLIENT_INVALID_OPTIONS',
+        `finishJob: trainers must be a whole number from 0 to ${0xffff_ffff}, got ${trainers}`,
+      );
+    const reply = await this.requireMaster('finishJob').finishJob(
+      this.trainerId,
+      trainers,
+      this.closing.signal,
+    );
+    return reply.finished;
+  }
+
   /** Reads whole tensors outside a training step (a step of its own, with no push). */
   getParams<N extends string, T extends TensorArray = TensorArray>(
     names: readonly N[],
@@ -447,7 +468,7 @@ export class PserverClient implements StepHost {
     if (this.master) return this.master;
     throw new ClientError(
       'CLIENT_NO_MASTER',
-      `${what}: datasets need a master; connect with { master }`,
+      `${what}: needs a master (standalone pservers have no dataset and no job to finish); connect with { master }`,
     );
   }
 

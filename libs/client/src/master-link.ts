@@ -3,6 +3,7 @@ import type { Logger } from '@pserver/logging';
 import type {
   BeginInitResponse__Output,
   ClusterView__Output,
+  FinishJobResponse__Output,
   GetTaskResponse__Output,
   MasterClient,
   RegisterTrainerResponse__Output,
@@ -31,7 +32,8 @@ type UnaryName =
   | 'setDataset'
   | 'getTask'
   | 'taskFinished'
-  | 'taskFailed';
+  | 'taskFailed'
+  | 'finishJob';
 
 /** How a trainer registers: its name, and whether it is an observer (never takes steps). */
 export interface TrainerRegistration {
@@ -91,6 +93,14 @@ export class MasterLink {
 
   finishInit(trainerId: number, signal?: AbortSignal): Promise<unknown> {
     return this.call('finishInit', { context: { trainerId } }, signal);
+  }
+
+  finishJob(
+    trainerId: number,
+    trainers: number,
+    signal?: AbortSignal,
+  ): Promise<FinishJobResponse__Output> {
+    return this.call('finishJob', { context: { trainerId }, trainers }, signal);
   }
 
   setDataset(

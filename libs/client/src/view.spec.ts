@@ -10,6 +10,7 @@ const clusterView = (consistency: ClusterView__Output['consistency']): ClusterVi
   initialized: true,
   replicas: 0,
   consistency,
+  finished: false,
 });
 
 describe('viewFromProto', () => {

@@ -31,7 +31,7 @@ export interface PlannedReplica {
 const holderKey = (member: string, lease: string): string => `${member}\u0000${lease}`;
 
 /** The pservers that hold neither an index nor a replica, first registered first. */
-function sparesOf(
+export function sparesOf(
   state: Pick<JobState, 'pservers' | 'assignments' | 'replicaAssignments'>,
 ): RegisteredPserver[] {
   const holding = new Set(

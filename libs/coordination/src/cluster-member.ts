@@ -1,3 +1,4 @@
+import { jobFinished } from './job-finish';
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
@@ -147,6 +148,11 @@ export class ClusterMember {
   private registered(): PserverMembership {
     if (!this.membership) throw new Error('ClusterMember: register first');
     return this.membership;
+  }
+
+  /** Resolves once the job is finished (FinishJob), at once if it is; rejects when `signal` aborts. */
+  jobFinished(signal: AbortSignal): Promise<void> {
+    return jobFinished(this.client, this.keys, signal);
   }
 
   /** Says this member serves no shard (after its tenure ended while it stays registered). */

@@ -13,6 +13,7 @@ export type CoordinationErrorCode = Extract<
   | 'MASTER_NOT_INIT_OWNER'
   | 'MASTER_SHARDS_IN_USE'
   | 'MASTER_PLACEMENT_FIXED'
+  | 'MASTER_JOB_FINISHED'
   | 'MASTER_INVALID_ARGUMENT'
 >;
 

@@ -6,6 +6,7 @@ export {
   planAssignments,
   planReplicas,
   retire,
+  sparesOf,
   staleAssignments,
 } from './assignment';
 export type { ClusterMemberOptions, TakenRole } from './cluster-member';
@@ -41,6 +42,7 @@ export type {
   ShardAssignment,
 } from './job-state';
 export { JobWatcher, readJobState } from './job-state';
+export { jobFinished, pserversLeft } from './job-finish';
 export { JobKeys } from './keys';
 export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';

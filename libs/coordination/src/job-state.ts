@@ -81,6 +81,8 @@ export interface JobState {
   replicaAssignments: ReplicaAssignment[];
   initOwner: number | undefined;
   initDone: boolean;
+  /** The job is finished (`finish/done`): nothing is assigned again. */
+  finished: boolean;
   /** The etcd revision the state was read at. */
   revision: number;
 }
@@ -99,6 +101,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.get(keys.replicas),
       client.getAll().prefix(keys.replicaRoot),
       client.get(keys.consistency),
+      client.get(keys.finished),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
@@ -113,6 +116,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     replicas: optionalNumber(single(6)) ?? 0,
     replicaAssignments: (ranges[7] ?? []).flatMap((kv) => parseReplica(keys, kv)),
     consistency: consistencyFromStored(single(8)),
+    finished: single(9) !== undefined,
     revision: Number(result.header.revision),
   };
 }
@@ -262,6 +266,7 @@ export class JobWatcher {
       this.keys.assignPrefix,
       this.keys.replicaRoot,
       `${this.keys.root}init/`,
+      `${this.keys.root}finish/`,
     ];
     for (const prefix of prefixes) {
       const watcher = await this.client

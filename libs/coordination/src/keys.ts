@@ -20,6 +20,8 @@
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
  * | `data/pass` | the current pass | none |
+ * | `finish/asked/<name>` | when that trainer asked the job to finish (Unix ms) | none |
+ * | `finish/done` | `{finishedAtUnixMs, asked}`: the job is finished, for good | none |
  */
 export class JobKeys {
   readonly root: string;
@@ -159,5 +161,19 @@ export class JobKeys {
 
   get pass(): string {
     return `${this.root}data/pass`;
+  }
+
+  /** Trainers that asked the job to finish, by name. */
+  get finishAskedPrefix(): string {
+    return `${this.root}finish/asked/`;
+  }
+
+  finishAsked(name: string): string {
+    return `${this.finishAskedPrefix}${name}`;
+  }
+
+  /** Present once the job is finished; never deleted. */
+  get finished(): string {
+    return `${this.root}finish/done`;
   }
 }

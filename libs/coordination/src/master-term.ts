@@ -127,7 +127,47 @@ export class MasterTerm {
       );
   }
 
+  /**
+   * Records that trainer `name` asked the job to finish (undefined: an operator asked) and
+   * finishes it once `trainers` names asked (0 or 1: at once). A finished job stays finished.
+   */
+  async finishJob(
+    name: string | undefined,
+    trainers: number,
+  ): Promise<{ finished: boolean; asked: string[] }> {
+    if (name !== undefined) {
+      const result = await this.guarded()
+        .then(this.client.put(this.keys.finishAsked(name)).value(String(Date.now())))
+        .commit();
+      if (!result.succeeded) throw notLeading('FinishJob');
+    }
+    const prefix = this.keys.finishAskedPrefix;
+    const asked = (await this.client.getAll().prefix(prefix).keys()).map((k) =>
+      k.slice(prefix.length),
+    );
+    if (asked.length >= trainers) {
+      const result = await this.guarded()
+        .and(this.keys.finished, 'Create', '==', 0)
+        .then(
+          this.client
+            .put(this.keys.finished)
+            .value(JSON.stringify({ finishedAtUnixMs: Date.now(), asked })),
+        )
+        .commit();
+      if (!result.succeeded && !(await this.client.get(this.keys.finished).exists()))
+        throw notLeading('FinishJob');
+    }
+    return { finished: await this.client.get(this.keys.finished).exists(), asked };
+  }
+
   private guarded(): ReturnType<Etcd3['if']> {
     return this.client.if(this.leader.key, 'Create', '==', this.leader.revision);
   }
+}
+
+function notLeading(method: string): CoordinationError {
+  return new CoordinationError(
+    'MASTER_NOT_LEADER',
+    `${method}: this master no longer leads; ask again`,
+  );
 }

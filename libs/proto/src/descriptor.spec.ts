@@ -20,6 +20,7 @@ describe('packageDefinition', () => {
       Object.keys(packageDefinition[`pserver.v1.${name}`] as object).sort();
     expect(service('ParameterServer')).toEqual(
       [
+        'Drain',
         'FinishInitParams',
         'GetParams',
         'GetRows',
@@ -34,6 +35,7 @@ describe('packageDefinition', () => {
     );
     expect(service('Master')).toContain('WatchCluster');
     expect(service('Master')).toContain('SetDesiredShards');
+    expect(service('Master')).toContain('FinishJob');
   });
 
   it('carries tensor bytes through gRPC serialization unchanged', () => {

@@ -36,6 +36,7 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   ],
   initOwner: undefined,
   initDone: false,
+  finished: false,
   revision: 42,
   replicas: 0,
   consistency: { mode: 'async' },
@@ -56,6 +57,7 @@ describe('clusterViewOf', () => {
       ],
       revision: 42,
       initialized: false,
+      finished: false,
       replicas: 0,
       consistency: { mode: 'CONSISTENCY_MODE_ASYNC', staleness: 0, replicasToAggregate: 0 },
     });

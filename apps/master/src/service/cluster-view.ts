@@ -21,6 +21,7 @@ export interface View {
   revision: number;
   initialized: boolean;
   consistency: Consistency;
+  finished: boolean;
 }
 
 /**
@@ -57,6 +58,7 @@ export function clusterViewOf(job: string, state: JobState): View {
     initialized: state.initDone,
     replicas: state.replicas,
     consistency: consistencyMessage(state.consistency),
+    finished: state.finished,
   };
 }
 

@@ -135,6 +135,19 @@ export class LeaderRole {
 
   private async onState(state: JobState): Promise<void> {
     this.current = state;
+    // A finished job's pservers leave for good: their indices are not assigned again.
+    if (!state.finished && (await this.reconcile(state))) {
+      void this.refresh();
+      return;
+    }
+    const view = clusterViewOf(this.options.job, state);
+    if (this.published && sameView(this.published, view)) return;
+    this.published = view;
+    for (const listener of this.viewListeners) listener(view);
+  }
+
+  /** Retires stale assignments and makes new ones; true if anything was written. */
+  private async reconcile(state: JobState): Promise<boolean> {
     // The shard count is part of every assignment: one made under another count (or by an older
     // master, without one) is deleted first, and its index assigned again with a new epoch.
     let retired = false;
@@ -151,10 +164,7 @@ export class LeaderRole {
       )
         retired = true;
     }
-    if (retired) {
-      void this.refresh();
-      return;
-    }
+    if (retired) return true;
     let assigned = false;
     const planned = planAssignments(state);
     for (const p of planned) {
@@ -172,13 +182,6 @@ export class LeaderRole {
       }
     }
     // New assignments show up in the next state: publish that one.
-    if (assigned) {
-      void this.refresh();
-      return;
-    }
-    const view = clusterViewOf(this.options.job, state);
-    if (this.published && sameView(this.published, view)) return;
-    this.published = view;
-    for (const listener of this.viewListeners) listener(view);
+    return assigned;
   }
 }

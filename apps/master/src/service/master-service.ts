@@ -4,6 +4,8 @@ import type {
   ClusterView,
   FinishInitRequest__Output,
   FinishInitResponse,
+  FinishJobRequest__Output,
+  FinishJobResponse,
   GetTaskRequest__Output,
   GetTaskResponse,
   KeepAliveRequest__Output,
@@ -23,6 +25,7 @@ import type {
   UnregisterTrainerResponse,
   WatchClusterRequest__Output,
 } from '@pserver/proto';
+import { sparesOf } from '@pserver/coordination';
 import type { CallContext } from '@pserver/rpc';
 import { MasterError } from './errors';
 import type { View } from './cluster-view';
@@ -55,6 +58,11 @@ export class MasterService {
 
   async registerTrainer(request: RegisterTrainerRequest__Output): Promise<RegisterTrainerResponse> {
     const role = await this.lead();
+    if (role.state.finished)
+      throw new MasterError(
+        'MASTER_JOB_FINISHED',
+        `job ${role.view.job}: finished (FinishJob); it takes no more trainers`,
+      );
     const name = request.name.slice(0, 256);
     const session = await role.sessions.register(name, request.observer);
     return { trainerId: session.id, sessionTtlMs: role.sessions.sessionTtlMs, view: role.view };
@@ -178,7 +186,22 @@ export class MasterService {
         pendingTasks: role.dataset.pendingOf(s.id),
       })),
       pass: role.dataset.passStatus(),
+      spares: sparesOf(role.state).map((p) => ({ member: p.member, address: p.address })),
     };
+  }
+
+  /** Finishes the job once enough trainers asked (see `MasterTerm.finishJob`). */
+  async finishJob(request: FinishJobRequest__Output): Promise<FinishJobResponse> {
+    const role = await this.lead();
+    const trainerId = request.context?.trainerId ?? 0;
+    let name: string | undefined;
+    if (trainerId !== 0) {
+      role.sessions.requireAlive(trainerId);
+      name = role.sessions.list().find((s) => s.id === trainerId)?.name;
+    }
+    const answer = await role.term.finishJob(name, request.trainers);
+    await role.refresh();
+    return answer;
   }
 
   /** Admin: changes the desired shard count (see `MasterTerm.setDesired` for when it is refused). */

@@ -35,5 +35,6 @@ export function masterHandlers(service: MasterService, logger: Logger): MasterHa
       (request) => service.setDesiredShards(request),
       logger,
     ),
+    FinishJob: unaryHandler('FinishJob', (request) => service.finishJob(request), logger),
   };
 }

@@ -1,15 +1,17 @@
 import type { Logger } from '@pserver/logging';
-import type { ParameterServerHandlers } from '@pserver/proto';
+import type { DrainResponse, ParameterServerHandlers } from '@pserver/proto';
 import { clientStreamHandler, unaryHandler } from '@pserver/rpc';
 import type { ParameterService } from '../service/parameter-service';
 
 /**
  * The grpc-js handlers of `pserver.v1.ParameterServer`, each adapting one service method. The
  * service comes from `service()`, which throws PSERVER_NOT_SERVING until the shard is ready (in
- * cluster mode the server listens before the master has assigned an index).
+ * cluster mode the server listens before the master has assigned an index). `drain` is the
+ * node's: a spare can be drained too.
  */
 export function parameterServerHandlers(
   service: () => ParameterService,
+  drain: () => DrainResponse,
   logger: Logger,
 ): ParameterServerHandlers {
   return {
@@ -55,5 +57,6 @@ export function parameterServerHandlers(
       (request) => service().getShardStatus(request),
       logger,
     ),
+    Drain: unaryHandler('Drain', () => Promise.resolve(drain()), logger),
   };
 }

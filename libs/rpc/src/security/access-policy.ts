@@ -41,6 +41,7 @@ const parameterServer: Record<keyof ParameterServerDefinition, Access> = {
   ListParams: training,
   GetShardStatus: observing,
   SaveCheckpoint: adminOnly,
+  Drain: adminOnly,
 };
 
 const master: Record<keyof MasterDefinition, Access> = {
@@ -57,6 +58,8 @@ const master: Record<keyof MasterDefinition, Access> = {
   TaskFailed: training,
   Status: observing,
   SetDesiredShards: adminOnly,
+  // A trainer ends the job it trains when it is done; an operator may too.
+  FinishJob: training,
 };
 
 const replication: Record<keyof ReplicationDefinition, Access> = {

@@ -83,6 +83,11 @@ class MasterStub(object):
                 request_serializer=pserver_dot_v1_dot_master__pb2.SetDesiredShardsRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_master__pb2.SetDesiredShardsResponse.FromString,
                 )
+        self.FinishJob = channel.unary_unary(
+                '/pserver.v1.Master/FinishJob',
+                request_serializer=pserver_dot_v1_dot_master__pb2.FinishJobRequest.SerializeToString,
+                response_deserializer=pserver_dot_v1_dot_master__pb2.FinishJobResponse.FromString,
+                )
 
 
 class MasterServicer(object):
@@ -191,6 +196,16 @@ class MasterServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FinishJob(self, request, context):
+        """Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+        once). A finished job stays finished: no index is assigned again, every pserver commits a
+        final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+        and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MasterServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -258,6 +273,11 @@ def add_MasterServicer_to_server(servicer, server):
                     servicer.SetDesiredShards,
                     request_deserializer=pserver_dot_v1_dot_master__pb2.SetDesiredShardsRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_master__pb2.SetDesiredShardsResponse.SerializeToString,
+            ),
+            'FinishJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishJob,
+                    request_deserializer=pserver_dot_v1_dot_master__pb2.FinishJobRequest.FromString,
+                    response_serializer=pserver_dot_v1_dot_master__pb2.FinishJobResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -491,5 +511,22 @@ class Master(object):
         return grpc.experimental.unary_unary(request, target, '/pserver.v1.Master/SetDesiredShards',
             pserver_dot_v1_dot_master__pb2.SetDesiredShardsRequest.SerializeToString,
             pserver_dot_v1_dot_master__pb2.SetDesiredShardsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def FinishJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pserver.v1.Master/FinishJob',
+            pserver_dot_v1_dot_master__pb2.FinishJobRequest.SerializeToString,
+            pserver_dot_v1_dot_master__pb2.FinishJobResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

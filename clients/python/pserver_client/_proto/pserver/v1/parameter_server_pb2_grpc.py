@@ -71,6 +71,11 @@ class ParameterServerStub(object):
                 request_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusResponse.FromString,
                 )
+        self.Drain = channel.unary_unary(
+                '/pserver.v1.ParameterServer/Drain',
+                request_serializer=pserver_dot_v1_dot_parameter__server__pb2.DrainRequest.SerializeToString,
+                response_deserializer=pserver_dot_v1_dot_parameter__server__pb2.DrainResponse.FromString,
+                )
 
 
 class ParameterServerServicer(object):
@@ -174,6 +179,18 @@ class ParameterServerServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Drain(self, request, context):
+        """Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+        calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+        up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+        which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+        leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+        PSERVER_CANNOT_DRAIN).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ParameterServerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -226,6 +243,11 @@ def add_ParameterServerServicer_to_server(servicer, server):
                     servicer.GetShardStatus,
                     request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusResponse.SerializeToString,
+            ),
+            'Drain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Drain,
+                    request_deserializer=pserver_dot_v1_dot_parameter__server__pb2.DrainRequest.FromString,
+                    response_serializer=pserver_dot_v1_dot_parameter__server__pb2.DrainResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -411,5 +433,22 @@ class ParameterServer(object):
         return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/GetShardStatus',
             pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusRequest.SerializeToString,
             pserver_dot_v1_dot_parameter__server__pb2.GetShardStatusResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Drain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pserver.v1.ParameterServer/Drain',
+            pserver_dot_v1_dot_parameter__server__pb2.DrainRequest.SerializeToString,
+            pserver_dot_v1_dot_parameter__server__pb2.DrainResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

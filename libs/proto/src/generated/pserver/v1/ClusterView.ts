@@ -42,6 +42,10 @@ export interface ClusterView {
    * Trainers run their steps by it; every shard of the job serves it.
    */
   'consistency'?: (_pserver_v1_Consistency | null);
+  /**
+   * The job is finished (FinishJob): its pservers are leaving and no index is assigned again.
+   */
+  'finished'?: (boolean);
 }
 
 /**
@@ -82,4 +86,8 @@ export interface ClusterView__Output {
    * Trainers run their steps by it; every shard of the job serves it.
    */
   'consistency': (_pserver_v1_Consistency__Output | null);
+  /**
+   * The job is finished (FinishJob): its pservers are leaving and no index is assigned again.
+   */
+  'finished': (boolean);
 }

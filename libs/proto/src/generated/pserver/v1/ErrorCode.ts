@@ -161,6 +161,11 @@ export const ErrorCode = {
    */
   PSERVER_RESEND_STEP: 'PSERVER_RESEND_STEP',
   /**
+   * Drain on a standalone pserver: no master would give its shard to another (stop it with
+   * SIGTERM, which commits a final checkpoint, and start it again).
+   */
+  PSERVER_CANNOT_DRAIN: 'PSERVER_CANNOT_DRAIN',
+  /**
    * SetDataset with a different dataset than the job's.
    */
   MASTER_DATASET_ALREADY_SET: 'MASTER_DATASET_ALREADY_SET',
@@ -176,6 +181,10 @@ export const ErrorCode = {
    * A change to the job's placement (shard count, block size) after it was fixed.
    */
   MASTER_PLACEMENT_FIXED: 'MASTER_PLACEMENT_FIXED',
+  /**
+   * RegisterTrainer once the job is finished (FinishJob): it takes no more training.
+   */
+  MASTER_JOB_FINISHED: 'MASTER_JOB_FINISHED',
   /**
    * A checkpoint or manifest written for another shard (index or shard count): loading it would
    * misplace tensors. The pserver refuses to recover from it.
@@ -497,6 +506,12 @@ export type ErrorCode =
   | 'PSERVER_RESEND_STEP'
   | 307
   /**
+   * Drain on a standalone pserver: no master would give its shard to another (stop it with
+   * SIGTERM, which commits a final checkpoint, and start it again).
+   */
+  | 'PSERVER_CANNOT_DRAIN'
+  | 308
+  /**
    * SetDataset with a different dataset than the job's.
    */
   | 'MASTER_DATASET_ALREADY_SET'
@@ -516,6 +531,11 @@ export type ErrorCode =
    */
   | 'MASTER_PLACEMENT_FIXED'
   | 313
+  /**
+   * RegisterTrainer once the job is finished (FinishJob): it takes no more training.
+   */
+  | 'MASTER_JOB_FINISHED'
+  | 314
   /**
    * A checkpoint or manifest written for another shard (index or shard count): loading it would
    * misplace tensors. The pserver refuses to recover from it.

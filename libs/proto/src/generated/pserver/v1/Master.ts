@@ -7,6 +7,8 @@ import type { BeginInitResponse as _pserver_v1_BeginInitResponse, BeginInitRespo
 import type { ClusterView as _pserver_v1_ClusterView, ClusterView__Output as _pserver_v1_ClusterView__Output } from '../../pserver/v1/ClusterView';
 import type { FinishInitRequest as _pserver_v1_FinishInitRequest, FinishInitRequest__Output as _pserver_v1_FinishInitRequest__Output } from '../../pserver/v1/FinishInitRequest';
 import type { FinishInitResponse as _pserver_v1_FinishInitResponse, FinishInitResponse__Output as _pserver_v1_FinishInitResponse__Output } from '../../pserver/v1/FinishInitResponse';
+import type { FinishJobRequest as _pserver_v1_FinishJobRequest, FinishJobRequest__Output as _pserver_v1_FinishJobRequest__Output } from '../../pserver/v1/FinishJobRequest';
+import type { FinishJobResponse as _pserver_v1_FinishJobResponse, FinishJobResponse__Output as _pserver_v1_FinishJobResponse__Output } from '../../pserver/v1/FinishJobResponse';
 import type { GetClusterViewRequest as _pserver_v1_GetClusterViewRequest, GetClusterViewRequest__Output as _pserver_v1_GetClusterViewRequest__Output } from '../../pserver/v1/GetClusterViewRequest';
 import type { GetTaskRequest as _pserver_v1_GetTaskRequest, GetTaskRequest__Output as _pserver_v1_GetTaskRequest__Output } from '../../pserver/v1/GetTaskRequest';
 import type { GetTaskResponse as _pserver_v1_GetTaskResponse, GetTaskResponse__Output as _pserver_v1_GetTaskResponse__Output } from '../../pserver/v1/GetTaskResponse';
@@ -66,6 +68,27 @@ export interface MasterClient extends grpc.Client {
   finishInit(argument: _pserver_v1_FinishInitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishInitResponse__Output>): grpc.ClientUnaryCall;
   finishInit(argument: _pserver_v1_FinishInitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishInitResponse__Output>): grpc.ClientUnaryCall;
   finishInit(argument: _pserver_v1_FinishInitRequest, callback: grpc.requestCallback<_pserver_v1_FinishInitResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+   * once). A finished job stays finished: no index is assigned again, every pserver commits a
+   * final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+   * and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+   */
+  FinishJob(argument: _pserver_v1_FinishJobRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  FinishJob(argument: _pserver_v1_FinishJobRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  FinishJob(argument: _pserver_v1_FinishJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  FinishJob(argument: _pserver_v1_FinishJobRequest, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+   * once). A finished job stays finished: no index is assigned again, every pserver commits a
+   * final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+   * and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+   */
+  finishJob(argument: _pserver_v1_FinishJobRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  finishJob(argument: _pserver_v1_FinishJobRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  finishJob(argument: _pserver_v1_FinishJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
+  finishJob(argument: _pserver_v1_FinishJobRequest, callback: grpc.requestCallback<_pserver_v1_FinishJobResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * The current cluster view.
@@ -263,6 +286,14 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   FinishInit: grpc.handleUnaryCall<_pserver_v1_FinishInitRequest__Output, _pserver_v1_FinishInitResponse>;
   
   /**
+   * Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
+   * once). A finished job stays finished: no index is assigned again, every pserver commits a
+   * final checkpoint of what it serves and exits 0, the masters exit 0 once no pserver is left,
+   * and RegisterTrainer fails FAILED_PRECONDITION (MASTER_JOB_FINISHED). Trainers and admins.
+   */
+  FinishJob: grpc.handleUnaryCall<_pserver_v1_FinishJobRequest__Output, _pserver_v1_FinishJobResponse>;
+  
+  /**
    * The current cluster view.
    */
   GetClusterView: grpc.handleUnaryCall<_pserver_v1_GetClusterViewRequest__Output, _pserver_v1_ClusterView>;
@@ -329,6 +360,7 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
 export interface MasterDefinition extends grpc.ServiceDefinition {
   BeginInit: MethodDefinition<_pserver_v1_BeginInitRequest, _pserver_v1_BeginInitResponse, _pserver_v1_BeginInitRequest__Output, _pserver_v1_BeginInitResponse__Output>
   FinishInit: MethodDefinition<_pserver_v1_FinishInitRequest, _pserver_v1_FinishInitResponse, _pserver_v1_FinishInitRequest__Output, _pserver_v1_FinishInitResponse__Output>
+  FinishJob: MethodDefinition<_pserver_v1_FinishJobRequest, _pserver_v1_FinishJobResponse, _pserver_v1_FinishJobRequest__Output, _pserver_v1_FinishJobResponse__Output>
   GetClusterView: MethodDefinition<_pserver_v1_GetClusterViewRequest, _pserver_v1_ClusterView, _pserver_v1_GetClusterViewRequest__Output, _pserver_v1_ClusterView__Output>
   GetTask: MethodDefinition<_pserver_v1_GetTaskRequest, _pserver_v1_GetTaskResponse, _pserver_v1_GetTaskRequest__Output, _pserver_v1_GetTaskResponse__Output>
   KeepAlive: MethodDefinition<_pserver_v1_KeepAliveRequest, _pserver_v1_KeepAliveResponse, _pserver_v1_KeepAliveRequest__Output, _pserver_v1_KeepAliveResponse__Output>

@@ -2,6 +2,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { DrainRequest as _pserver_v1_DrainRequest, DrainRequest__Output as _pserver_v1_DrainRequest__Output } from '../../pserver/v1/DrainRequest';
+import type { DrainResponse as _pserver_v1_DrainResponse, DrainResponse__Output as _pserver_v1_DrainResponse__Output } from '../../pserver/v1/DrainResponse';
 import type { FinishInitParamsRequest as _pserver_v1_FinishInitParamsRequest, FinishInitParamsRequest__Output as _pserver_v1_FinishInitParamsRequest__Output } from '../../pserver/v1/FinishInitParamsRequest';
 import type { FinishInitParamsResponse as _pserver_v1_FinishInitParamsResponse, FinishInitParamsResponse__Output as _pserver_v1_FinishInitParamsResponse__Output } from '../../pserver/v1/FinishInitParamsResponse';
 import type { GetParamsRequest as _pserver_v1_GetParamsRequest, GetParamsRequest__Output as _pserver_v1_GetParamsRequest__Output } from '../../pserver/v1/GetParamsRequest';
@@ -32,6 +34,31 @@ import type { SendGradsResponse as _pserver_v1_SendGradsResponse, SendGradsRespo
  * message text. A stale shard epoch answers ABORTED with `pserver-shard-epoch`.
  */
 export interface ParameterServerClient extends grpc.Client {
+  /**
+   * Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+   * calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+   * up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+   * which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+   * leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+   * PSERVER_CANNOT_DRAIN).
+   */
+  Drain(argument: _pserver_v1_DrainRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  Drain(argument: _pserver_v1_DrainRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  Drain(argument: _pserver_v1_DrainRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  Drain(argument: _pserver_v1_DrainRequest, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+   * calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+   * up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+   * which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+   * leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+   * PSERVER_CANNOT_DRAIN).
+   */
+  drain(argument: _pserver_v1_DrainRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  drain(argument: _pserver_v1_DrainRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  drain(argument: _pserver_v1_DrainRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  drain(argument: _pserver_v1_DrainRequest, callback: grpc.requestCallback<_pserver_v1_DrainResponse__Output>): grpc.ClientUnaryCall;
+  
   /**
    * Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
    * InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
@@ -237,6 +264,16 @@ export interface ParameterServerClient extends grpc.Client {
  */
 export interface ParameterServerHandlers extends grpc.UntypedServiceImplementation {
   /**
+   * Hands this pserver's role over and ends it (an admin call): it answers, then stops taking
+   * calls, lets those in flight finish, commits a final checkpoint of the shard it serves, gives
+   * up its lease and exits 0; the master gives the index to a spare (an in-sync replica first),
+   * which restores that checkpoint, so no acknowledged push is lost. A spare or a replica just
+   * leaves. A standalone pserver, which no master replaces, refuses (FAILED_PRECONDITION,
+   * PSERVER_CANNOT_DRAIN).
+   */
+  Drain: grpc.handleUnaryCall<_pserver_v1_DrainRequest__Output, _pserver_v1_DrainResponse>;
+  
+  /**
    * Commits a checkpoint of the shard, then marks it initialized, once; a second call fails as
    * InitParam does after it. If the checkpoint fails, the call fails with its status (e.g.
    * RESOURCE_EXHAUSTED, CHECKPOINT_NO_SPACE) and the shard stays uninitialized: retry it.
@@ -310,6 +347,7 @@ export interface ParameterServerHandlers extends grpc.UntypedServiceImplementati
 }
 
 export interface ParameterServerDefinition extends grpc.ServiceDefinition {
+  Drain: MethodDefinition<_pserver_v1_DrainRequest, _pserver_v1_DrainResponse, _pserver_v1_DrainRequest__Output, _pserver_v1_DrainResponse__Output>
   FinishInitParams: MethodDefinition<_pserver_v1_FinishInitParamsRequest, _pserver_v1_FinishInitParamsResponse, _pserver_v1_FinishInitParamsRequest__Output, _pserver_v1_FinishInitParamsResponse__Output>
   GetParams: MethodDefinition<_pserver_v1_GetParamsRequest, _pserver_v1_GetParamsResponse, _pserver_v1_GetParamsRequest__Output, _pserver_v1_GetParamsResponse__Output>
   GetRows: MethodDefinition<_pserver_v1_GetRowsRequest, _pserver_v1_GetRowsResponse, _pserver_v1_GetRowsRequest__Output, _pserver_v1_GetRowsResponse__Output>

@@ -3,6 +3,7 @@
 import type { ClusterView as _pserver_v1_ClusterView, ClusterView__Output as _pserver_v1_ClusterView__Output } from '../../pserver/v1/ClusterView';
 import type { TrainerStatus as _pserver_v1_TrainerStatus, TrainerStatus__Output as _pserver_v1_TrainerStatus__Output } from '../../pserver/v1/TrainerStatus';
 import type { PassStatus as _pserver_v1_PassStatus, PassStatus__Output as _pserver_v1_PassStatus__Output } from '../../pserver/v1/PassStatus';
+import type { SparePserver as _pserver_v1_SparePserver, SparePserver__Output as _pserver_v1_SparePserver__Output } from '../../pserver/v1/SparePserver';
 
 /**
  * The master's status.
@@ -24,6 +25,10 @@ export interface StatusResponse {
    * The current pass's progress (absent before a dataset is set).
    */
   'pass'?: (_pserver_v1_PassStatus | null);
+  /**
+   * Registered pservers that hold no shard and keep no replica: the spares, oldest first.
+   */
+  'spares'?: (_pserver_v1_SparePserver)[];
 }
 
 /**
@@ -46,4 +51,8 @@ export interface StatusResponse__Output {
    * The current pass's progress (absent before a dataset is set).
    */
   'pass': (_pserver_v1_PassStatus__Output | null);
+  /**
+   * Registered pservers that hold no shard and keep no replica: the spares, oldest first.
+   */
+  'spares': (_pserver_v1_SparePserver__Output)[];
 }
