@@ -166,6 +166,11 @@ type scenarios struct {
 			ErrorCode string     `json:"errorCode"`
 		} `json:"badPushes"`
 	} `json:"tables"`
+	FinishJob struct {
+		Trainers      []string `json:"trainers"`
+		Quorum        uint32   `json:"quorum"`
+		LeaveWithinMs int      `json:"leaveWithinMs"`
+	} `json:"finishJob"`
 }
 
 // rowPush is row gradients of one table: ids as decimal strings (int64 beyond 2^53), a row each.

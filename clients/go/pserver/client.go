@@ -77,6 +77,9 @@ type Client struct {
 	tables   *tableDirectory
 	contexts map[*StepContext]struct{}
 	closed   bool
+	// jobFinished: FinishJob answered that the job is finished, so Close does not unregister (the
+	// job's masters leave once its pservers have).
+	jobFinished bool
 	// lastStepPushes holds, under SYNC, the pushes of the trainer's last step that went through
 	// on every shard, until the next one does: a shard that failed over without them asks again.
 	lastStepPushes *stepPushes
@@ -398,9 +401,10 @@ func (c *Client) Close() {
 		sc.abort(reason)
 	}
 	id := c.trainerID
+	finished := c.jobFinished
 	c.mu.Unlock()
 	c.stop()
-	if c.master != nil && id != 0 {
+	if c.master != nil && id != 0 && !finished {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
 			_, err := m.UnregisterTrainer(ctx, &pb.UnregisterTrainerRequest{TrainerId: id}, o...)

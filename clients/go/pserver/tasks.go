@@ -34,11 +34,19 @@ func (c *Client) FinishJob(ctx context.Context, trainers uint32) (finished bool,
 	if c.master == nil {
 		return false, clientError(codes.FailedPrecondition, pb.ErrorCode_CLIENT_NO_MASTER, nil, "FinishJob: needs a master (standalone pservers have no job to finish)")
 	}
+	c.mu.Lock()
+	id := c.trainerID
+	c.mu.Unlock()
 	var reply *pb.FinishJobResponse
 	err = c.master.call(ctx, func(ctx context.Context, m pb.MasterClient, o ...grpc.CallOption) error {
-		reply, err = m.FinishJob(ctx, &pb.FinishJobRequest{Context: &pb.RequestContext{TrainerId: c.trainerID}, Trainers: trainers}, o...)
+		reply, err = m.FinishJob(ctx, &pb.FinishJobRequest{Context: &pb.RequestContext{TrainerId: id}, Trainers: trainers}, o...)
 		return err
 	})
+	if reply.GetFinished() {
+		c.mu.Lock()
+		c.jobFinished = true
+		c.mu.Unlock()
+	}
 	return reply.GetFinished(), err
 }
 

@@ -169,6 +169,7 @@ class Client:
         self._master: Optional[MasterLink] = None
         #: This trainer's id (the master's, or random standalone).
         self.trainer_id: int = 0
+        self._job_finished = False
         self._view = View(0, DEFAULT_BLOCK_SIZE)
         try:
             self._connect(master, pservers, given_id, block_size, master_timeout_s, channels)
@@ -403,7 +404,10 @@ class Client:
         pservers commit a final checkpoint and exit: read what you need first. Returns whether the
         job is finished now."""
         trainers = whole_number("trainers", trainers, 0)
-        return bool(self._require_master("finish_job").finish_job(self.trainer_id, trainers).finished)
+        finished = bool(self._require_master("finish_job").finish_job(self.trainer_id, trainers).finished)
+        # A finished job's masters leave once its pservers have: close() does not wait on them.
+        self._job_finished = self._job_finished or finished
+        return finished
 
     def set_dataset(self, request: Optional[Any] = None, **fields: Any) -> Any:
         """Sets the job's dataset: a SetDatasetRequest, a dict, or keywords, snake_case or
@@ -433,7 +437,7 @@ class Client:
             self._view_changed.notify_all()
         for ctx in contexts:
             ctx.abort(closed)
-        if self._master is not None and self.trainer_id:
+        if self._master is not None and self.trainer_id and not self._job_finished:
             try:
                 self._master.call(
                     "UnregisterTrainer", master_pb2.UnregisterTrainerRequest(trainer_id=self.trainer_id)

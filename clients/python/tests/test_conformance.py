@@ -3,6 +3,7 @@ real cluster (etcd, master, pservers) started through the local-cluster CLI."""
 
 import os
 import threading
+import time
 
 import grpc
 import numpy as np
@@ -30,6 +31,7 @@ IMPLEMENTED = {
     "defaultLearningRate",
     "attach",
     "tables",
+    "finishJob",
 }
 #: Float tensors need a learning rate (plain SGD has no default); 1 keeps values as sent.
 SGD_AS_SENT = {"sgd": {}, "learning_rate": {"base": 1}}
@@ -452,3 +454,16 @@ def test_tables(scenarios, cluster):
         assert hex_of(client.step(lambda ctx: ctx.lookup(emb, ids(probe)))) == expect["afterHex"]
         with pserver_client.connect(master=cluster.masters, name="tables-reader") as reader:
             assert hex_of(reader.lookup(emb, [int(v) for v in probe])) == expect["afterHex"]
+
+
+def test_finish_job(scenarios, cluster):
+    spec = scenarios["finishJob"]
+    answers = []
+    for name in spec["trainers"]:
+        with pserver_client.connect(master=cluster.masters, name=name) as client:
+            answers.append(client.finish_job(trainers=spec["quorum"]))
+    assert answers == [False] * (len(spec["trainers"]) - 1) + [True]
+    deadline = time.monotonic() + spec["leaveWithinMs"] / 1000
+    while cluster.command("serving")["serving"]:
+        assert time.monotonic() < deadline, "the pservers of the finished job did not leave"
+        time.sleep(0.1)

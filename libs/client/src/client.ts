@@ -418,6 +418,9 @@ export class PserverClient implements StepHost {
     );
   }
 
+  /** FinishJob answered that the job is finished. */
+  private jobFinished = false;
+
   /**
    * Says this trainer is done with the job, which finishes once `trainers` trainers (this one
    * included, each counted once by name) said so — 0 or 1: at once. A finished job's pservers
@@ -436,6 +439,8 @@ export class PserverClient implements StepHost {
       trainers,
       this.closing.signal,
     );
+    // A finished job's masters leave once its pservers have: close() does not wait on them.
+    this.jobFinished ||= reply.finished;
     return reply.finished;
   }
 
@@ -454,12 +459,14 @@ export class PserverClient implements StepHost {
 
   /** Ends the session (the master frees this trainer's tasks at once) and closes every connection. */
   async close(): Promise<void> {
+    if (this.closing.signal.aborted) return;
     const closed = new ClientError('CLIENT_CLOSED', 'the client was closed');
     this.closing.abort(closed);
     for (const ctx of this.contexts) ctx.abort(closed);
     await this.session?.close();
     await this.watching;
-    if (this.master) await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
+    if (this.master && !this.jobFinished)
+      await this.master.unregisterTrainer(this.trainerId).catch(() => undefined);
     this.master?.close();
     this.calls.close();
   }

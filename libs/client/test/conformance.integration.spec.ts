@@ -477,3 +477,26 @@ describe('conformance: sparse tables', () => {
     expect(hex(await client.step((ctx) => ctx.lookup(emb, ids(probe))))).toBe(expected.afterHex);
   });
 });
+
+describe('conformance: the end of a job', () => {
+  const { cluster, trainer } = clusterPerScenario();
+
+  it('finishes once the quorum of trainers asked, and then every pserver leaves', async () => {
+    const { trainers, quorum, leaveWithinMs } = scenarios.finishJob as {
+      trainers: string[];
+      quorum: number;
+      leaveWithinMs: number;
+    };
+    const answers: boolean[] = [];
+    for (const name of trainers) {
+      const client = await trainer(name);
+      answers.push(await client.finishJob({ trainers: quorum }));
+      await client.close();
+    }
+    expect(answers).toEqual([...trainers.slice(1).map(() => false), true]);
+    await waitFor(() => cluster().serving().size === 0, {
+      timeoutMs: leaveWithinMs,
+      description: 'every pserver of the finished job left',
+    });
+  });
+});

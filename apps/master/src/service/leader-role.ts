@@ -51,6 +51,7 @@ export class LeaderRole {
   private current: JobState | undefined;
   private published: View | undefined;
   private readonly viewListeners = new Set<(view: View) => void>();
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly client: EtcdClient,
@@ -107,7 +108,13 @@ export class LeaderRole {
     this.sweeper.unref();
   }
 
+  /** Aborted when this role stops: streams that follow it end then. */
+  get ended(): AbortSignal {
+    return this.stopping.signal;
+  }
+
   async stop(): Promise<void> {
+    this.stopping.abort();
     clearInterval(this.sweeper);
     await this.watcher?.close();
   }

@@ -106,9 +106,11 @@ export class MasterService {
     });
     const onAbort = (): void => wake?.();
     ctx.signal.addEventListener('abort', onAbort);
+    // A role that stops (leadership lost, the master stopping) ends the stream at once.
+    role.ended.addEventListener('abort', onAbort);
     try {
       if (role.view.revision > request.afterRevision) await send(role.view);
-      while (!ctx.signal.aborted && this.role === role) {
+      while (!ctx.signal.aborted && !role.ended.aborted) {
         const view = queue.shift();
         if (view) await send(view);
         else await new Promise<void>((resolve) => (wake = resolve));
@@ -117,6 +119,7 @@ export class MasterService {
     } finally {
       unsubscribe();
       ctx.signal.removeEventListener('abort', onAbort);
+      role.ended.removeEventListener('abort', onAbort);
     }
     if (!ctx.signal.aborted) await this.lead(); // stopped leading: tell the client where to go
   }
