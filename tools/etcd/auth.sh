@@ -57,20 +57,20 @@ case "${1:-}" in
     # The master: every coordination key of the job but the pservers' own: it reads the
     # registrations and may not touch the checkpoint metas.
     etcdctl role add "$master"
-    for prefix in master/ config/ assign/ replica/ trainers/ init/ data/; do
+    for prefix in master/ config/ assign/ replica/ trainers/ init/ data/ finish/; do
       etcdctl role grant-permission --prefix "$master" readwrite "$root$prefix"
     done
     etcdctl role grant-permission --prefix "$master" read "${root}pservers/"
     # A pserver: its registration and its shard's checkpoint metas; it reads the desired shard
-    # count, the block size and the init state; a replica marks its replica/ key in sync. It
-    # writes assign/ only through etcd's lease rule:
-    # revoking its lease (a graceful stop frees its index at once) needs write permission on
-    # every key of the lease, and the master puts assign/<i> under it.
+    # count, the block size, the init state and whether the job is finished; a replica marks its
+    # replica/ key in sync. It writes assign/ only through etcd's lease rule: revoking its lease
+    # (a graceful stop frees its index at once) needs write permission on every key of the lease,
+    # and the master puts assign/<i> under it.
     etcdctl role add "$pserver"
     for prefix in pservers/ assign/ replica/ ckpt/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
-    for prefix in config/ init/; do
+    for prefix in config/ init/ finish/; do
       etcdctl role grant-permission --prefix "$pserver" read "$root$prefix"
     done
     if [[ $# -eq 4 ]]; then

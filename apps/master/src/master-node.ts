@@ -34,7 +34,17 @@ import { MasterService } from './service/master-service';
 import { masterHandlers } from './transport/master-handlers';
 
 /** Exit codes a supervisor can tell apart. */
-export const exitCodes = { ok: 0, failure: 1, leadershipLost: 4 } as const;
+export const exitCodes = {
+  /** The job is finished (FinishJob) and every pserver has left. */
+  ok: 0,
+  failure: 1,
+  leadershipLost: 4,
+  /**
+   * Stopped (SIGTERM, SIGINT) before the job finished. Not 0, which a Kubernetes Job counts as a
+   * pod done: a supervisor that keeps the job running starts another master in its place.
+   */
+  stoppedEarly: 75,
+} as const;
 
 /** Re-granting a lost election lease while etcd is unreachable: doubling delays, capped. */
 const regrantBackoff = { firstMs: 200, maxMs: 2_000 } as const;
@@ -71,6 +81,8 @@ export class MasterNode {
   private address = '';
   private readonly metrics = masterMetrics(() => this.role);
   private metricsServer: MetricsServer | undefined;
+  /** The job is finished (FinishJob). */
+  private jobDone = false;
 
   constructor(
     private readonly config: MasterConfig,
@@ -137,6 +149,7 @@ export class MasterNode {
     const { signal } = this.stopping;
     try {
       await jobFinished(this.client!, this.keys, signal);
+      this.jobDone = true;
       this.logger.info('the job is finished; exiting once every pserver has left');
       while ((await pserversLeft(this.client!, this.keys).catch(() => 1)) > 0)
         await sleep(leftPollMs, undefined, { signal });
@@ -145,6 +158,11 @@ export class MasterNode {
     } catch {
       // Stopping.
     }
+  }
+
+  /** The exit code after `stop()`: 0 once the job is finished, else stoppedEarly. */
+  get stopExitCode(): number {
+    return this.jobDone ? exitCodes.ok : exitCodes.stoppedEarly;
   }
 
   /** Follower: stop. Leader: resign first, so a follower takes over at once. */

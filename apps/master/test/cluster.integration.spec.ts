@@ -307,7 +307,7 @@ describe('a cluster: 2 masters, 2 pservers and a spare', () => {
     driver.close();
     const replacement = await cluster.startPserver();
     const stoppedAt = performance.now();
-    expect(await entry.pserver.process.stop()).toEqual({ code: 0, signal: null });
+    expect(await entry.pserver.process.stop()).toEqual({ code: 75, signal: null });
     const freedMs = performance.now() - stoppedAt;
     await waitFor(() => cluster.serving().get(0)?.pserver === replacement, { timeoutMs: 30_000 });
     const takeoverMs = performance.now() - stoppedAt;
@@ -420,7 +420,7 @@ describe('master failover', () => {
   it('SIGTERM on the leader resigns: the follower leads at once', async () => {
     const first = await leaderIndex();
     const stoppedAt = performance.now();
-    expect(await cluster.masters[first]!.process.stop()).toEqual({ code: 0, signal: null });
+    expect(await cluster.masters[first]!.process.stop()).toEqual({ code: 75, signal: null });
     const second = await leaderIndex();
     record('leader master SIGTERM → follower leads', performance.now() - stoppedAt);
     expect(second).not.toBe(first);

@@ -370,7 +370,7 @@ describe('etcd with authentication: a user per process, with only its key prefix
     // A graceful stop revokes the pserver's lease (its index frees at once); a spare takes the
     // index and recovers the checkpoint.
     const spare = await startPserver(started, users.pserver.args, job, 'p1', checkpointDir);
-    expect(await pserver.process.stop()).toEqual({ code: 0, signal: null });
+    expect(await pserver.process.stop()).toEqual({ code: 75, signal: null });
     const taken = await spare.process.waitForLog((e) => e.msg === 'serving', {
       timeoutMs: 30_000,
     });

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { reason });
     node.stop().then(
-      () => process.exit(exitCodes.ok),
+      () => process.exit(node.stopExitCode),
       (err: unknown) => {
         logger.fatal('shutdown failed: updates since the last checkpoint are lost', { err });
         process.exit(exitCodes.failure);

@@ -53,6 +53,7 @@ import { replicationHandlers } from './transport/replication-handlers';
 
 /** Exit codes a supervisor can tell apart. */
 export const exitCodes = {
+  /** Standalone: stopped. Cluster: the job is finished (FinishJob) and this pserver's part done. */
   ok: 0,
   failure: 1,
   /** Standalone: checkpoints were committed once and none is valid now (see --allow-fresh-start). */
@@ -65,6 +66,12 @@ export const exitCodes = {
    * fix it; starting again without fixing it fails the same way.
    */
   checkpointDirectoryUnsafe: 5,
+  /**
+   * Cluster: stopped before the job finished (SIGTERM, SIGINT, a Drain), after handing its role
+   * over — a final checkpoint, its lease revoked. Not 0, which a Kubernetes Job counts as a pod
+   * done: a supervisor that keeps the job running starts another pserver in its place.
+   */
+  stoppedEarly: 75,
 } as const;
 
 /** Thrown by `start` when the pserver must not serve. */
@@ -127,6 +134,8 @@ export class PserverNode {
   private stopping = false;
   /** Asks the process to stop as on SIGTERM (main's handler), with the reason. */
   private stopRequested: (reason: string) => void = () => undefined;
+  /** Cluster: the job is finished (FinishJob). */
+  private jobDone = false;
   private readonly metrics = pserverMetrics({
     status: () => this.serving?.service.getShardStatus(),
     leaseValidUntil: () => this.member?.leaseValidUntil,
@@ -224,9 +233,14 @@ export class PserverNode {
     }
   }
 
+  /** The exit code after `stop()`: 0 standalone or once the job is finished, else stoppedEarly. */
+  get stopExitCode(): number {
+    return this.member && !this.jobDone ? exitCodes.stoppedEarly : exitCodes.ok;
+  }
+
   /**
    * How the process is asked to stop from within (a drain, the job finished): it stops as on
-   * SIGTERM, then exits 0.
+   * SIGTERM.
    */
   onStopRequested(listener: (reason: string) => void): void {
     this.stopRequested = listener;
@@ -345,7 +359,10 @@ export class PserverNode {
     await member.register(address);
     // A finished job's pservers leave, each after a final checkpoint of what it serves.
     member.jobFinished(this.abort.signal).then(
-      () => this.stopRequested('the job is finished'),
+      () => {
+        this.jobDone = true;
+        this.stopRequested('the job is finished');
+      },
       () => undefined,
     );
     await this.serveNextRole(member, address, undefined);
