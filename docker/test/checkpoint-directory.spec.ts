@@ -6,7 +6,7 @@ import { compose, dockerDir, kubernetesObjects } from './deployment-files';
 // The pserver refuses to start on a checkpoint directory that is not its own or that others can
 // write to (exit 5). These tests derive, from the shipped files, the directory each deployment
 // gives it and the identity it runs with, and check the verdict: a change to the image's user,
-// the Deployment's fsGroup or the rule that would make the shipped deployment refuse fails here.
+// the pserver Job's fsGroup or the rule that would make the shipped deployment refuse fails here.
 
 const directory = 0o040000;
 
@@ -45,7 +45,7 @@ describe('the checkpoint directory the shipped deployments give the pserver', ()
   it('passes the check in Kubernetes, where the kubelet applies the pod’s fsGroup to the volume', () => {
     const { uid, gid } = image();
     const deployment = kubernetesObjects().find(
-      (o) => o.object.kind === 'Deployment' && o.object.metadata.name === 'pserver',
+      (o) => o.object.kind === 'Job' && o.object.metadata.name === 'pserver',
     )!.object;
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];

@@ -49,20 +49,22 @@ describe('the Kubernetes manifests', () => {
   });
 
   it('refuses a manifest with a mistake (the validation can fail)', () => {
-    const deployment = objects.find((o) => o.object.kind === 'Deployment')!.object;
-    const broken = structuredClone(deployment);
+    const master = objects.find(
+      (o) => o.object.kind === 'Job' && o.object.metadata.name === 'master',
+    )!.object;
+    const broken = structuredClone(master);
     broken.spec.template.spec.containers[0].ports[0].containerPort = 'eighty';
-    expect(() => new apps.Deployment(broken).validate()).toThrow(/containerPort/);
+    expect(() => new batch.Job(broken).validate()).toThrow(/containerPort/);
   });
 
   it('keep the master ready as a follower, and the pservers a grace period for a final checkpoint', () => {
     const byName = (kind: string, name: string): any =>
       objects.find((o) => o.object.kind === kind && o.object.metadata.name === name)!.object;
-    const master = byName('Deployment', 'master');
-    expect(master.spec.replicas).toBe(2);
+    const master = byName('Job', 'master');
+    expect(master.spec.parallelism).toBe(2);
     // gRPC health "" is SERVING on every healthy replica; only the Master service is leader-only.
     expect(master.spec.template.spec.containers[0].readinessProbe.grpc.service).toBeUndefined();
-    const pserver = byName('Deployment', 'pserver');
+    const pserver = byName('Job', 'pserver');
     expect(pserver.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
     expect(byName('PersistentVolumeClaim', 'checkpoints').spec.accessModes).toEqual([
       'ReadWriteMany',
@@ -101,7 +103,7 @@ describe('the Kubernetes manifests, hardened', () => {
   );
 
   it('the restricted check can fail: what the profile forbids is named', () => {
-    const pod = structuredClone(byName('Deployment', 'pserver').spec.template.spec);
+    const pod = structuredClone(byName('Job', 'pserver').spec.template.spec);
     delete pod.securityContext.seccompProfile;
     pod.containers[0].securityContext.capabilities = { add: ['SYS_ADMIN'] };
     pod.volumes.push({ name: 'host', hostPath: { path: '/' } });
@@ -115,7 +117,7 @@ describe('the Kubernetes manifests, hardened', () => {
   });
 
   it('spread pservers (spares and replicas among them), masters and etcd members over the nodes', () => {
-    const spread = byName('Deployment', 'pserver').spec.template.spec.topologySpreadConstraints;
+    const spread = byName('Job', 'pserver').spec.template.spec.topologySpreadConstraints;
     expect(spread).toEqual([
       expect.objectContaining({
         maxSkew: 1,
@@ -124,7 +126,7 @@ describe('the Kubernetes manifests, hardened', () => {
       }),
     ]);
     for (const [kind, name] of [
-      ['Deployment', 'master'],
+      ['Job', 'master'],
       ['StatefulSet', 'etcd'],
     ] as const) {
       const [term] = byName(kind, name).spec.template.spec.affinity.podAntiAffinity

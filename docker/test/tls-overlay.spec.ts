@@ -117,9 +117,9 @@ describe('the TLS overlay (docker/k8s-tls)', () => {
 
   it('patches objects the base has, each once', () => {
     expect(patched.map((o) => identity(o.object)).sort()).toEqual([
-      'apps/v1 Deployment/master',
-      'apps/v1 Deployment/pserver',
       'batch/v1 Job/linear-regression',
+      'batch/v1 Job/master',
+      'batch/v1 Job/pserver',
     ]);
     expect(objects.map((o) => identity(o.object))).toEqual(base.map((o) => identity(o.object)));
     // A patch whose object the base lost (renamed, removed) fails, as it does in kustomize.
@@ -148,7 +148,7 @@ describe('the TLS overlay (docker/k8s-tls)', () => {
       ['pserver', 'PSERVER'],
       ['master', 'MASTER'],
     ] as const) {
-      expect([name, resolvedFiles(find('Deployment', name))]).toEqual([
+      expect([name, resolvedFiles(find('Job', name))]).toEqual([
         name,
         {
           [`${prefix}_TLS_CERT`]: 'pserver-tls/server.pem',
@@ -227,10 +227,10 @@ describe('the TLS overlay (docker/k8s-tls)', () => {
   it('probes the master’s port instead of gRPC health, which the kubelet cannot ask over TLS', () => {
     const container = (o: Manifest): Manifest => o.spec.template.spec.containers[0];
     const before = container(
-      base.find((o) => identity(o.object) === 'apps/v1 Deployment/master')!.object,
+      base.find((o) => identity(o.object) === 'batch/v1 Job/master')!.object,
     );
     expect(before.readinessProbe.grpc).toEqual({ port: 8200 });
-    const master = container(find('Deployment', 'master'));
+    const master = container(find('Job', 'master'));
     for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'])
       expect([probe, master[probe]?.grpc]).toEqual([probe, undefined]);
     expect(master.readinessProbe).toEqual({ tcpSocket: { port: 8200 }, periodSeconds: 5 });

@@ -23,6 +23,11 @@ const options = new Command('linear-regression')
   .option('--seed <n>', 'seed of this trainer’s batches', positive, process.pid)
   .option('--learning-rate <rate>', 'SGD learning rate', Number, 0.1)
   .option('--report-every <n>', 'steps between progress lines', positive, 100)
+  .option(
+    '--finish-job <trainers>',
+    'at the end, ask the job to finish once this many trainers (this one included) asked',
+    positive,
+  )
   .option('--json', 'print JSON lines')
   .option('--tls-ca <file>', 'connect with TLS; the CA of the servers’ certificates (PEM)')
   .option('--tls-cert <file>', 'client certificate for mutual TLS (PEM)')
@@ -39,6 +44,7 @@ const options = new Command('linear-regression')
     seed: number;
     learningRate: number;
     reportEvery: number;
+    finishJob?: number;
     json?: boolean;
     tlsCa?: string;
     tlsCert?: string;
@@ -90,6 +96,10 @@ async function main(): Promise<void> {
 
   const { w, b } = await client.getParams(['w', 'b'], Float64Array);
   print('done', { weights: [...w], bias: [...b], trueWeights: [...trueWeights], trueBias });
+  if (options.finishJob !== undefined) {
+    const finished = await client.finishJob({ trainers: options.finishJob });
+    print('asked the job to finish', { finished });
+  }
   await client.close();
 }
 
