@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
   clientSecurityFiles,
@@ -33,7 +36,7 @@ const program = new Command('pserverctl')
       '--master <addresses>',
       'the job’s master replicas, comma-separated',
       'PSERVERCTL_MASTER',
-    ).makeOptionMandatory(),
+    ),
   )
   .addOption(
     new Option('--timeout-ms <ms>', 'deadline of each call').default(10_000).argParser(positive),
@@ -176,6 +179,32 @@ program
     }),
   );
 
+// verify and export are the checkpoint tool's (dist/tools/ckpt.js, beside this bundle in the
+// build and the image): the same commands, reached from the one CLI an operator has.
+for (const [name, what] of [
+  [
+    'verify',
+    'checks every committed checkpoint of a job (standalone, or a cluster job with --etcd-endpoints --job)',
+  ],
+  [
+    'export',
+    'writes the state a job restores as one safetensors file (dense tensors, tables as ids and values)',
+  ],
+] as const)
+  program
+    .command(name)
+    .description(`${what}: the checkpoint tool's ${name} (its options: pserverctl ${name} --help)`)
+    .helpOption(false)
+    .allowUnknownOption()
+    .argument('[arguments...]', `the checkpoint tool's ${name} arguments`)
+    .action((args: string[]) => {
+      const tool = path.join(__dirname, '..', '..', 'tools', 'ckpt.js');
+      if (!fs.existsSync(tool))
+        throw new Error(`the checkpoint tool is not at ${tool} (npx nx run tools:build-ckpt)`);
+      const run = spawnSync(process.execPath, [tool, name, ...args], { stdio: 'inherit' });
+      process.exitCode = run.status ?? exitCodes.failed;
+    });
+
 /** Waits until the job's view holds no pserver (or no master answers: they exit after them). */
 async function pserversGone(connection: Connection, masters: string[], waitMs: number) {
   const deadline = Date.now() + waitMs;
@@ -194,6 +223,10 @@ async function withConnection(
   run: (connection: Connection, options: GlobalOptions) => Promise<number>,
 ): Promise<void> {
   const options = program.opts<GlobalOptions>();
+  if (!options.master?.length)
+    program.error("error: required option '--master <addresses>' not specified", {
+      exitCode: exitCodes.usage,
+    });
   const connection = new Connection(
     loadClientSecurity(clientSecurityFiles(options)),
     options.timeoutMs,

@@ -3,6 +3,7 @@ import {
   LocalCluster,
   spawnNode,
   stopAllProcesses,
+  tempDir,
   waitFor,
   workspaceRoot,
 } from '@pserver/testing';
@@ -123,6 +124,19 @@ describe('pserverctl', () => {
       for (const c of committed)
         expect(c).toEqual({ index: c.index, path: expect.any(String), bytes: expect.any(Number) });
       expect(committed.every((c) => c.bytes > 0)).toBe(true);
+
+      // The checkpoint tool's verify and export, through pserverctl, on the cluster job's metas.
+      const etcd = ['--etcd-endpoints', cluster.etcd.endpoint, '--job', cluster.options.job];
+      const verified = await run('verify', ...etcd, cluster.checkpointDir);
+      expect(verified.code).toBe(0);
+      expect(verified.stdout).toMatch(/^shard 1 of 2 /m);
+      const out = path.join(tempDir('pserverctl-export'), 'job.safetensors');
+      expect((await run('export', ...etcd, '--out', out, cluster.checkpointDir)).code).toBe(0);
+      const bytes = fs.readFileSync(out);
+      const header = JSON.parse(
+        bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString('utf8'),
+      ) as Record<string, { dtype: string; shape: number[] }>;
+      expect(header.w).toMatchObject({ dtype: 'F32', shape: [4096] });
 
       // The shard count is fixed once the model is initialized: refused, exit code 1.
       const shards = await run('--master', master, 'shards', '3');
