@@ -260,9 +260,10 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
         { timeoutMs: 60_000, description: 'a replica in sync for every shard' },
       );
       // Trainer 2 held between steps (well within its session TTL) keeps the others'
-      // contributions waiting in the open SYNC step: the kill takes them with the primary.
+      // contributions waiting in the open SYNC step: the kill takes them with the primary. 600 ms:
+      // on a loaded machine the others took more than 300 ms to push theirs (CI).
       trainers[2]!.signal('SIGSTOP');
-      await sleep(300);
+      await sleep(600);
       const victim = cluster.pserverServing(0);
       await victim.process.kill();
       trainers[2]!.signal('SIGCONT');
