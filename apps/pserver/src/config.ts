@@ -2,7 +2,7 @@ import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isWritePoint, type WritePoint } from '@pserver/checkpoint';
 import type { JobConsistency } from '@pserver/coordination';
-import { standaloneConsistency } from './service/consistency/consistency';
+import { standaloneConsistency } from './consistency/consistency';
 
 /**
  * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or a

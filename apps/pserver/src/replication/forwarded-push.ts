@@ -5,10 +5,10 @@ import type {
   StepMark__Output,
   TableEvictions__Output,
 } from '@pserver/proto';
-import { PserverError } from '../service/errors';
-import type { PushResult, Shard } from '../service/shard';
-import { StagedPush } from '../service/staged-push';
-import { elementTypeOf } from '../service/tensor-bytes';
+import { PserverError } from '../shard/errors';
+import type { PushResult, Shard } from '../shard/shard';
+import { StagedPush } from '../shard/staged-push';
+import { elementTypeOf } from '../shard/tensor-bytes';
 
 /**
  * A push as the primary received it, kept to forward to its replicas once applied: the trainer

@@ -9,9 +9,9 @@ import type {
   SnapshotChunk__Output,
 } from '@pserver/proto';
 import { abortableSleep } from '@pserver/rpc';
-import { PserverError } from '../service/errors';
-import { restoreShard } from '../service/restore-shard';
-import { Shard } from '../service/shard';
+import { PserverError } from '../shard/errors';
+import { restoreShard } from '../persistence/restore-shard';
+import { Shard } from '../shard/shard';
 import { staleEpoch } from '../service/epoch-guard';
 import { applyForwarded } from './forwarded-push';
 import { shardDigest } from './shard-digest';

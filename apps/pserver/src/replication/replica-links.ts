@@ -2,7 +2,7 @@ import type { ReplicaAssignment } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type { ForwardRequest, ForwardResponse__Output } from '@pserver/proto';
 import { abortableSleep } from '@pserver/rpc';
-import { PserverError } from '../service/errors';
+import { PserverError } from '../shard/errors';
 import type { ForwardedPush } from './forwarded-push';
 
 /** How the primary reaches one replica: a Forward call (a fake in unit tests). */

@@ -12,10 +12,10 @@ import type {
   SnapshotChunk,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
-import type { Checkpointer } from '../service/checkpointer';
+import type { Checkpointer } from '../persistence/checkpointer';
 import { staleEpoch } from '../service/epoch-guard';
-import { PserverError } from '../service/errors';
-import type { Shard } from '../service/shard';
+import { PserverError } from '../shard/errors';
+import type { Shard } from '../shard/shard';
 import type { ReplicaFollower } from './replica-follower';
 import type { ReplicaLinks } from './replica-links';
 

@@ -12,11 +12,11 @@ import { silentLogger } from '@pserver/logging';
 import type { ElementTypeName } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import { SnapshotBuffers } from '@pserver/checkpoint';
-import { AdmissionControl } from '../service/admission';
-import { FixedRoster, type Roster } from '../service/consistency/roster';
+import { AdmissionControl } from '../shard/admission';
+import { FixedRoster, type Roster } from '../consistency/roster';
 import { ParameterService } from '../service/parameter-service';
-import { restoreShard } from '../service/restore-shard';
-import { Shard } from '../service/shard';
+import { restoreShard } from '../persistence/restore-shard';
+import { Shard } from '../shard/shard';
 import { applyForwarded, type ForwardedPush } from './forwarded-push';
 import { shardDigest } from './shard-digest';
 

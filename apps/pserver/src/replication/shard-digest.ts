@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SnapshotBuffers } from '@pserver/checkpoint';
-import type { Shard } from '../service/shard';
+import type { Shard } from '../shard/shard';
 
 /**
  * A digest of everything a push changes in a shard: each tensor's values and optimizer state,

@@ -1,5 +1,5 @@
 import type { ShardTenure } from '@pserver/coordination';
-import { PserverError } from './errors';
+import { PserverError } from '../shard/errors';
 
 /**
  * Compares the shard epoch a request was computed under with the tenure's (DESIGN section 4).

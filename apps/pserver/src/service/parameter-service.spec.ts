@@ -10,9 +10,9 @@ import {
   type Tensor__Output,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
-import { AdmissionControl } from './admission';
+import { AdmissionControl } from '../shard/admission';
 import { ParameterService, type CheckpointSaver } from './parameter-service';
-import { Shard } from './shard';
+import { Shard } from '../shard/shard';
 
 const epoch = 7;
 

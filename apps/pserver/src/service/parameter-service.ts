@@ -35,21 +35,21 @@ import {
   type ShardTenure,
 } from '@pserver/coordination';
 import { evictionsOf, type ForwardedPush } from '../replication/forwarded-push';
-import type { AdmissionControl } from './admission';
-import { noRoster, type Roster } from './consistency/roster';
+import type { AdmissionControl } from '../shard/admission';
+import { noRoster, type Roster } from '../consistency/roster';
 import {
   ShardConsistency,
   type ClosedStep,
   type Contributed,
   type LostContributions,
-} from './consistency/shard-consistency';
+} from '../consistency/shard-consistency';
 import { checkEpoch } from './epoch-guard';
-import { PserverError } from './errors';
-import type { Shard } from './shard';
-import { StagedPush } from './staged-push';
-import { StoredTensor } from './stored-tensor';
-import { checkTableSpec, createShardTable, tableError } from './table-spec';
-import { elementCount, elementTypeOf } from './tensor-bytes';
+import { PserverError } from '../shard/errors';
+import type { Shard } from '../shard/shard';
+import { StagedPush } from '../shard/staged-push';
+import { StoredTensor } from '../shard/stored-tensor';
+import { checkTableSpec, createShardTable, tableError } from '../shard/table-spec';
+import { elementCount, elementTypeOf } from '../shard/tensor-bytes';
 
 /** What the service needs of the checkpointer (a fake in unit tests). */
 export interface CheckpointSaver {

@@ -7,9 +7,9 @@ import {
   type DirectMethod,
 } from '@pserver/rpc';
 import type { UnparsableRequest } from '@pserver/rpc';
-import { PserverError } from '../../service/errors';
+import { PserverError } from '../../shard/errors';
 import type { ParameterService } from '../../service/parameter-service';
-import type { Placement, StagedPush } from '../../service/staged-push';
+import type { Placement, StagedPush } from '../../shard/staged-push';
 import { encodeParams } from './params-reply';
 import { encodePushReply } from './push-reply';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';

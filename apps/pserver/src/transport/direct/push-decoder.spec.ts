@@ -9,9 +9,9 @@ import {
   type RpcTarget,
 } from '@pserver/testing';
 import { isElementTypeName } from '@pserver/proto';
-import { Shard } from '../../service/shard';
-import { StagedPush, type Placement } from '../../service/staged-push';
-import { StoredTensor } from '../../service/stored-tensor';
+import { Shard } from '../../shard/shard';
+import { StagedPush, type Placement } from '../../shard/staged-push';
+import { StoredTensor } from '../../shard/stored-tensor';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
 
 const definition = parameterServerService;

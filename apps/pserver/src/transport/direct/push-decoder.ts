@@ -7,7 +7,7 @@ import {
 } from '@pserver/proto';
 import { copyIntoShared } from '@pserver/optimizer';
 import type { MessageSink } from '@pserver/rpc';
-import type { Placement } from '../../service/staged-push';
+import type { Placement } from '../../shard/staged-push';
 
 /**
  * Where a gradient's bytes may be written as they arrive: the place they will be applied from

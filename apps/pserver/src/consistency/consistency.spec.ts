@@ -9,10 +9,10 @@ import type {
   TableSpec__Output,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
-import { AdmissionControl } from '../admission';
-import { ParameterService } from '../parameter-service';
-import { PserverError } from '../errors';
-import { Shard } from '../shard';
+import { AdmissionControl } from '../shard/admission';
+import { ParameterService } from '../service/parameter-service';
+import { PserverError } from '../shard/errors';
+import { Shard } from '../shard/shard';
 import { standaloneConsistency } from './consistency';
 import { FixedRoster, type Roster } from './roster';
 import type { LostContributions } from './shard-consistency';

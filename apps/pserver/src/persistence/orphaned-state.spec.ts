@@ -6,11 +6,11 @@ import { StandaloneTenure } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import type { CallContext } from '@pserver/rpc';
 import { shardDigest } from '../replication/shard-digest';
-import { AdmissionControl } from './admission';
+import { AdmissionControl } from '../shard/admission';
 import { Checkpointer } from './checkpointer';
 import { findOrphanedStates, removeOrphanedStates, writeOrphanedState } from './orphaned-state';
-import { ParameterService } from './parameter-service';
-import { Shard } from './shard';
+import { ParameterService } from '../service/parameter-service';
+import { Shard } from '../shard/shard';
 
 const call: CallContext = {
   signal: new AbortController().signal,

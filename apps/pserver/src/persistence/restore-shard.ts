@@ -5,8 +5,8 @@ import {
   type CheckpointMeta,
   type StepMarkSnapshot,
 } from '@pserver/checkpoint';
-import type { Shard } from './shard';
-import { StoredTensor } from './stored-tensor';
+import type { Shard } from '../shard/shard';
+import { StoredTensor } from '../shard/stored-tensor';
 import { TableRestorer } from './table-checkpoint';
 
 /**

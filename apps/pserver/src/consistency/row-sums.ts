@@ -1,5 +1,5 @@
 import { IdIndex } from '@pserver/embedding';
-import type { ShardTable } from '../table-spec';
+import type { ShardTable } from '../shard/table-spec';
 
 /**
  * One contribution's row gradients of a table, as `SparseTable.checkPush` merged them: each id

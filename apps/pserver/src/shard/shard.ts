@@ -2,12 +2,12 @@ import type { ShardSnapshot, SnapshotBuffers, StepMarkSnapshot } from '@pserver/
 import { nowUnixNs } from '@pserver/checkpoint';
 import { OptimizerError, type GradientBuffer, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
-import type { TensorSum } from './consistency/open-step';
-import type { RowMean } from './consistency/row-sums';
+import type { TensorSum } from '../consistency/open-step';
+import type { RowMean } from '../consistency/row-sums';
 import type { StagedPush } from './staged-push';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
-import { snapshotTable } from './table-checkpoint';
+import { snapshotTable } from '../persistence/table-checkpoint';
 import { checkTablePush, type ShardTable } from './table-spec';
 
 export interface PushResult {

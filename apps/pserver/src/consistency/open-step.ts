@@ -1,5 +1,5 @@
 import type { GradientBuffer } from '@pserver/optimizer';
-import type { StoredTensor } from '../stored-tensor';
+import type { StoredTensor } from '../shard/stored-tensor';
 import { RowSums, type ContributedRows, type RowMean } from './row-sums';
 
 /** One roster member's push to the open step: its weight and its (finite) gradients. */

@@ -19,7 +19,7 @@ import { TenureLostError, type ShardTenure } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Shard } from './shard';
+import type { Shard } from '../shard/shard';
 import { restoreShard } from './restore-shard';
 import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 

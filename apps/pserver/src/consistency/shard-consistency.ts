@@ -1,9 +1,9 @@
-import { PserverError } from '../errors';
-import { checkGradients, type Shard, type TableEvictionIds } from '../shard';
-import { checkTablePush } from '../table-spec';
-import type { StagedPush } from '../staged-push';
+import { PserverError } from '../shard/errors';
+import { checkGradients, type Shard, type TableEvictionIds } from '../shard/shard';
+import { checkTablePush } from '../shard/table-spec';
+import type { StagedPush } from '../shard/staged-push';
 import type { JobConsistency } from '@pserver/coordination';
-import type { StoredTensor } from '../stored-tensor';
+import type { StoredTensor } from '../shard/stored-tensor';
 import { OpenStep, type TensorSum } from './open-step';
 import type { ContributedRows, RowMean } from './row-sums';
 import { ParkedCalls } from './parked-calls';

@@ -5,8 +5,8 @@ import type {
   TableRecord__Output,
   TableRows__Output,
 } from '@pserver/proto';
-import { PserverError } from './errors';
-import { checkTableSpec, createShardTable, type ShardTable } from './table-spec';
+import { PserverError } from '../shard/errors';
+import { checkTableSpec, createShardTable, type ShardTable } from '../shard/table-spec';
 
 /** Rows per checkpoint section: about 32 MiB of values, so no record nears protobuf's limits. */
 function rowsPerSectionOf(stride: number): number {
