@@ -50,6 +50,7 @@ import { ReplicationService, type ReplicationRole } from './replication/replicat
 import { dataPathMethods } from './transport/direct/data-path';
 import { parameterServerHandlers } from './transport/parameter-server-handlers';
 import { replicationHandlers } from './transport/replication-handlers';
+import { snapshotShard } from './persistence/shard-snapshot';
 
 /** Exit codes a supervisor can tell apart. */
 export const exitCodes = {
@@ -749,9 +750,9 @@ export class PserverNode {
     if (!source) return Promise.resolve();
     const { shard, epoch } = source;
     const buffers = new SnapshotBuffers();
-    let snapshot: ReturnType<Shard['snapshot']>;
+    let snapshot: ReturnType<typeof snapshotShard>;
     try {
-      snapshot = shard.snapshot({ shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
+      snapshot = snapshotShard(shard, { shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
     } catch (err) {
       // The fence goes on: exiting matters more than what could not be copied.
       buffers.release();

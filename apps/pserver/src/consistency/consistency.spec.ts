@@ -16,6 +16,7 @@ import { Shard } from '../shard/shard';
 import { standaloneConsistency } from './consistency';
 import { FixedRoster, type Roster } from './roster';
 import type { LostContributions } from './shard-consistency';
+import { snapshotShard } from '../persistence/shard-snapshot';
 
 const epoch = 3;
 const unusedStore: MetaStore = {
@@ -517,7 +518,7 @@ describe('SYNC', () => {
     await push(2, 1, [2, 2, 2, 2]);
     await push(1, 2, [2, 2, 2, 2]);
     const buffers = new SnapshotBuffers();
-    const copy = shard.snapshot({ shardEpoch: epoch, seq: 1, uuid: 'u' }, buffers);
+    const copy = snapshotShard(shard, { shardEpoch: epoch, seq: 1, uuid: 'u' }, buffers);
     expect(copy.closedSteps).toBe(1);
     expect(copy.marks.map((m) => [m.trainerId, m.step])).toEqual([
       [1, 1],

@@ -1,4 +1,10 @@
 import { parseConsistency, type JobConsistency } from '@pserver/coordination';
+import type { Shard } from '../shard/shard';
+import { AsyncConsistency } from './async-consistency';
+import type { Roster } from './roster';
+import type { ShardConsistency, ShardConsistencyHooks } from './shard-consistency';
+import { SspConsistency } from './ssp-consistency';
+import { SyncConsistency } from './sync-consistency';
 
 /**
  * Reads a standalone pserver's `--consistency` (`async`, `sync`, `ssp:<s>`) for the roster of
@@ -20,4 +26,21 @@ export function standaloneConsistency(
       `--replicas-to-aggregate ${replicasToAggregate} is above --sync-trainers ${trainers}`,
     );
   return consistency;
+}
+
+/** The consistency mode `config` names, acting on `shard` for `roster`. */
+export function consistencyFor(
+  config: JobConsistency,
+  roster: Roster,
+  shard: Shard,
+  hooks: ShardConsistencyHooks = {},
+): ShardConsistency {
+  switch (config.mode) {
+    case 'async':
+      return new AsyncConsistency(shard, hooks);
+    case 'ssp':
+      return new SspConsistency(config, roster, shard, hooks);
+    case 'sync':
+      return new SyncConsistency(config, roster, shard, hooks);
+  }
 }

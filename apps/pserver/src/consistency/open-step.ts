@@ -1,6 +1,7 @@
 import type { GradientBuffer } from '@pserver/optimizer';
 import type { StoredTensor } from '../shard/stored-tensor';
-import { RowSums, type ContributedRows, type RowMean } from './row-sums';
+import type { RowMean } from '../shard/shard';
+import { RowSums, type ContributedRows } from './row-sums';
 
 /** One roster member's push to the open step: its weight and its (finite) gradients. */
 export interface Contribution {

@@ -1,4 +1,5 @@
 import { IdIndex } from '@pserver/embedding';
+import type { RowMean } from '../shard/shard';
 import type { ShardTable } from '../shard/table-spec';
 
 /**
@@ -13,17 +14,6 @@ export interface ContributedRows {
   occurrences: Uint32Array;
   /** One row of `dim` float32 values per id. */
   grads: Float32Array;
-}
-
-/** A table's part of a closed step, as a push carries it (bytes, little-endian). */
-export interface RowMean {
-  table: ShardTable;
-  /** int64 ids. */
-  ids: Uint8Array;
-  /** float32 rows, ids × dim. */
-  grads: Uint8Array;
-  /** uint32 occurrences, one per id: the step's, summed over its contributions. */
-  counts: Uint8Array;
 }
 
 /**

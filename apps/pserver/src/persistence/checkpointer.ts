@@ -21,6 +21,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from '../shard/shard';
 import { restoreShard } from './restore-shard';
+import { snapshotShard } from './shard-snapshot';
 import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 
 export interface CheckpointerOptions {
@@ -224,7 +225,8 @@ export class Checkpointer {
     const { shard, tenure, hook } = this.options;
     const buffers = new SnapshotBuffers();
     try {
-      const snapshot = shard.snapshot(
+      const snapshot = snapshotShard(
+        shard,
         { shardEpoch: tenure.epoch, seq: 0, uuid: randomUUID() },
         buffers,
       );
@@ -271,7 +273,8 @@ export class Checkpointer {
         logger.info('forgot the step marks of long-gone trainers', { trainers: pruned });
     }
     const parent = this.nextParent();
-    const snapshot = shard.snapshot(
+    const snapshot = snapshotShard(
+      shard,
       { shardEpoch: epoch, seq, uuid, ...(parent && { parentUuid: parent.uuid }) },
       this.buffers,
     );

@@ -11,6 +11,7 @@ import { Checkpointer } from './checkpointer';
 import { findOrphanedStates, removeOrphanedStates, writeOrphanedState } from './orphaned-state';
 import { ParameterService } from '../service/parameter-service';
 import { Shard } from '../shard/shard';
+import { snapshotShard } from './shard-snapshot';
 
 const call: CallContext = {
   signal: new AbortController().signal,
@@ -91,7 +92,11 @@ function contentOf(shard: Shard): string {
 async function orphan(root: string, shard: Shard, epoch: number, member = 'a'): Promise<string> {
   const buffers = new SnapshotBuffers();
   try {
-    const snapshot = shard.snapshot({ shardEpoch: epoch, seq: 0, uuid: `u-${member}` }, buffers);
+    const snapshot = snapshotShard(
+      shard,
+      { shardEpoch: epoch, seq: 0, uuid: `u-${member}` },
+      buffers,
+    );
     return await writeOrphanedState(root, snapshot, {
       epoch,
       member,

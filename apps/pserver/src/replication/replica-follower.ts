@@ -9,11 +9,11 @@ import type {
   SnapshotChunk__Output,
 } from '@pserver/proto';
 import { abortableSleep } from '@pserver/rpc';
-import { PserverError } from '../shard/errors';
+import { PserverError, staleEpoch } from '../shard/errors';
 import { restoreShard } from '../persistence/restore-shard';
 import { Shard } from '../shard/shard';
-import { staleEpoch } from '../service/epoch-guard';
-import { applyForwarded } from './forwarded-push';
+
+import { replay } from './replay';
 import { shardDigest } from './shard-digest';
 
 /** What the replica asks of its primary (gRPC in the node, fakes in unit tests). */
@@ -203,7 +203,7 @@ export class ReplicaFollower {
       if (!next) return;
       this.waiting.delete(copy.appliedSeq + 1);
       try {
-        applyForwarded(copy, next.request);
+        replay(copy, next.request);
       } catch (err) {
         next.reject(err);
         this.options.onDiverged(

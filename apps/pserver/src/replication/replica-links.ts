@@ -3,7 +3,7 @@ import type { Logger } from '@pserver/logging';
 import type { ForwardRequest, ForwardResponse__Output } from '@pserver/proto';
 import { abortableSleep } from '@pserver/rpc';
 import { PserverError } from '../shard/errors';
-import type { ForwardedPush } from './forwarded-push';
+import type { PushRecord } from '../shard/push-record';
 
 /** How the primary reaches one replica: a Forward call (a fake in unit tests). */
 export type ForwardCall = (
@@ -241,7 +241,7 @@ export class ReplicaLinks {
    * Forwards push `seq` (just applied) to every following replica; resolves once every waited
    * replica applied it (or left).
    */
-  replicate(seq: number, push: ForwardedPush): Promise<void> {
+  replicate(seq: number, push: PushRecord): Promise<void> {
     const request: ForwardRequest = {
       index: this.options.index,
       primaryEpoch: this.options.epoch,

@@ -13,8 +13,8 @@ import type {
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
 import type { Checkpointer } from '../persistence/checkpointer';
-import { staleEpoch } from '../service/epoch-guard';
-import { PserverError } from '../shard/errors';
+
+import { PserverError, staleEpoch } from '../shard/errors';
 import type { Shard } from '../shard/shard';
 import type { ReplicaFollower } from './replica-follower';
 import type { ReplicaLinks } from './replica-links';

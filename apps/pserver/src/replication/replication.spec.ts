@@ -17,8 +17,10 @@ import { FixedRoster, type Roster } from '../consistency/roster';
 import { ParameterService } from '../service/parameter-service';
 import { restoreShard } from '../persistence/restore-shard';
 import { Shard } from '../shard/shard';
-import { applyForwarded, type ForwardedPush } from './forwarded-push';
+import type { PushRecord } from '../shard/push-record';
+import { replay } from './replay';
 import { shardDigest } from './shard-digest';
+import { snapshotShard } from '../persistence/shard-snapshot';
 
 const epoch = 7;
 const unusedStore: MetaStore = {
@@ -90,11 +92,11 @@ async function primary(
 ): Promise<{
   shard: Shard;
   service: ParameterService;
-  forwarded: ForwardedPush[];
+  forwarded: PushRecord[];
 }> {
   const shard = new Shard(0, 1, undefined);
   const tenure = new StandaloneTenure({ index: 0, shardCount: 1, epoch }, unusedStore);
-  const forwarded: ForwardedPush[] = [];
+  const forwarded: PushRecord[] = [];
   const service = new ParameterService({
     shard,
     tenure,
@@ -203,7 +205,8 @@ async function push(service: ParameterService, next: () => number, from: number,
 
 /** A replica loaded from the primary's copy, as FetchSnapshot makes it. */
 async function replicaOf(shard: Shard, dir: string): Promise<Shard> {
-  const snapshot = shard.snapshot(
+  const snapshot = snapshotShard(
+    shard,
     { shardEpoch: epoch, seq: 0, uuid: 'copy' },
     new SnapshotBuffers(1 << 20),
   );
@@ -268,7 +271,7 @@ describe('replication', () => {
     const next = random(5);
     let applied = forwarded.length;
     const check = (): void => {
-      for (; applied < forwarded.length; applied++) applyForwarded(replica, forwarded[applied]!);
+      for (; applied < forwarded.length; applied++) replay(replica, forwarded[applied]!);
       expect(replica.appliedSeq).toBe(shard.appliedSeq);
       expect(replica.closedSteps).toBe(shard.closedSteps);
       expect(shardDigest(replica)).toBe(shardDigest(shard));
@@ -310,7 +313,7 @@ describe('replication', () => {
     expect(forwarded.at(-1)!.marks).toEqual([
       { trainerId: 2, step: 2, updatedUnixMs: expect.any(Number) },
     ]);
-    for (const push of forwarded) applyForwarded(replica, push);
+    for (const push of forwarded) replay(replica, push);
     expect(shardDigest(replica)).toBe(shardDigest(shard));
   });
 
@@ -349,7 +352,7 @@ describe('replication', () => {
     let applied = forwarded.length;
     for (let round = 0; round < 6; round++) {
       await push(service, next, 300 + round * 300, 300);
-      for (; applied < forwarded.length; applied++) applyForwarded(replica, forwarded[applied]!);
+      for (; applied < forwarded.length; applied++) replay(replica, forwarded[applied]!);
       expect(replica.appliedSeq).toBe(shard.appliedSeq);
       expect(shardDigest(replica)).toBe(shardDigest(shard));
     }

@@ -22,3 +22,12 @@ export class PserverError extends Error {
     super(message);
   }
 }
+
+/** A request computed under an older shard epoch: refresh the view and redo the step. */
+export function staleEpoch(requested: number, current: number): PserverError {
+  return new PserverError(
+    'PSERVER_STALE_EPOCH',
+    `context.shardEpoch ${requested} is older than the shard's epoch ${current}: refresh the view and redo the step`,
+    { shardEpoch: current },
+  );
+}

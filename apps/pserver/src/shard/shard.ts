@@ -1,26 +1,35 @@
-import type { ShardSnapshot, SnapshotBuffers, StepMarkSnapshot } from '@pserver/checkpoint';
-import { nowUnixNs } from '@pserver/checkpoint';
+import type { StepMarkSnapshot } from '@pserver/checkpoint';
 import { OptimizerError, type GradientBuffer, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
-import type { TensorSum } from '../consistency/open-step';
-import type { RowMean } from '../consistency/row-sums';
 import type { StagedPush } from './staged-push';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
-import { snapshotTable } from '../persistence/table-checkpoint';
 import { checkTablePush, type ShardTable } from './table-spec';
 
-export interface PushResult {
-  outcome:
-    | 'PUSH_OUTCOME_APPLIED'
-    | 'PUSH_OUTCOME_DUPLICATE'
-    | 'PUSH_OUTCOME_ACCUMULATED'
-    | 'PUSH_OUTCOME_DROPPED_LATE';
+/** What applying a push did. */
+export interface AppliedPush {
+  /** Gradients left out for NaN or ±Infinity (skip policy). */
   skippedNonFinite: string[];
-  lastAppliedStep: number;
   sparse: SparseOutcome[];
   /** The rows each table evicted, as (low, high) id pairs: what a replica replays. */
   evictions: TableEvictionIds[];
+}
+
+/** A closed SYNC step's mean of one tensor; `applyStep` releases its buffer. */
+export interface TensorMean {
+  tensor: StoredTensor;
+  buffer: GradientBuffer;
+}
+
+/** A table's part of a closed step, as a push carries it (bytes, little-endian). */
+export interface RowMean {
+  table: ShardTable;
+  /** int64 ids. */
+  ids: Uint8Array;
+  /** float32 rows, ids × dim. */
+  grads: Uint8Array;
+  /** uint32 occurrences, one per id: the step's, summed over its contributions. */
+  counts: Uint8Array;
 }
 
 /** Ids a push evicted from one table, as (low, high) 32-bit pairs (int64 LE as bytes). */
@@ -40,7 +49,8 @@ export interface SparseOutcome {
 /**
  * The shard's state: its tensors, whether it is initialized, the trainers' step marks. Every
  * mutation runs synchronously from start to end, so a reply built from the shard sees each push
- * either whole or not at all.
+ * either whole or not at all. It applies what it is given; whether a push is applied at all (a
+ * duplicate, late, part of a SYNC step) is decided before, by the push's fate (`push-fate.ts`).
  */
 export class Shard {
   readonly tensors = new Map<string, StoredTensor>();
@@ -88,36 +98,6 @@ export class Shard {
   put(tensor: StoredTensor): void {
     this.tensors.get(tensor.name)?.release();
     this.tensors.set(tensor.name, tensor);
-  }
-
-  /**
-   * A copy of everything a checkpoint holds, taken synchronously: no update can land in the
-   * middle, and updates resume as soon as the copy is taken. With `parentUuid`, a delta: the
-   * tables hold only what changed since the last copy (tensors and marks are whole); the caller
-   * asks for one only when every table can give it (`changedBytes` is finite).
-   */
-  snapshot(
-    file: { shardEpoch: number; seq: number; uuid: string; parentUuid?: string },
-    buffers: SnapshotBuffers,
-  ): ShardSnapshot {
-    const delta = file.parentUuid !== undefined;
-    const tables = [...this.tables.values()].map((table) => snapshotTable(table, buffers, delta));
-    return {
-      index: this.index,
-      shardCount: this.shardCount,
-      shardEpoch: file.shardEpoch,
-      seq: file.seq,
-      uuid: file.uuid,
-      ...(delta && { parentUuid: file.parentUuid }),
-      blockSize: 0,
-      job: '',
-      createdUnixNs: nowUnixNs(),
-      updatesApplied: this.updatesApplied,
-      tensors: [...this.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
-      tables,
-      marks: this.marks.entries(),
-      closedSteps: this.closedSteps,
-    };
   }
 
   /** Replaces the shard's content with a recovered one and marks it initialized. */
@@ -178,7 +158,7 @@ export class Shard {
   /**
    * Applies a staged push all or nothing: every gradient is checked first (a NaN or Infinity is
    * rejected or skipped per its tensor's policy), then all are applied, then the trainer's mark
-   * moves to `step`. A step not above the mark is acknowledged as a duplicate and not applied.
+   * moves to `step`. The caller has classified the push as one to apply (`fateOf`).
    * A replica passes `replayEvictions`, its primary's evictions of the same push (`evictions`):
    * its tables evict those rows and choose none of their own.
    */
@@ -187,16 +167,7 @@ export class Shard {
     step: number,
     push: StagedPush,
     replayEvictions?: ReadonlyMap<string, Uint32Array>,
-  ): PushResult {
-    const last = this.marks.lastStep(trainerId);
-    if (step <= last)
-      return {
-        outcome: 'PUSH_OUTCOME_DUPLICATE',
-        skippedNonFinite: [],
-        lastAppliedStep: last,
-        sparse: [],
-        evictions: [],
-      };
+  ): AppliedPush {
     const gradients = push.complete();
     const verdicts = checkGradients(gradients);
     // Every table checks its part and reserves its new rows before anything changes.
@@ -225,13 +196,7 @@ export class Shard {
     });
     this.marks.set(trainerId, step);
     this.appliedSeq++;
-    return {
-      outcome: 'PUSH_OUTCOME_APPLIED',
-      skippedNonFinite,
-      lastAppliedStep: step,
-      sparse,
-      evictions,
-    };
+    return { skippedNonFinite, sparse, evictions };
   }
 
   /**
@@ -243,7 +208,7 @@ export class Shard {
    */
   applyStep(
     step: number,
-    means: readonly TensorSum[],
+    means: readonly TensorMean[],
     contributors: readonly number[],
     tables: readonly RowMean[] = [],
     replayEvictions?: ReadonlyMap<string, Uint32Array>,

@@ -7,9 +7,8 @@ import {
   type DirectMethod,
 } from '@pserver/rpc';
 import type { UnparsableRequest } from '@pserver/rpc';
-import { PserverError } from '../../shard/errors';
 import type { ParameterService } from '../../service/parameter-service';
-import type { Placement, StagedPush } from '../../shard/staged-push';
+import { streamCancelled, type Placement, type PushStaging } from '../../service/push-staging';
 import { encodeParams } from './params-reply';
 import { encodePushReply } from './push-reply';
 import { PushDecoder, type DecodedPush, type PushLayout } from './push-decoder';
@@ -62,22 +61,22 @@ export function dataPathMethods(service: () => ParameterService): Map<string, Di
 }
 
 /**
- * A push's staging place, taken when the call begins so its bytes land there as they come. The
- * service may be replaced while they do (a new tenure): the push then goes to the new one
- * through its own staging, copied from this one, which is kept until that push is done.
+ * A push's staging place, taken when the call begins so its bytes land there as they come, and
+ * handed to the service with the push. The service may be replaced while they do (a new tenure):
+ * the new one then reads the bytes from it into its own, and frees it when the push is done.
  */
 class Staging {
-  private readonly owner: ParameterService | undefined;
-  readonly push: StagedPush | undefined;
+  readonly push: PushStaging | undefined;
   private handedOver = false;
 
   constructor(service: () => ParameterService) {
+    let owner: ParameterService | undefined;
     try {
-      this.owner = service();
+      owner = service();
     } catch {
-      this.owner = undefined; // not serving yet: the bytes are kept aside, and the call refused
+      owner = undefined; // not serving yet: the bytes are kept aside, and the call refused
     }
-    this.push = this.owner?.newPush();
+    this.push = owner?.newPush();
   }
 
   place = (name: string, offset: number, byteLength: number): Placement | undefined =>
@@ -86,10 +85,10 @@ class Staging {
   /** Runs the push on the current service; the staging is its from now on. */
   run(
     service: () => ParameterService,
-    send: (service: ParameterService, push: StagedPush) => Promise<SendGradsResponse>,
+    send: (service: ParameterService, push: PushStaging | undefined) => Promise<SendGradsResponse>,
   ): Promise<SendGradsResponse> {
     this.handedOver = true;
-    return Promise.resolve().then(async () => {
+    return Promise.resolve().then(() => {
       let current: ParameterService;
       try {
         current = service();
@@ -97,12 +96,7 @@ class Staging {
         this.push?.discard();
         throw err;
       }
-      if (current === this.owner && this.push) return send(current, this.push);
-      try {
-        return await send(current, current.newPush());
-      } finally {
-        this.push?.discard();
-      }
+      return send(current, this.push);
     });
   }
 
@@ -150,9 +144,7 @@ function sendGradsStream(call: DirectCall, service: () => ParameterService): voi
   // chunks, and what was staged is freed.
   call.onAborted(() => {
     staging.abandon();
-    queue.close(
-      new PserverError('CANCELLED', 'SendGradsStream: cancelled by the client or its deadline'),
-    );
+    queue.close(streamCancelled());
   });
   call.readStream(decoder, () => queue.close());
   answer(

@@ -7,11 +7,11 @@ import {
 } from '@pserver/proto';
 import { copyIntoShared } from '@pserver/optimizer';
 import type { MessageSink } from '@pserver/rpc';
-import type { Placement } from '../../shard/staged-push';
+import type { Placement } from '../../service/push-staging';
 
 /**
  * Where a gradient's bytes may be written as they arrive: the place they will be applied from
- * (`StagedPush.placeFor`), told as they land, or undefined to keep them aside.
+ * (`PushStaging.placeFor`), told as they land, or undefined to keep them aside.
  */
 export type PlaceGradient = (
   name: string,
