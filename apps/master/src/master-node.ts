@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Server, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { Server } from '@grpc/grpc-js';
 import {
   jobFinished,
   JobKeys,
@@ -107,10 +107,7 @@ export class MasterNode {
         ...this.security.interceptors,
       ],
     });
-    this.server.addService(
-      masterService,
-      masterHandlers(this.service, logger) as unknown as UntypedServiceImplementation,
-    );
+    this.server.addService(masterService, masterHandlers(this.service, logger));
     this.health.addTo(this.server);
     addReflection(this.server, [serviceNames.master]);
   }

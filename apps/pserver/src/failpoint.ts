@@ -1,6 +1,9 @@
 import type { Logger } from '@pserver/logging';
 import type { FailpointName, PserverConfig } from './config';
 
+/** Fires the configured failpoint at `point`; true while a stall holds the caller there. */
+export type Failpoint = (point: FailpointName) => boolean;
+
 /**
  * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), an
  * ENOSPC failure the first time it is reached (the disk-full test where no small filesystem can be
@@ -11,7 +14,7 @@ import type { FailpointName, PserverConfig } from './config';
 export function failpointHook(
   failpoint: PserverConfig['failpoint'],
   logger: Logger,
-): ((point: FailpointName) => boolean) | undefined {
+): Failpoint | undefined {
   if (!failpoint) return undefined;
   let fired = false;
   return (point) => {

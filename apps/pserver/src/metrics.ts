@@ -33,12 +33,14 @@ export type ReplicationStatus =
  * interceptor records (calls by method, status and error code — stale epochs among them —,
  * latency, payload bytes), and the shard's state read at each scrape.
  */
-export function pserverMetrics(sources: PserverMetricSources): {
+export interface PserverMetrics {
   registry: Registry;
   duplicatePushes: Counter;
   lostContributions: Counter;
   checkpoints: { seconds: Histogram; failures: Counter };
-} {
+}
+
+export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
   const registry = conventionalRegistry('pserver');
   // Absent while it does not apply (no shard served yet, standalone, no checkpoint yet).
   const gauge = (name: string, help: string, read: () => number | undefined): void =>

@@ -1,0 +1,308 @@
+import path from 'node:path';
+import {
+  describeConsistency,
+  EtcdShardTenure,
+  type JobConsistency,
+  type ShardTenure,
+} from '@pserver/coordination';
+import type { Roster } from '../consistency/roster';
+import type { ReplicationStatus } from '../metrics';
+import { Checkpointer, type RecoveryOutcome } from '../persistence/checkpointer';
+import { removeOrphanedStates } from '../persistence/orphaned-state';
+import { ReplicaLinks } from '../replication/replica-links';
+import type { ReplicationRole } from '../replication/replication-service';
+import { shardDigest } from '../replication/shard-digest';
+import { ParameterService } from '../service/parameter-service';
+import { AdmissionControl } from '../shard/admission';
+import { Shard } from '../shard/shard';
+import type { RoleContext } from './role-context';
+
+/** How often the trainer roster is read again even without a change seen (SYNC and SSP). */
+const rosterRelistMs = 5_000;
+
+/** The job's consistency mode and the trainers a step counts. */
+export interface Steps {
+  consistency: JobConsistency;
+  roster: Roster | undefined;
+}
+
+/** The shard a primary holds, with the tenure it holds it under, for its next owner. */
+export interface HeldState {
+  shard: Shard;
+  epoch: number;
+}
+
+/** What is served once the shard is ready. */
+interface Serving {
+  service: ParameterService;
+  /** Its replicas (cluster mode). */
+  links: ReplicaLinks | undefined;
+}
+
+/**
+ * One tenure of a shard, as its primary (or a standalone pserver's): the shard, its checkpointer,
+ * the service that serves it and, in a cluster, the links to its replicas. It recovers the shard
+ * from its checkpoints (or takes a promoted replica's copy, which holds every acknowledged push),
+ * serves it, and `stop` undoes that in reverse: a final checkpoint of what changed, the replica
+ * links closed, the tenure given back.
+ */
+export class PrimaryRole {
+  readonly kind = 'primary';
+  readonly shard: Shard;
+  readonly checkpointer: Checkpointer;
+  private serving: Serving | undefined;
+  private stopWatchingReplicas: (() => Promise<void>) | undefined;
+  private readonly promoted: boolean;
+
+  constructor(
+    readonly tenure: ShardTenure,
+    private readonly context: RoleContext,
+    /** An in-sync replica's copy of the shard: a promotion restores nothing. */
+    copy?: Shard,
+  ) {
+    this.promoted = copy !== undefined;
+    this.shard = copy ?? new Shard(tenure.index, tenure.shardCount, undefined);
+    this.checkpointer = this.makeCheckpointer();
+  }
+
+  get index(): number {
+    return this.tenure.index;
+  }
+
+  get epoch(): number {
+    return this.tenure.epoch;
+  }
+
+  /** The service, once the shard is served. */
+  get service(): ParameterService | undefined {
+    return this.serving?.service;
+  }
+
+  /** Whether the shard is served and initialized: its state is then only dropped by a fence. */
+  get initialized(): boolean {
+    return this.serving !== undefined && this.shard.initialized;
+  }
+
+  /** Calls `listener` when the tenure ends (its lease, its assignment, or a fence). */
+  onEnded(listener: (reason: string) => void): void {
+    this.tenure.onLost((err) => listener(err.reason));
+  }
+
+  /**
+   * Recovers the shard from its checkpoints (`Checkpointer.recover`); a promoted replica's copy
+   * needs none.
+   */
+  async recover(orphansFrom?: number): Promise<RecoveryOutcome | { kind: 'promoted' }> {
+    if (this.promoted) return { kind: 'promoted' };
+    const recovery = await this.checkpointer.recover(orphansFrom);
+    // Committed before anything is served: the orphan is not needed again once this serves.
+    if (recovery.kind === 'adopted') await this.checkpointer.save('adopted an orphaned state');
+    return recovery;
+  }
+
+  /**
+   * Cluster: takes up the tenure the master assigned — recovers the shard, serves it and
+   * announces that, then keeps its replica links in step with its replica keys. Resolves early,
+   * serving nothing, when the tenure ends on the way (its holders decide what happens next) or
+   * when no valid checkpoint is left although some were committed (the index is kept, not
+   * served: a spare taking it would only refuse in turn; an operator must act).
+   */
+  async start(): Promise<void> {
+    const { config, logger, failpoint, cluster } = this.context;
+    const { tenure } = this;
+    if (!cluster || !(tenure instanceof EtcdShardTenure))
+      throw new Error('PrimaryRole.start: a cluster role only');
+    const { member, address } = cluster;
+    const { index, shardCount, blockSize, epoch } = tenure;
+    logger.info('assigned a shard', { index, shardCount, blockSize, shardEpoch: epoch });
+    await this.context.checkDirectory(index);
+    let recovery: Awaited<ReturnType<PrimaryRole['recover']>>;
+    try {
+      recovery = await this.recover(tenure.lastServedEpoch);
+    } catch (err) {
+      // Ended while recovering: the tenure's holders decide what happens next.
+      if (tenure.lost) return;
+      throw err;
+    }
+    if (recovery.kind === 'lost' && !config.allowFreshStart) {
+      logger.fatal(
+        `NOT SERVING shard ${index}: checkpoints were committed but none is valid (unusable: ${recovery.broken.join(', ')}). ` +
+          'Restore the files under the checkpoint directory and restart, or restart with --allow-fresh-start.',
+        { index, checkpointDir: config.checkpointDir },
+      );
+      return;
+    }
+    failpoint?.('after-recovery');
+    if (!tenure.holds()) return;
+    const orphansRemoved = await removeOrphanedStates(config.checkpointDir, index, epoch);
+    const consistency = await member.jobConsistency();
+    const roster =
+      consistency.mode === 'async' ? undefined : await member.trainerRoster(rosterRelistMs);
+    if (!tenure.holds()) return;
+    this.serve({ consistency, roster });
+    // Trainers send to the shard once the view says it serves: after recovery, not before.
+    await tenure.announceServing();
+    if (!tenure.holds()) return;
+    // Replicas that ask for a copy before the watch reports them are refused and ask again.
+    void this.watchReplicas(tenure).catch((err: unknown) =>
+      logger.warn("watching the shard's replicas failed", { err }),
+    );
+    logger.info('serving', {
+      index,
+      shardCount,
+      shardEpoch: epoch,
+      address,
+      consistency: describeConsistency(consistency),
+      recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
+      adopted: recovery.kind === 'adopted' ? recovery.orphan.meta.path : undefined,
+      promoted: recovery.kind === 'promoted' ? { appliedSeq: this.shard.appliedSeq } : undefined,
+      orphansRemoved: orphansRemoved.length > 0 ? orphansRemoved : undefined,
+    });
+  }
+
+  /**
+   * Serves the recovered shard: its service (with replica links in a cluster), its periodic
+   * checkpoints, and the process SERVING.
+   */
+  serve(steps: Steps): ParameterService {
+    const { config, logger, metrics } = this.context;
+    const { shard, tenure } = this;
+    const links =
+      tenure instanceof EtcdShardTenure
+        ? new ReplicaLinks({
+            index: shard.index,
+            epoch: tenure.epoch,
+            appliedSeq: () => shard.appliedSeq,
+            forward: this.context.peers.forward,
+            logger: logger.child({ component: 'replication' }),
+            digest: {
+              everyMs: config.replicaDigestIntervalMs,
+              compute: () => shardDigest(shard),
+            },
+            lag: {
+              timeoutMs: config.replicaLagTimeoutMs,
+              drop: (replica) => tenure.dropReplica(replica),
+            },
+          })
+        : undefined;
+    const service = new ParameterService({
+      shard,
+      tenure,
+      admission: new AdmissionControl(config.maxPushBytesInFlight),
+      checkpointer: this.checkpointer,
+      onDuplicatePush: () => metrics.duplicatePushes.inc(),
+      onLostContributions: ({ step, trainers }) => {
+        metrics.lostContributions.inc(trainers.length);
+        logger.warn(
+          `step ${step} closed without the contributions of trainers ${trainers.join(', ')}: they finished it before this shard was restored from its checkpoint, and were lost with the crash`,
+          { step, trainers },
+        );
+      },
+      maxReplyBytes: config.maxMessageBytes,
+      ...steps,
+      replication: links && {
+        replicate: (seq, record) => links.replicate(seq, record),
+        replicated: () => links.settled(),
+        replicas: () => links.describe(),
+      },
+    });
+    this.serving = { service, links };
+    this.checkpointer.startPeriodic(config.checkpointIntervalMs);
+    this.context.setServing(true);
+    return service;
+  }
+
+  /** Keeps the served shard's replica links in step with its replica keys. */
+  private async watchReplicas(tenure: EtcdShardTenure): Promise<void> {
+    const links = this.serving?.links;
+    if (!links) return;
+    const stop = await tenure.watchReplicas((replicas) => links.update(replicas));
+    if (this.serving?.links === links) this.stopWatchingReplicas = stop;
+    else await stop();
+  }
+
+  /** From now on, changes are refused and waits end (a graceful stop begins). */
+  beginShutdown(): void {
+    this.serving?.service.beginShutdown();
+  }
+
+  /**
+   * Stops in reverse: periodic checkpoints end and, unless `fenced`, a final checkpoint of a
+   * served shard commits what changed since the last; the tenure is given back; the replica links
+   * close.
+   */
+  async stop({ fenced }: { fenced: boolean }): Promise<void> {
+    // A shard not served yet (recovering) has nothing acknowledged to keep.
+    if (!fenced && this.serving) {
+      await this.checkpointer.stop();
+      if (this.checkpointer.dirty) await this.checkpointer.save('shutdown');
+    }
+    await this.tenure.close();
+    await this.stopWatchingReplicas?.();
+    this.serving?.links?.close();
+  }
+
+  /**
+   * Stops acting on the shard without a checkpoint: its index was assigned anew before it was
+   * initialized, so nothing of it needs keeping.
+   */
+  drop(): void {
+    const links = this.serving?.links;
+    this.serving = undefined;
+    void this.checkpointer.stop();
+    links?.close();
+    void this.stopWatchingReplicas?.();
+  }
+
+  /** Ends the tenure now: every handler requires it before acting. */
+  lose(reason: string): void {
+    this.tenure.lose(reason);
+  }
+
+  /**
+   * What a fenced primary leaves for the shard's next owner: an initialized cluster shard, with
+   * every push acknowledged in it (a standalone shard has its manifest and no next owner).
+   */
+  heldState(): HeldState | undefined {
+    return this.tenure.mode === 'cluster' && this.initialized
+      ? { shard: this.shard, epoch: this.tenure.epoch }
+      : undefined;
+  }
+
+  /** What the replication calls act on: the served shard with its links. */
+  replication(): ReplicationRole {
+    const links = this.serving?.links;
+    if (!links) return undefined;
+    return {
+      kind: 'primary',
+      shard: this.shard,
+      tenure: this.tenure,
+      links,
+      checkpointer: this.checkpointer,
+      scratchDir: path.join(this.context.config.checkpointDir, '.replication', 'out'),
+    };
+  }
+
+  replicationStatus(): ReplicationStatus | undefined {
+    const links = this.serving?.links;
+    return (
+      links && { role: 'primary', appliedSeq: this.shard.appliedSeq, replicas: links.describe() }
+    );
+  }
+
+  private makeCheckpointer(): Checkpointer {
+    const { config, logger, metrics, failpoint } = this.context;
+    return new Checkpointer({
+      root: config.checkpointDir,
+      shard: this.shard,
+      tenure: this.tenure,
+      retain: config.checkpointRetain,
+      deltasPerFull: config.checkpointDeltas,
+      logger: logger.child({ component: 'checkpoint' }),
+      hook: failpoint && ((point) => void failpoint(point)),
+      stepMarkRetentionMs: config.stepMarkRetentionMs,
+      onCommitted: (seconds) => metrics.checkpoints.seconds.observe(seconds),
+      onFailed: () => metrics.checkpoints.failures.inc(),
+    });
+  }
+}

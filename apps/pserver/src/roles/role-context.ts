@@ -1,0 +1,26 @@
+import type { ClusterMember } from '@pserver/coordination';
+import type { Logger } from '@pserver/logging';
+import type { PserverConfig } from '../config';
+import type { Failpoint } from '../failpoint';
+import type { PserverMetrics } from '../metrics';
+import type { PeerClients } from '../replication/peer-calls';
+
+/** What every role takes from the process it runs in. */
+export interface RoleContext {
+  config: PserverConfig;
+  logger: Logger;
+  metrics: PserverMetrics;
+  /** Cluster mode: this pserver's membership, and the address it registered for trainers. */
+  cluster: { member: ClusterMember; address: string } | undefined;
+  /** Test failpoints (`--failpoint`); undefined in production. */
+  failpoint: Failpoint | undefined;
+  /** How this pserver dials the others of its shard. */
+  peers: PeerClients;
+  /**
+   * Before anything of shard `index` is recovered or written: refuses to go on (exit 5) when the
+   * checkpoint directory, or the shard's in it, is not safe to restore from.
+   */
+  checkDirectory(index: number): Promise<void>;
+  /** The process's health: SERVING once a role serves a shard, NOT_SERVING when it stops. */
+  setServing(serving: boolean): void;
+}
