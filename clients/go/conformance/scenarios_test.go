@@ -180,6 +180,41 @@ type rowPush struct {
 	Grads [][]float32 `json:"grads"`
 }
 
+// scenarioTests is the test that runs each scenario of scenarios.json, by the scenario's name.
+// TestEveryScenarioIsRun holds it to the file both ways: a scenario the file lists and no test
+// runs fails, and so does a test of a scenario the file does not list.
+var scenarioTests = map[string]func(*testing.T){
+	"placement":           TestPlacement,
+	"roundTrip":           TestRoundTrip,
+	"initElection":        TestInitElection,
+	"staleEpoch":          TestStaleEpoch,
+	"duplicatePush":       TestDuplicatePush,
+	"tasks":               TestTasks,
+	"badInput":            TestBadInput,
+	"defaultLearningRate": TestDefaultLearningRate,
+	"attach":              TestAttach,
+	"tables":              TestTables,
+	"finishJob":           TestFinishJob,
+}
+
+func TestEveryScenarioIsRun(t *testing.T) {
+	raw, err := os.ReadFile(filepath.FromSlash(scenariosFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := scenarioNames(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", scenariosFile, err)
+	}
+	run := make([]string, 0, len(scenarioTests))
+	for name := range scenarioTests {
+		run = append(run, name)
+	}
+	if err := checkCoverage(listed, run); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func loadScenarios(t *testing.T) scenarios {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "proto/testdata/conformance/scenarios.json"))

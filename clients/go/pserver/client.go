@@ -34,6 +34,12 @@ type Options struct {
 	BlockSize int
 	// CallTimeout is each call's deadline (default 30 s; master calls 10 s).
 	CallTimeout time.Duration
+	// GlobalClipNorm, when above 0, clips each push's FLOAT32 and FLOAT64 gradients together:
+	// when their L2 norm is above it, every one is scaled by GlobalClipNorm / norm before it is
+	// split, bit for bit as the TypeScript and Python clients do (proto/README.md, "Global-norm
+	// clipping"). 0: no clipping; negative, NaN or infinite: Connect fails with
+	// CLIENT_INVALID_OPTIONS.
+	GlobalClipNorm float64
 	// StepTimeout is a step's deadline, all its runs, retries and waits for a served shard
 	// included (default 5 min): a step fails with ErrClientStepFailed only when it passes.
 	StepTimeout time.Duration
@@ -94,6 +100,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	opts = withDefaults(opts)
 	if opts.TrainerID > MaxTrainerID {
 		return nil, clientError(codes.InvalidArgument, pb.ErrorCode_CLIENT_INVALID_OPTIONS, nil, "TrainerID: must be a whole number from 1 to %d, got %d", uint64(MaxTrainerID), opts.TrainerID)
+	}
+	if err := checkGlobalClipNorm(opts.GlobalClipNorm); err != nil {
+		return nil, err
 	}
 	security, err := DialOptions(opts.TLS, opts.Token)
 	if err != nil {

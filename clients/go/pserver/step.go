@@ -132,8 +132,9 @@ func (s *StepContext) abort(reason *Error) {
 // tensor (element type, element count, and its shape if it has one: CLIENT_SHAPE_MISMATCH);
 // its shape is sent along and checked by the pserver too (PSERVER_SHAPE_MISMATCH). A tensor the
 // client does not know yet is learned from the shards first (ListParams). The rows PushRows
-// staged go out in the same push, a shard's dense and sparse gradients in one SendGrads. The
-// report says what became of the push on each shard.
+// staged go out in the same push, a shard's dense and sparse gradients in one SendGrads. With
+// Options.GlobalClipNorm, the gradients are clipped by their global norm first. The report says
+// what became of the push on each shard.
 func (s *StepContext) SendGrads(grads map[string]Tensor, opts ...PushOption) (PushReport, error) {
 	var o pushOptions
 	for _, opt := range opts {
@@ -148,15 +149,22 @@ func (s *StepContext) SendGrads(grads map[string]Tensor, opts ...PushOption) (Pu
 	if err := s.learnUnknown(names); err != nil {
 		return PushReport{}, err
 	}
+	specs := make(map[string]spec, len(names))
 	for _, name := range names {
-		g := grads[name]
 		sp, err := s.client.spec(name)
 		if err != nil {
 			return PushReport{}, err
 		}
-		if err := checkGradient(name, g, sp); err != nil {
+		if err := checkGradient(name, grads[name], sp); err != nil {
 			return PushReport{}, err
 		}
+		specs[name] = sp
+	}
+	if bound := s.client.opts.GlobalClipNorm; bound > 0 {
+		grads = clipByGlobalNorm(grads, bound)
+	}
+	for _, name := range names {
+		g, sp := grads[name], specs[name]
 		size := ElementSize(g.Type)
 		for _, b := range PlaceTensor(name, sp.length, s.view.BlockSize, s.view.ShardCount) {
 			// Every block carries the whole gradient's shape: the pserver checks it against the

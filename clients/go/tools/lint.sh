@@ -9,7 +9,7 @@ if [ -n "$unformatted" ]; then
   echo "$unformatted" >&2
   exit 1
 fi
-"$here/tools/gopath.sh" go vet ./pserver ./pserverpb ./tools/errgen ./conformance/ledgertrainer ./conformance/synctrainer
+"$here/tools/gopath.sh" go vet ./pserver ./pserverpb ./conformance ./tools/errgen ./conformance/ledgertrainer ./conformance/synctrainer
 "$here/tools/gopath.sh" go vet -tags integration ./conformance
 "$here/tools/gopath.sh" go vet github.com/pserver/pserver/examples/go/digits-trainer
 echo "gofmt and go vet: clean"

@@ -23,6 +23,7 @@ from google.protobuf import json_format
 
 from . import codes
 from ._proto.pserver.v1 import master_pb2, optimizer_pb2, tensor_pb2
+from .clipping import max_norm_option
 from .errors import ClientError, Error, PserverError, error_of, is_refused, is_stale, whole_number
 from .listing import ParamInfo
 from .master_link import MasterLink
@@ -73,7 +74,8 @@ def connect(
     trainer_id (standalone: this trainer's id, a whole number >= 1; a SYNC or SSP job counts
     trainers 1..N, the pservers' --sync-trainers, so each of its trainers gives its own and keeps
     it across restarts; default a random id; with a master, the master's), block_size
-    (standalone), global_clip_norm, call_timeout_s (30), step_timeout_s (300: a step's
+    (standalone), global_clip_norm (None; a finite number > 0: a step's float gradients scaled
+    together when their L2 norm is above it, the rule of proto/README.md), call_timeout_s (30), step_timeout_s (300: a step's
     deadline, all its runs, retries and waits for a served shard included; CLIENT_STEP_FAILED only
     when it passes), master_timeout_s (10), max_message_bytes (64 MiB: the client's gRPC message
     limit both ways; reads are split into calls below it, pushes above it are streamed); tls (a
@@ -138,11 +140,13 @@ class Client:
     ) -> None:
         # First: options that cannot work fail before anything is opened.
         given_id = whole_number("trainer_id", trainer_id, 1) if trainer_id is not None else None
+        clip_norm = max_norm_option("global_clip_norm", global_clip_norm) if global_clip_norm is not None else None
         channels = ChannelFactory(tls, token)
         self.name = name or f"trainer-{os.getpid()}"
         #: With a master: reads and never takes steps (not in the SYNC and SSP roster).
         self.observer = observer
-        self.global_clip_norm = global_clip_norm
+        #: Global-norm clipping's bound (clipping.py), or None: no clipping.
+        self.global_clip_norm = clip_norm
         self.call_timeout_s = call_timeout_s
         self._initializer = initializer
         self._step_timeout_s = step_timeout_s

@@ -42,17 +42,13 @@ from .shard_calls import TENSOR_OVERHEAD_BYTES, REQUEST_OVERHEAD_BYTES
 from .sparse_rows import RowStage, as_ids, check_rows, distinct_ids, group_by_shard, scatter_rows
 from .step_pushes import SentPush, StepPushes
 from .tables import TableLayout
+from .clipping import clip_by_global_norm
 from .tensors import TensorSpec, Values, from_wire, to_wire
 from .view import View
 
 if TYPE_CHECKING:
     from .client import Client
     from .sparse_rows import Float32Array
-
-try:
-    import numpy as np
-except ImportError:  # pragma: no cover
-    np = None  # type: ignore[assignment]
 
 log = logging.getLogger("pserver_client")
 
@@ -293,10 +289,12 @@ class StepContext:
         if sample_count is not None:
             sample_count = whole_number("sample_count", sample_count, 1, " (a step without data calls skip())")
         specs = self._specs(list(grads))
+        wires = {name: _gradient(name, values, specs[name]) for name, values in grads.items()}
+        if self._host.global_clip_norm is not None:
+            wires = clip_by_global_norm(wires, self._host.global_clip_norm)
         by_shard: dict[int, list[Any]] = {}
-        for name, values in self._clipped(grads).items():
+        for name, wire in wires.items():
             spec = specs[name]
-            wire = _gradient(name, values, spec)
             shape = wire.shape if wire.shaped else spec.shape
             for block in place_tensor(name, spec.length, self.view.block_size, self.view.shard_count):
                 by_shard.setdefault(block.shard, []).append(
@@ -505,17 +503,6 @@ class StepContext:
         if isinstance(reason, ClientError):
             return reason
         return ClientError(codes.CLIENT_STALE_VIEW, "the step must run again under a fresh view")
-
-    def _clipped(self, grads: Mapping[str, Values]) -> Mapping[str, Values]:
-        bound = self._host.global_clip_norm
-        if bound is None or np is None:
-            return grads
-        floats = {k: np.asarray(v) for k, v in grads.items() if np.asarray(v).dtype.kind == "f"}
-        norm = float(np.sqrt(sum(float(np.sum(np.square(v, dtype=np.float64))) for v in floats.values())))
-        if not norm > bound:
-            return grads
-        scale = bound / norm
-        return {k: (floats[k] * scale).astype(floats[k].dtype) if k in floats else v for k, v in grads.items()}
 
 
 def _restamped(context: Any, step: int, pass_: int) -> Any:

@@ -116,8 +116,11 @@ export function metaFromJson(json: unknown): CheckpointMeta {
   }) as Record<string, unknown>;
   const number = (key: string): number => Number(raw[key]);
   if (raw['checksumAlgorithm'] !== checksumAlgorithm) {
+    // The value as given: protobufjs reads a name it does not know as UNSPECIFIED.
+    const given =
+      (json as Record<string, unknown>)['checksumAlgorithm'] ?? raw['checksumAlgorithm'];
     throw new Error(
-      `checkpoint meta: checksum algorithm ${String(raw['checksumAlgorithm'])} is not supported`,
+      `checkpoint meta: checksum algorithm ${String(given)} is not supported (${checksumAlgorithm} is)`,
     );
   }
   return {

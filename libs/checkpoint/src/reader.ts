@@ -8,7 +8,13 @@ import type {
   TensorRecord__Output,
 } from '@pserver/proto';
 import { CheckpointError, ioError } from './errors';
-import { Checksum, decodeFrame, formatVersion, formatVersionWithTables } from './format';
+import {
+  Checksum,
+  checksumAlgorithm,
+  decodeFrame,
+  formatVersion,
+  formatVersionWithTables,
+} from './format';
 import { checkIndex, type PlacedFrame } from './index-check';
 import type { FramePlace } from './meta';
 
@@ -156,7 +162,7 @@ export async function readCheckpointFile(
           throw corrupt('its meta names an index it does not hold');
         const digest = checksum.digest().toString('hex');
         const stored = frame.footer.checksum.toString('hex');
-        if (frame.footer.checksumAlgorithm !== 'CHECKSUM_ALGORITHM_CRC32C') {
+        if (frame.footer.checksumAlgorithm !== checksumAlgorithm) {
           throw corrupt(
             `checksum algorithm ${frame.footer.checksumAlgorithm} is not one this reader knows`,
           );

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CheckpointError, ioError } from './errors';
 import {
   Checksum,
+  checksumAlgorithm,
   encodeFrame,
   formatVersion,
   formatVersionWithoutTables,
@@ -186,7 +187,7 @@ export async function writeCheckpointFile(
     const footer = encodeFrame({
       footer: {
         recordCount: records,
-        checksumAlgorithm: 'CHECKSUM_ALGORITHM_CRC32C',
+        checksumAlgorithm,
         checksum: checksum.digest(),
       },
     });

@@ -17,6 +17,7 @@ import {
 } from '@pserver/rpc';
 import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isRefused } from './errors';
+import { checkMaxNorm } from './global-clip';
 import { MasterLink, type TrainerRegistration } from './master-link';
 import { sleepFor } from './retry';
 import { SessionKeeper } from './session-keeper';
@@ -64,7 +65,11 @@ export interface ConnectOptions extends ClientSecurity {
   trainerId?: number;
   /** Standalone: the block size in elements (the master publishes it otherwise). */
   blockSize?: number;
-  /** Clip the L2 norm of all of a step's float gradients together, before they are split. */
+  /**
+   * Clip the L2 norm of all of a step's float32 and float64 gradients together, before they are
+   * split: a finite number > 0 (else CLIENT_INVALID_OPTIONS); unset, no clipping. Bit for bit as
+   * the Python and Go clients do it (proto/README.md, "Global-norm clipping").
+   */
   globalClipNorm?: number;
   /** Deadline of each call. */
   callTimeoutMs?: number;
@@ -136,6 +141,8 @@ export class PserverClient implements StepHost {
 
   /** Connects to a job: `{ master: [...] }` or `{ pservers: [...] }`. */
   static async connect(options: ConnectOptions): Promise<PserverClient> {
+    if (options.globalClipNorm !== undefined)
+      checkMaxNorm('globalClipNorm', options.globalClipNorm);
     const logger = options.logger ?? silentLogger;
     const maxMessageBytes = options.maxMessageBytes ?? 64 * mib;
     const calls = new ShardCalls({

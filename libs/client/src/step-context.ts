@@ -20,6 +20,7 @@ import {
   isShardUnavailable,
   isStale,
 } from './errors';
+import { clipByGlobalNorm } from './global-clip';
 import { assembleModel, type ListedParam } from './model-listing';
 import { planPulls, rowsPerCall } from './pull-plan';
 import { backoffMs, sleepFor } from './retry';
@@ -622,23 +623,7 @@ export class StepContext {
 
   private clipped(grads: Record<string, TensorArray>): Record<string, TensorArray> {
     const bound = this.host.globalClipNorm;
-    if (bound === undefined) return grads;
-    let squares = 0;
-    for (const values of Object.values(grads)) {
-      if (values instanceof Float32Array || values instanceof Float64Array)
-        for (const x of values) squares += x * x;
-    }
-    const norm = Math.sqrt(squares);
-    if (!(norm > bound)) return grads;
-    const scale = bound / norm;
-    return Object.fromEntries(
-      Object.entries(grads).map(([name, values]) => [
-        name,
-        values instanceof Float32Array || values instanceof Float64Array
-          ? values.map((x) => x * scale)
-          : values,
-      ]),
-    );
+    return bound === undefined ? grads : clipByGlobalNorm(grads, bound);
   }
 }
 

@@ -16,6 +16,8 @@ import {
   MasterDriver,
   PserverDriver,
   stopAllProcesses,
+  scenarioCoverage,
+  scenarioNames,
   waitFor,
   workspaceRoot,
 } from '@pserver/testing';
@@ -98,7 +100,22 @@ const ownerOf = (cluster: LocalCluster, tensor: string, elements = 1): PserverDr
 
 afterAll(() => stopAllProcesses());
 
-describe('conformance: placement', () => {
+/** The scenarios this suite runs: `scenario` records each as Jest collects it, before any test. */
+const run: string[] = [];
+
+/** The tests of the scenario `name` of scenarios.json, under `conformance: <title>`. */
+function scenario(name: string, title: string, tests: () => void): void {
+  run.push(name);
+  describe(`conformance: ${title}`, tests);
+}
+
+describe('conformance: the scenarios file', () => {
+  it('runs every scenario scenarios.json lists, and none it does not list', () => {
+    expect(scenarioCoverage(scenarioNames(scenarios), run)).toEqual({ notRun: [], unlisted: [] });
+  });
+});
+
+scenario('placement', 'placement', () => {
   it('splits and places every vector as proto/testdata/placement.json says', () => {
     for (const vector of placement.placement) {
       expect(placeTensor(vector.name, vector.elements, vector.block_size, vector.shards)).toEqual(
@@ -108,7 +125,7 @@ describe('conformance: placement', () => {
   });
 });
 
-describe('conformance: round trip of every element type', () => {
+scenario('roundTrip', 'round trip of every element type', () => {
   const { trainer } = clusterPerScenario();
 
   it('reads back exactly the bytes it initialized, blocks spread over the shards', async () => {
@@ -143,7 +160,7 @@ describe('conformance: round trip of every element type', () => {
   });
 });
 
-describe('conformance: init election', () => {
+scenario('initElection', 'init election', () => {
   const { trainer } = clusterPerScenario();
 
   it('lets one of several concurrent trainers initialize, and all read its values', async () => {
@@ -168,7 +185,7 @@ describe('conformance: init election', () => {
   });
 });
 
-describe('conformance: a stale shard epoch re-runs the step', () => {
+scenario('staleEpoch', 'a stale shard epoch re-runs the step', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it('runs the step again on the restored parameters, never applying the stale push', async () => {
@@ -208,7 +225,7 @@ describe('conformance: a stale shard epoch re-runs the step', () => {
   });
 });
 
-describe('conformance: a duplicate push is not applied again', () => {
+scenario('duplicatePush', 'a duplicate push is not applied again', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it('acknowledges the second send of one step as a duplicate', async () => {
@@ -237,7 +254,7 @@ describe('conformance: a duplicate push is not applied again', () => {
   });
 });
 
-describe('conformance: dataset task statuses', () => {
+scenario('tasks', 'dataset task statuses', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it('answers wait, task, pass over in the documented order, and the client loop ends the pass', async () => {
@@ -279,7 +296,7 @@ describe('conformance: dataset task statuses', () => {
   });
 });
 
-describe('conformance: bad input', () => {
+scenario('badInput', 'bad input', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it.each((scenarios.badInput.cases as BadCase[]).map((c) => [c.name, c] as const))(
@@ -343,7 +360,7 @@ describe('conformance: bad input', () => {
   );
 });
 
-describe('conformance: default learning rate', () => {
+scenario('defaultLearningRate', 'default learning rate', () => {
   const { trainer } = clusterPerScenario();
 
   it("applies Adam's unset learning rate as PyTorch's 1e-3, and lists it filled in", async () => {
@@ -365,7 +382,7 @@ describe('conformance: default learning rate', () => {
   });
 });
 
-describe('conformance: attach without initializing', () => {
+scenario('attach', 'attach without initializing', () => {
   const { trainer } = clusterPerScenario();
 
   it('lists the model and reads every tensor by name in a client that never initialized', async () => {
@@ -401,7 +418,7 @@ describe('conformance: attach without initializing', () => {
   });
 });
 
-describe('conformance: sparse tables', () => {
+scenario('tables', 'sparse tables', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it('reads init values, merges duplicate ids, admits at the threshold, and refuses bad pushes whole', async () => {
@@ -478,7 +495,7 @@ describe('conformance: sparse tables', () => {
   });
 });
 
-describe('conformance: the end of a job', () => {
+scenario('finishJob', 'the end of a job', () => {
   const { cluster, trainer } = clusterPerScenario();
 
   it('finishes once the quorum of trainers asked, and then every pserver leaves', async () => {

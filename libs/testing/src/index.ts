@@ -46,4 +46,6 @@ export {
   undocumentedAnswer,
 } from './fuzz';
 export { bytesAsHex } from './bytes-as-hex';
+export type { ScenarioCoverage } from './scenario-coverage';
+export { scenarioCoverage, scenarioNames } from './scenario-coverage';
 export * from './ledger';

@@ -1,7 +1,10 @@
 // Original file: proto/pserver/v1/checkpoint.proto
 
 /**
- * Checksum algorithms of checkpoint files.
+ * Checksum algorithms of checkpoint files: every value here is one that writers write and
+ * readers verify. The checksums guard against torn writes, flipped bits and truncation, not an
+ * adversary (whoever can rewrite a file can rewrite its checksum), which CRC-32C does at the
+ * disk's speed; libs/checkpoint/README.md has the measurements.
  */
 export const ChecksumAlgorithm = {
   /**
@@ -12,14 +15,13 @@ export const ChecksumAlgorithm = {
    * CRC-32C (Castagnoli), 4 bytes, big-endian.
    */
   CHECKSUM_ALGORITHM_CRC32C: 'CHECKSUM_ALGORITHM_CRC32C',
-  /**
-   * SHA-256, 32 bytes.
-   */
-  CHECKSUM_ALGORITHM_SHA256: 'CHECKSUM_ALGORITHM_SHA256',
 } as const;
 
 /**
- * Checksum algorithms of checkpoint files.
+ * Checksum algorithms of checkpoint files: every value here is one that writers write and
+ * readers verify. The checksums guard against torn writes, flipped bits and truncation, not an
+ * adversary (whoever can rewrite a file can rewrite its checksum), which CRC-32C does at the
+ * disk's speed; libs/checkpoint/README.md has the measurements.
  */
 export type ChecksumAlgorithm =
   /**
@@ -32,13 +34,11 @@ export type ChecksumAlgorithm =
    */
   | 'CHECKSUM_ALGORITHM_CRC32C'
   | 1
-  /**
-   * SHA-256, 32 bytes.
-   */
-  | 'CHECKSUM_ALGORITHM_SHA256'
-  | 2
 
 /**
- * Checksum algorithms of checkpoint files.
+ * Checksum algorithms of checkpoint files: every value here is one that writers write and
+ * readers verify. The checksums guard against torn writes, flipped bits and truncation, not an
+ * adversary (whoever can rewrite a file can rewrite its checksum), which CRC-32C does at the
+ * disk's speed; libs/checkpoint/README.md has the measurements.
  */
 export type ChecksumAlgorithm__Output = typeof ChecksumAlgorithm[keyof typeof ChecksumAlgorithm]
