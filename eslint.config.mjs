@@ -1,5 +1,5 @@
 import nx from '@nx/eslint-plugin';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
 
 // Which kind of project may import which (DESIGN section 7). Domain code (optimizer, checkpoint)
@@ -64,6 +64,35 @@ const testConstraints = productionConstraints.map((c) => ({
   bannedExternalImports:
     c.sourceTag === 'type:domain' || c.sourceTag === 'type:util' ? c.bannedExternalImports : [],
 }));
+// Which folder of the pserver may import which: each zone lists what a folder may import besides
+// itself; everything else of the app is refused.
+const pserverFolders = {
+  shard: [],
+  consistency: ['shard'],
+  persistence: ['shard'],
+  replication: ['shard', 'persistence'],
+  service: ['shard', 'consistency'],
+  transport: ['service', 'replication'],
+  roles: [
+    'shard',
+    'consistency',
+    'persistence',
+    'replication',
+    'service',
+    'config.ts',
+    'failpoint.ts',
+    'metrics.ts',
+  ],
+};
+const pserverLayers = {
+  basePath: import.meta.dirname,
+  zones: Object.entries(pserverFolders).map(([folder, allowed]) => ({
+    target: `apps/pserver/src/${folder}`,
+    from: 'apps/pserver/src',
+    except: [folder, ...allowed].map((path) => `./${path}`),
+    message: `apps/pserver/src/${folder} may import only ${allowed.length > 0 ? allowed.join(', ') : 'itself'} of the pserver (apps/pserver/README.md, "Layout").`,
+  })),
+};
 const moduleBoundaries = (depConstraints) => [
   'error',
   { enforceBuildableLibDependency: true, allowCircularSelfDependency: false, depConstraints },
@@ -88,6 +117,9 @@ export default [
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { 'import-x': importX },
+    // Relative imports name TypeScript files without their extension: without a resolver that
+    // knows .ts, import-x's rules (no-cycle, no-restricted-paths) would skip every such import.
+    settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })] },
     rules: {
       '@nx/enforce-module-boundaries': moduleBoundaries(productionConstraints),
       // With noUncheckedIndexedAccess, `a[i]!` in a bounded loop is the honest way to say
@@ -103,6 +135,13 @@ export default [
   {
     files: ['**/*.spec.ts', '**/test/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': moduleBoundaries(testConstraints) },
+  },
+  {
+    // The pserver's folders, each one idea, import only downward (apps/pserver/README.md,
+    // "Layout"). Tests may assemble the layers above the one they test.
+    files: ['apps/pserver/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { 'import-x/no-restricted-paths': ['error', pserverLayers] },
   },
   prettier,
 ];

@@ -4,8 +4,13 @@ import path from 'node:path';
 import { workspaceRoot } from '@pserver/testing';
 
 // Lints a source text as a (briefly real) file of the given project, with the repository's real
-// ESLint config, and returns the module-boundary errors. Type-aware linting needs the file on disk.
-function boundaryErrors(filePath: string, source: string): string[] {
+// ESLint config, and returns the errors of `rule` (the module boundaries by default). Type-aware
+// linting needs the file on disk.
+function boundaryErrors(
+  filePath: string,
+  source: string,
+  rule = '@nx/enforce-module-boundaries',
+): string[] {
   const root = workspaceRoot();
   const file = path.join(root, filePath);
   fs.writeFileSync(file, source);
@@ -22,9 +27,7 @@ function boundaryErrors(filePath: string, source: string): string[] {
     const messages = result?.messages ?? [];
     const fatal = messages.find((m) => m.ruleId === null);
     if (fatal) throw new Error(`eslint could not lint ${filePath}: ${fatal.message}`);
-    return messages
-      .filter((m) => m.ruleId === '@nx/enforce-module-boundaries')
-      .map((m) => m.message);
+    return messages.filter((m) => m.ruleId === rule).map((m) => m.message);
   } finally {
     fs.rmSync(file, { force: true });
   }
@@ -61,5 +64,39 @@ describe('module boundaries (DESIGN section 7)', () => {
       "import { waitFor } from '@pserver/testing';\nexport const used = waitFor;\n",
     );
     expect(errors).toEqual([expect.stringContaining('can only depend on libs tagged with')]);
+  });
+
+  describe("the pserver's folders import only downward", () => {
+    const layers = 'import-x/no-restricted-paths';
+
+    it('fails lint when the shard imports the service above it', () => {
+      const errors = boundaryErrors(
+        'apps/pserver/src/shard/layer-import-probe.ts',
+        "import { ParameterService } from '../service/parameter-service';\nexport const used = ParameterService;\n",
+        layers,
+      );
+      expect(errors).toEqual([
+        expect.stringContaining('apps/pserver/src/shard may import only itself of the pserver'),
+      ]);
+    });
+
+    it('fails lint when the service imports replication, which it must not know', () => {
+      const errors = boundaryErrors(
+        'apps/pserver/src/service/layer-import-probe.ts',
+        "import { replay } from '../replication/replay';\nexport const used = replay;\n",
+        layers,
+      );
+      expect(errors).toEqual([
+        expect.stringContaining('apps/pserver/src/service may import only shard, consistency'),
+      ]);
+    });
+
+    it('allows an import downward', () => {
+      const source =
+        "import { ParameterService } from '../service/parameter-service';\nexport const used = ParameterService;\n";
+      expect(
+        boundaryErrors('apps/pserver/src/roles/layer-import-probe.ts', source, layers),
+      ).toEqual([]);
+    });
   });
 });
