@@ -8,6 +8,7 @@ export {
   ClientError,
   clientErrorCodes,
   isRefused,
+  isResendStep,
   isRetryable,
   isShardUnavailable,
   isStale,
