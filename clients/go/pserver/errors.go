@@ -14,8 +14,9 @@ import (
 
 // Error is every error the client returns for a failed call or a condition of its own. Callers
 // branch on ErrorCode (the server's `pserver-error-code` trailer, or a CLIENT_* code of the
-// contract's enum) with errors.Is and the sentinels (errors.Is(err, ErrStaleEpoch)), or with the
-// predicates IsRetryable, IsStale, IsRefused and IsShardUnavailable; never on the message.
+// contract's enum) with errors.Is and the sentinels (errors.Is(err, ErrStaleEpoch)), or with
+// ClientActionOf and the predicates IsRetryable, IsStale, IsRefused, IsShardUnavailable and
+// IsResendStep; never on the message.
 type Error struct {
 	// Code is the gRPC status of a server error; for the client's own errors a close match.
 	Code codes.Code
@@ -123,71 +124,62 @@ func FromError(err error, trailers ...metadata.MD) *Error {
 	return out
 }
 
-// IsStale reports whether err means the view a step was computed under is stale: the shard's
-// epoch moved (ABORTED, PSERVER_STALE_EPOCH), the pserver at that address serves another index
-// (PSERVER_WRONG_SHARD), or the client ended the step when a new view came (CLIENT_STALE_VIEW).
-// Step then runs the step again with the same identity.
-func IsStale(err error) bool {
+// ClientAction is what a client does on an error, by the contract's rules
+// (proto/testdata/error_codes.json, generated into error_rules.go): ActionRetry, ActionBackOff,
+// ActionWaitForShard, ActionRerunStep, ActionResendPreviousStep, ActionFollowLeader, ActionRefused
+// or ActionFail, whose comments say what each means.
+type ClientAction string
+
+// statusRule is a gRPC status's actions: on an error without a domain code, and on one with a
+// code newer than this client.
+type statusRule struct{ withoutCode, unknownCode ClientAction }
+
+// ClientActionOf is the contract's action on err: by its code when this client knows it, else by
+// its gRPC status, without a code or with one newer than this client. "" for an error that is
+// not an *Error.
+func ClientActionOf(err error) ClientAction {
 	var e *Error
 	if !errors.As(err, &e) {
-		return false
+		return ""
 	}
 	if !e.Server {
-		return e.ErrorCode == pb.ErrorCode_CLIENT_STALE_VIEW
+		if action, ok := codeActions[e.ErrorCode]; ok {
+			return action
+		}
+		return ActionFail
 	}
-	return e.Code == codes.Aborted || e.ErrorCode == pb.ErrorCode_PSERVER_WRONG_SHARD
+	rule, ok := statusActions[e.Code]
+	if !ok {
+		rule = statusRule{ActionFail, ActionFail}
+	}
+	if !e.hasDomainCode() {
+		return rule.withoutCode
+	}
+	if action, ok := codeActions[e.ErrorCode]; ok {
+		return action
+	}
+	return rule.unknownCode
 }
 
-// IsShardUnavailable reports whether the shard is not served at that address right now: its
-// pserver is recovering it (PSERVER_NOT_SERVING), was fenced (PSERVER_FENCED) or is shutting
-// down (PSERVER_SHUTTING_DOWN), and nothing was applied. Step retries the call after a backoff:
-// either the pserver starts serving (same epoch) or the master publishes a new assignment, which
-// ends the step's context. Not a new view in itself.
-func IsShardUnavailable(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) || !e.Server {
-		return false
-	}
-	switch e.ErrorCode {
-	case pb.ErrorCode_PSERVER_NOT_SERVING, pb.ErrorCode_PSERVER_FENCED, pb.ErrorCode_PSERVER_SHUTTING_DOWN:
-		return true
-	}
-	return false
-}
+// IsStale reports whether the contract's action on err is ActionRerunStep: the step's view is
+// stale.
+func IsStale(err error) bool { return ClientActionOf(err) == ActionRerunStep }
 
-// IsRefused reports whether a server refused the caller: UNAUTHENTICATED (no verified client
-// certificate and no valid token; `AUTH_UNAUTHENTICATED`) or PERMISSION_DENIED (the caller's role
-// may not call the method; `AUTH_PERMISSION_DENIED`). Waiting does not change that answer, so the
-// client returns it rather than waiting for a shard to come up.
-func IsRefused(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) || !e.Server {
-		return false
-	}
-	return e.Code == codes.Unauthenticated || e.Code == codes.PermissionDenied
-}
+// IsResendStep reports whether the contract's action on err is ActionResendPreviousStep
+// (PSERVER_RESEND_STEP).
+func IsResendStep(err error) bool { return ClientActionOf(err) == ActionResendPreviousStep }
 
-// IsRetryable reports whether a server call's outcome is unknown (it may or may not have been
-// applied) or the trouble is transient, so the same call may be sent again: UNAVAILABLE,
-// DEADLINE_EXCEEDED, CANCELLED or INTERNAL without a domain code (a domain code is the server's
-// considered answer; DEADLINE_EXCEEDED and CANCELLED are the codes of those statuses), and
-// RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE: wait for
-// `pserver-retry-after-ms`; not PSERVER_TABLE_FULL, which waiting does not change). gRPC's own RESOURCE_EXHAUSTED, without a code, is a message over
-// the size limit: CLIENT_MESSAGE_TOO_LARGE, not retryable.
+// IsShardUnavailable reports whether the contract's action on err is ActionWaitForShard: nothing
+// was applied.
+func IsShardUnavailable(err error) bool { return ClientActionOf(err) == ActionWaitForShard }
+
+// IsRefused reports whether the contract's action on err is ActionRefused: returned at once,
+// never waited out.
+func IsRefused(err error) bool { return ClientActionOf(err) == ActionRefused }
+
+// IsRetryable reports whether the contract's action on err is ActionRetry or ActionBackOff: the
+// same call is sent again (after RetryAfterMs when the server gave it).
 func IsRetryable(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) || !e.Server {
-		return false
-	}
-	if e.Code == codes.ResourceExhausted {
-		return e.hasDomainCode() && e.ErrorCode != pb.ErrorCode_PSERVER_TABLE_FULL
-	}
-	if e.hasDomainCode() && e.ErrorCode != pb.ErrorCode_DEADLINE_EXCEEDED && e.ErrorCode != pb.ErrorCode_CANCELLED {
-		return false
-	}
-	switch e.Code {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Internal:
-		return true
-	}
-	return false
+	action := ClientActionOf(err)
+	return action == ActionRetry || action == ActionBackOff
 }

@@ -354,7 +354,7 @@ func (s *StepContext) retrying(shard int, resend bool, call shardCall) error {
 		}
 		// Asked once per call: the shard holds the step from then on, and a second ask is an
 		// error of the shard's.
-		if resend && !resent && s.step > 0 && errors.Is(err, ErrResendStep) {
+		if resend && !resent && s.step > 0 && IsResendStep(err) {
 			resent = true
 			if err := s.resendLastStep(shard); err != nil {
 				return err

@@ -24,7 +24,9 @@ const (
 // the code's name (e.g. `PSERVER_STALE_EPOCH`) in the trailer `pserver-error-code`, next to the
 // gRPC status listed with each value; clients branch on the code, never on message text. Codes
 // named CLIENT_* are raised by the clients themselves and never travel. Values are grouped by
-// status, in ranges of 100, so a group can grow; a number is never reused.
+// status, in ranges of 100, so a group can grow; a number is never reused. Each code's status and
+// what a client does on it (retry, re-run the step, wait for the shard, fail, …) are the rules
+// of proto/testdata/error_codes.json, which every client follows.
 type ErrorCode int32
 
 const (

@@ -9,8 +9,9 @@ import (
 )
 
 // TestStubsAreFresh regenerates the stubs from proto/ into a temporary directory and compares
-// them with the files in the tree, the sentinel errors of package pserver (error_codes.go)
-// included: a .proto change must come with `nx run client-go:generate`.
+// them with the files in the tree, the sentinel errors and the error rules of package pserver
+// (error_codes.go, error_rules.go) included: a change to proto/ must come with
+// `nx run client-go:generate`.
 func TestStubsAreFresh(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command("bash", "../tools/generate.sh", out)
@@ -32,9 +33,11 @@ func TestStubsAreFresh(t *testing.T) {
 			t.Errorf("%s is stale: run `npx nx run client-go:generate`", filepath.Base(path))
 		}
 	}
-	want, _ := os.ReadFile(filepath.Join(out, "error_codes.go"))
-	got, err := os.ReadFile(filepath.Join("..", "pserver", "error_codes.go"))
-	if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
-		t.Errorf("pserver/error_codes.go is stale: run `npx nx run client-go:generate`")
+	for _, name := range []string{"error_codes.go", "error_rules.go"} {
+		want, _ := os.ReadFile(filepath.Join(out, name))
+		got, err := os.ReadFile(filepath.Join("..", "pserver", name))
+		if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("pserver/%s is stale: run `npx nx run client-go:generate`", name)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates pserverpb/ from proto/pserver/v1/*.proto (protoc-gen-go, protoc-gen-go-grpc), and
-# pserver/error_codes.go (a sentinel error per ErrorCode, tools/errgen) from pserverpb/errors.pb.go.
+# Regenerates pserverpb/ from proto/pserver/v1/*.proto (protoc-gen-go, protoc-gen-go-grpc), and with
+# tools/errgen pserver/error_codes.go (a sentinel error per ErrorCode) from pserverpb/errors.pb.go
+# and pserver/error_rules.go (each code's client action) from proto/testdata/error_codes.json.
 # The generated files are kept in the tree; pserverpb/fresh_test.go fails when they are stale.
 #   generate.sh [stubs-dir [sentinels-file]]   (defaults: pserverpb/, pserver/error_codes.go;
-#                                               given a stubs-dir only: <stubs-dir>/error_codes.go)
+#                                               given a stubs-dir only: <stubs-dir>/error_codes.go;
+#                                               error_rules.go goes beside error_codes.go)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 out="${1:-$here/pserverpb}"
@@ -25,4 +27,5 @@ rm -f "$out"/*.pb.go
 cp "$tmp"/pserver/v1/*.pb.go "$out"/
 # gopath.sh runs in another directory: absolute paths.
 sentinels="$(cd "$(dirname "$sentinels")" && pwd -P)/$(basename "$sentinels")"
-"$here/tools/gopath.sh" go run ./tools/errgen "$(cd "$out" && pwd -P)/errors.pb.go" "$sentinels"
+"$here/tools/gopath.sh" go run ./tools/errgen "$(cd "$out" && pwd -P)/errors.pb.go" "$sentinels" \
+  "$root/proto/testdata/error_codes.json" "$(dirname "$sentinels")/error_rules.go"

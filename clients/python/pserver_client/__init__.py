@@ -21,7 +21,17 @@ See clients/python/README.md.
 from . import codes
 from ._version import __version__
 from .client import Client, connect, dataset_request, optimizer_config
-from .errors import ClientError, Error, PserverError, is_refused, is_retryable, is_shard_unavailable, is_stale
+from .errors import (
+    ClientError,
+    Error,
+    PserverError,
+    client_action_of,
+    is_refused,
+    is_resend_step,
+    is_retryable,
+    is_shard_unavailable,
+    is_stale,
+)
 from .listing import ParamInfo
 from .placement import (
     DEFAULT_BLOCK_SIZE,
@@ -69,11 +79,13 @@ __all__ = [
     "__version__",
     "bucket_of_id",
     "buckets_of_ids",
+    "client_action_of",
     "codes",
     "connect",
     "dataset_request",
     "fnv1a64",
     "is_refused",
+    "is_resend_step",
     "is_retryable",
     "is_shard_unavailable",
     "is_stale",

@@ -4,17 +4,19 @@ Server errors become `PserverError` (gRPC status name, the domain code from the
 `pserver-error-code` trailer, facts from the other trailers); the client's own conditions become
 `ClientError` with a `CLIENT_*` code. Codes are the names of proto/pserver/v1/errors.proto's
 `ErrorCode` (constants in `pserver_client.codes`). Callers branch on codes and on the predicates
-below, never on message text.
+below, never on message text; the predicates are the actions of the contract's error rules
+(proto/testdata/error_codes.json, generated into `_proto.error_rules`).
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 
 from . import codes
+from ._proto import error_rules
 
 ERROR_CODE_KEY = "pserver-error-code"
 SHARD_EPOCH_KEY = "pserver-shard-epoch"
@@ -142,66 +144,46 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise error_of(err) from None
 
 
-def is_stale(err: BaseException) -> bool:
-    """Whether the view a step was computed under is stale: the shard's epoch moved (ABORTED),
-    the pserver at that address serves another index (PSERVER_WRONG_SHARD), or the client aborted
-    the step on a new view (CLIENT_STALE_VIEW). The step is then run again with a fresh context
-    and the same identity."""
+# The generated rules, with their types (to mypy the generated modules are Any).
+_CODE_ACTIONS: Mapping[str, str] = error_rules.CODE_ACTIONS
+_STATUS_ACTIONS: Mapping[str, Tuple[str, str]] = error_rules.STATUS_ACTIONS
+
+
+def client_action_of(err: BaseException) -> Optional[str]:
+    """The contract's action on `err` (proto/testdata/error_codes.json says what each means): by
+    its code when this client knows it, else by its gRPC status, without a code or with one newer
+    than this client. None for an error that is neither a server's nor the client's."""
     if isinstance(err, ClientError):
-        return err.code == codes.CLIENT_STALE_VIEW
+        return _CODE_ACTIONS.get(err.code, "FAIL")
     if not isinstance(err, PserverError):
-        return False
-    return err.status == grpc.StatusCode.ABORTED.name or err.code == codes.PSERVER_WRONG_SHARD
+        return None
+    without_code, unknown_code = _STATUS_ACTIONS.get(err.status, ("FAIL", "FAIL"))
+    if err.code is None:
+        return without_code
+    return _CODE_ACTIONS.get(err.code, unknown_code)
+
+
+def is_stale(err: BaseException) -> bool:
+    """Whether the contract's action on `err` is RERUN_STEP: the step's view is stale."""
+    return client_action_of(err) == "RERUN_STEP"
 
 
 def is_resend_step(err: BaseException) -> bool:
-    """Whether a SYNC shard asks for this trainer's push of the step before again
-    (PSERVER_RESEND_STEP): it failed over without it, and that step is still open there."""
-    return isinstance(err, PserverError) and err.code == codes.PSERVER_RESEND_STEP
-
-
-_UNAVAILABLE_SHARD_CODES = frozenset({codes.PSERVER_NOT_SERVING, codes.PSERVER_FENCED, codes.PSERVER_SHUTTING_DOWN})
+    """Whether the contract's action on `err` is RESEND_PREVIOUS_STEP (PSERVER_RESEND_STEP)."""
+    return client_action_of(err) == "RESEND_PREVIOUS_STEP"
 
 
 def is_shard_unavailable(err: BaseException) -> bool:
-    """Whether the shard is not served at that address right now: its pserver is recovering it,
-    was fenced or is shutting down, and nothing was applied. The call is retried after a backoff:
-    either the pserver starts serving (same epoch) or the master publishes a new assignment, which
-    aborts the step's context. Not a new view in itself."""
-    return isinstance(err, PserverError) and err.code in _UNAVAILABLE_SHARD_CODES
+    """Whether the contract's action on `err` is WAIT_FOR_SHARD: nothing was applied."""
+    return client_action_of(err) == "WAIT_FOR_SHARD"
 
 
 def is_refused(err: BaseException) -> bool:
-    """Whether the server refused the caller (UNAUTHENTICATED: no verified certificate or valid
-    token; PERMISSION_DENIED: the caller's role may not call the method). Waiting does not
-    change that answer, so the client raises it instead of waiting for a shard to come up."""
-    return isinstance(err, PserverError) and err.status in _REFUSED_STATUSES
-
-
-_STATUS = grpc.StatusCode
-_REFUSED_STATUSES = frozenset({_STATUS.UNAUTHENTICATED.name, _STATUS.PERMISSION_DENIED.name})
-_UNKNOWN_OUTCOME_STATUSES = frozenset(
-    {_STATUS.UNAVAILABLE.name, _STATUS.DEADLINE_EXCEEDED.name, _STATUS.CANCELLED.name, _STATUS.INTERNAL.name}
-)
-_RESOURCE_EXHAUSTED = _STATUS.RESOURCE_EXHAUSTED.name
-
-# Domain codes that only restate the status: the outcome is as unknown as without them.
-_UNKNOWN_OUTCOME_CODES = frozenset({codes.DEADLINE_EXCEEDED, codes.CANCELLED})
+    """Whether the contract's action on `err` is REFUSED: raised at once, never waited out."""
+    return client_action_of(err) == "REFUSED"
 
 
 def is_retryable(err: BaseException) -> bool:
-    """Whether a call's outcome is unknown (it may have been applied) or the server is busy for
-    now: retry it as is, with the same step and epoch (the pserver deduplicates pushes).
-
-    UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code (a domain code is
-    the server's considered answer); RESOURCE_EXHAUSTED only with one (PSERVER_OVERLOADED,
-    CHECKPOINT_NO_SPACE: after `retry_after_ms`; not PSERVER_TABLE_FULL, which waiting does not
-    change). Without one, RESOURCE_EXHAUSTED is gRPC's own
-    message size limit, which the client raises as CLIENT_MESSAGE_TOO_LARGE instead."""
-    if not isinstance(err, PserverError):
-        return False
-    if err.status == _RESOURCE_EXHAUSTED:
-        return err.code is not None and err.code != codes.PSERVER_TABLE_FULL
-    if err.code is not None and err.code not in _UNKNOWN_OUTCOME_CODES:
-        return False
-    return err.status in _UNKNOWN_OUTCOME_STATUSES
+    """Whether the contract's action on `err` is RETRY or BACK_OFF: the same call is sent again
+    (with the same step and epoch; after `retry_after_ms` when the server gave it)."""
+    return client_action_of(err) in ("RETRY", "BACK_OFF")

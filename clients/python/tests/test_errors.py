@@ -2,6 +2,7 @@
 client offers, and gRPC's own size limit raised at once as CLIENT_MESSAGE_TOO_LARGE."""
 
 import ast
+import json
 import os
 import time
 
@@ -10,13 +11,29 @@ import numpy as np
 import pytest
 
 from fake_shards import FakeRpcError, fake_client
-from pserver_client import ClientError, PserverError, codes, is_refused, is_retryable, is_shard_unavailable, is_stale
+from pserver_client import (
+    ClientError,
+    PserverError,
+    client_action_of,
+    codes,
+    is_refused,
+    is_retryable,
+    is_shard_unavailable,
+    is_stale,
+)
 from pserver_client._proto.pserver.v1 import tensor_pb2
 from pserver_client._proto.pserver.v1.errors_pb2 import ErrorCode
-from pserver_client.errors import call, error_of
-from conftest import CLIENT_ROOT
+from pserver_client.errors import call, error_of, is_resend_step
+from conftest import CLIENT_ROOT, REPO_ROOT
 
 PACKAGE = os.path.join(CLIENT_ROOT, "pserver_client")
+
+# The contract's rules as written, read as every client's tests read them.
+with open(os.path.join(REPO_ROOT, "proto", "testdata", "error_codes.json"), encoding="utf-8") as f:
+    RULES = json.load(f)
+
+# A code of a server newer than this client.
+NEWER_CODE = "PSERVER_NEWER_THAN_THIS_CLIENT"
 
 
 def test_every_code_of_the_enum_is_a_constant_of_its_name():
@@ -43,6 +60,48 @@ def test_no_module_of_the_package_spells_a_code_out():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
         ]
     assert spelled == []
+
+
+def assert_action(err, action):
+    """`err`'s action is `action`, and each predicate is true exactly for the actions it names."""
+    assert client_action_of(err) == action
+    assert {
+        "retryable": is_retryable(err),
+        "stale": is_stale(err),
+        "resend_step": is_resend_step(err),
+        "shard_unavailable": is_shard_unavailable(err),
+        "refused": is_refused(err),
+    } == {
+        "retryable": action in ("RETRY", "BACK_OFF"),
+        "stale": action == "RERUN_STEP",
+        "resend_step": action == "RESEND_PREVIOUS_STEP",
+        "shard_unavailable": action == "WAIT_FOR_SHARD",
+        "refused": action == "REFUSED",
+    }
+
+
+def test_the_rules_cover_every_code_of_the_enum():
+    assert list(RULES["codes"]) == [n for n in ErrorCode.keys() if n != "ERROR_CODE_UNSPECIFIED"]
+
+
+@pytest.mark.parametrize("code", list(RULES["codes"]))
+def test_the_action_on_each_code_is_the_contracts(code):
+    rule = RULES["codes"][code]
+    if rule["status"] is None:
+        assert_action(ClientError(code, "x"), rule["action"])
+    else:
+        assert_action(PserverError(rule["status"], "x", code=code), rule["action"])
+
+
+@pytest.mark.parametrize("status", list(RULES["statuses"]))
+def test_the_action_on_a_status_without_a_code_or_with_a_newer_one_is_the_contracts(status):
+    rule = RULES["statuses"][status]
+    assert_action(PserverError(status, "x"), rule["without_code"])
+    assert_action(PserverError(status, "x", code=NEWER_CODE), rule["unknown_code"])
+
+
+def test_an_error_that_is_neither_a_servers_nor_the_clients_has_no_action():
+    assert client_action_of(ValueError("not ours")) is None
 
 
 def rpc(status, code=None, details="x", **facts):

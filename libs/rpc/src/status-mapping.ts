@@ -81,6 +81,11 @@ export function boundedDetails(message: string): string {
  */
 export class RpcError extends Error {
   override readonly name = 'RpcError';
+  /**
+   * The `pserver-error-code` trailer as sent: `code`, or a code newer than this client (then
+   * `code` is undefined, yet the server gave its considered answer); undefined when none came.
+   */
+  readonly codeName: string | undefined;
 
   constructor(
     /** The gRPC status code. */
@@ -89,9 +94,10 @@ export class RpcError extends Error {
     readonly code: ErrorCode | undefined,
     message: string,
     readonly facts: ErrorFacts,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; codeName?: string },
   ) {
     super(message, options);
+    this.codeName = options?.codeName ?? code;
   }
 }
 
@@ -115,5 +121,6 @@ export function fromServiceError(err: ServiceError): RpcError {
   if (retryAfterMs !== undefined) facts.retryAfterMs = retryAfterMs;
   return new RpcError(err.code, isErrorCode(code) ? code : undefined, err.details, facts, {
     cause: err,
+    codeName: code,
   });
 }

@@ -1,8 +1,9 @@
-// Command errgen writes the sentinel errors of package pserver, one per value of the contract's
-// ErrorCode enum, from the generated pserverpb/errors.pb.go (which holds the enum and the
-// .proto's comments):
+// Command errgen writes two files of package pserver: the sentinel errors, one per value of the
+// contract's ErrorCode enum, from the generated pserverpb/errors.pb.go (which holds the enum and
+// the .proto's comments), and the client actions of every code and status from the contract's
+// rules, proto/testdata/error_codes.json (rules.go):
 //
-//	errgen <errors.pb.go> <error_codes.go>
+//	errgen <errors.pb.go> <error_codes.go> <error_codes.json> <error_rules.go>
 //
 // tools/generate.sh runs it after protoc, so a new code gets its sentinel with the stubs. The
 // sentinel of PSERVER_STALE_EPOCH is ErrStaleEpoch (the package is pserver: its own prefix would
@@ -31,24 +32,36 @@ type code struct {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: errgen <errors.pb.go> <error_codes.go>")
+	if len(os.Args) != 5 {
+		fmt.Fprintln(os.Stderr, "usage: errgen <errors.pb.go> <error_codes.go> <error_codes.json> <error_rules.go>")
 		os.Exit(2)
 	}
-	codes, err := readCodes(os.Args[1])
-	if err != nil {
+	if err := run(os.Args[1], os.Args[2], os.Args[3], os.Args[4]); err != nil {
 		fmt.Fprintln(os.Stderr, "errgen:", err)
 		os.Exit(1)
+	}
+}
+
+func run(stubs, sentinels, rulesFile, rulesOut string) error {
+	codes, err := readCodes(stubs)
+	if err != nil {
+		return err
 	}
 	source, err := render(codes)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "errgen:", err)
-		os.Exit(1)
+		return err
 	}
-	if err := os.WriteFile(os.Args[2], source, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "errgen:", err)
-		os.Exit(1)
+	if err := os.WriteFile(sentinels, source, 0o644); err != nil {
+		return err
 	}
+	rules, err := readRules(rulesFile)
+	if err != nil {
+		return err
+	}
+	if source, err = renderRules(rules); err != nil {
+		return err
+	}
+	return os.WriteFile(rulesOut, source, 0o644)
 }
 
 // readCodes lists the ErrorCode constants of errors.pb.go in their order, with their comments.
