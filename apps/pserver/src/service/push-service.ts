@@ -6,7 +6,11 @@ import type {
   SparseGrad__Output,
 } from '@pserver/proto';
 import type { CallContext } from '@pserver/rpc';
-import type { PushOutcome, ShardConsistency } from '../consistency/shard-consistency';
+import {
+  settledOutcome,
+  type PushOutcome,
+  type ShardConsistency,
+} from '../consistency/shard-consistency';
 import type { AdmissionControl } from '../shard/admission';
 import { PserverError } from '../shard/errors';
 import { evictionsOf, recordOf, stagePieces, type PushRecord } from '../shard/push-record';
@@ -169,12 +173,7 @@ export class PushService {
   private settled({ trainerId, step }: Pushing): SendGradsResponse | undefined {
     const fate = this.consistency.classify(trainerId, step);
     if (fate.kind === 'apply' || fate.kind === 'join') return undefined;
-    return this.reply({
-      outcome: fate.kind === 'duplicate' ? 'PUSH_OUTCOME_DUPLICATE' : 'PUSH_OUTCOME_DROPPED_LATE',
-      skippedNonFinite: [],
-      lastStep: fate.lastStep,
-      sparse: [],
-    });
+    return this.reply(settledOutcome(fate));
   }
 
   /**
