@@ -46,4 +46,6 @@ export {
   undocumentedAnswer,
 } from './fuzz';
 export { bytesAsHex } from './bytes-as-hex';
+export type { SharedFlagVector } from './shared-flag-vectors';
+export { sharedFlagVectors } from './shared-flag-vectors';
 export * from './ledger';
