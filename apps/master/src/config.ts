@@ -1,51 +1,118 @@
 import os from 'node:os';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import {
-  etcdSecurityOptions,
+  addFlags,
+  etcdSecurityFlags,
   etcdSecuritySettings,
-  integerOption,
-  versionLine,
-  listOption,
-  logOptions,
+  flagTable,
+  flagValues,
+  logFlags,
   logSettings,
-  serverSecurityOptions,
+  serverSecurityFlags,
   serverSecuritySettings,
+  sharedFlags,
+  units,
+  versionLine,
   type EtcdSecuritySettings,
+  type FlagValues,
   type LogSettings,
   type ServerSecuritySettings,
 } from '@pserver/config';
 import { parseConsistency, type JobConsistency } from '@pserver/coordination';
 import { defaultBlockSize } from '@pserver/proto';
 
+/**
+ * The master's flags, each once, by the config field it fills (`MASTER_*` variables, in this
+ * order in `--help`); the flags it shares with the pserver are `sharedFlags`'.
+ */
+export const masterFlags = flagTable({
+  host: sharedFlags.host,
+  port: { ...sharedFlags.port, default: 8200 },
+  /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
+  metricsPort: sharedFlags.metricsPort,
+  /** The address followers send clients to (default host:port). */
+  advertiseAddress: {
+    ...sharedFlags.advertiseAddress,
+    help: 'the address clients are sent to (default: host:port)',
+  },
+  etcdEndpoints: { ...sharedFlags.etcdEndpoints, default: ['http://127.0.0.1:2379'] },
+  job: sharedFlags.job,
+  /** Written to `config/desired` when absent; changed later only by the admin RPC. */
+  desiredPservers: {
+    kind: 'integer',
+    flags: '--desired-pservers <n>',
+    help: 'the shard count, written if the job has none yet',
+    min: 1,
+    max: 100_000,
+  },
+  /** Written to `config/block-size` when absent; fixed for the life of the job. */
+  blockSize: {
+    kind: 'integer',
+    flags: '--block-size <elements>',
+    help: 'placement block size, written if the job has none yet',
+    min: 1,
+    max: 2 ** 30,
+    default: defaultBlockSize,
+    unit: units.elements,
+  },
+  /** Written to `config/replicas` when absent: replicas kept of each shard besides its primary. */
+  replicas: {
+    kind: 'integer',
+    flags: '--replicas <n>',
+    help: 'replicas of each shard besides its primary, written if the job has none yet (0: restore from checkpoints)',
+    min: 0,
+    max: 16,
+    default: 0,
+  },
+  consistency: {
+    ...sharedFlags.consistency,
+    help: "the job's consistency mode, written if the job has none yet: async (apply pushes on arrival), sync (synchronous steps over the live trainers) or ssp:<s> (bounded staleness s)",
+  },
+  replicasToAggregate: {
+    ...sharedFlags.replicasToAggregate,
+    help: 'sync: contributions that close a step, written with the mode (0: every live trainer; fewer: the rest are backups)',
+  },
+  syncFailover: {
+    ...sharedFlags.syncFailover,
+    help: 'sync: a failover re-runs the step open on the shard with every contribution re-sent (rerun), or closes it without those lost (continue); written with the mode',
+  },
+  /** The election lease's TTL. */
+  leaseTtlSeconds: { ...sharedFlags.leaseTtlSeconds, help: 'election lease TTL' },
+  /** A trainer session ends after this long without KeepAlive. */
+  sessionTtlSeconds: {
+    kind: 'integer',
+    flags: '--session-ttl-s <s>',
+    help: 'trainer session TTL',
+    min: 1,
+    max: 3600,
+    default: 10,
+    unit: units.seconds,
+  },
+  relistIntervalMs: {
+    kind: 'integer',
+    flags: '--relist-interval-ms <ms>',
+    help: 'full re-read of the job state even without events',
+    min: 100,
+    max: 600_000,
+    default: 5_000,
+    unit: units.ms,
+  },
+  shutdownGraceMs: { ...sharedFlags.shutdownGraceMs, max: 600_000, default: 5_000 },
+  exitOnStdinClose: sharedFlags.exitOnStdinClose,
+});
+
+/** Flags that `loadConfig` turns into the job's consistency mode. */
+type DerivedFrom = 'consistency' | 'replicasToAggregate' | 'syncFailover';
+
 /** Everything the master reads from its command line and environment, parsed and checked. */
-export interface MasterConfig extends LogSettings {
+export interface MasterConfig
+  extends Omit<FlagValues<typeof masterFlags>, DerivedFrom>, LogSettings {
   /** TLS and access control of the gRPC server (SECURITY.md). */
   security: ServerSecuritySettings;
   /** TLS and user for etcd. */
   etcdSecurity: EtcdSecuritySettings;
-  host: string;
-  port: number;
-  /** Where Prometheus metrics are served (`GET /metrics`), when given; 0 picks a free port. */
-  metricsPort: number | undefined;
-  /** The address followers send clients to (default host:port). */
-  advertiseAddress: string | undefined;
-  etcdEndpoints: string[];
-  job: string;
-  /** Written to `config/desired` when absent; changed later only by the admin RPC. */
-  desiredPservers: number | undefined;
-  /** Written to `config/block-size` when absent; fixed for the life of the job. */
-  blockSize: number;
-  /** Written to `config/replicas` when absent: replicas kept of each shard besides its primary. */
-  replicas: number;
   /** Written to `config/consistency` when absent: the job's consistency mode, fixed for its life. */
   consistency: JobConsistency;
-  /** The election lease's TTL. */
-  leaseTtlSeconds: number;
-  /** A trainer session ends after this long without KeepAlive. */
-  sessionTtlSeconds: number;
-  relistIntervalMs: number;
-  shutdownGraceMs: number;
-  exitOnStdinClose: boolean;
   name: string;
 }
 
@@ -59,212 +126,32 @@ export function loadConfig(argv: string[]): MasterConfig {
     .description(
       'The job master: elects a leader among its replicas through etcd, assigns shard indices to\n' +
         'pservers, keeps the trainer registry and elects the trainer that initializes the model.',
-    )
-    .addOption(
-      new Option('--host <address>', 'address to listen on')
-        .env('MASTER_HOST')
-        .default('127.0.0.1'),
-    )
-    .addOption(
-      integerOption(
-        '--port <port>',
-        'gRPC port (0 picks a free one)',
-        'MASTER_PORT',
-        8200,
-        0,
-        65_535,
-      ),
-    )
-    .addOption(
-      integerOption(
-        '--metrics-port <port>',
-        'serve Prometheus metrics at http://host:port/metrics (0 picks a free port)',
-        'MASTER_METRICS_PORT',
-        undefined,
-        0,
-        65_535,
-      ),
-    )
-    .addOption(
-      new Option(
-        '--advertise-address <host:port>',
-        'the address clients are sent to (default: host:port)',
-      ).env('MASTER_ADVERTISE_ADDRESS'),
-    )
-    .addOption(
-      listOption(
-        '--etcd-endpoints <urls>',
-        'comma-separated etcd client URLs',
-        'MASTER_ETCD_ENDPOINTS',
-      ).default(['http://127.0.0.1:2379']),
-    )
-    .addOption(
-      new Option('--job <name>', 'the job (etcd keys under /pserver/<job>/)')
-        .env('MASTER_JOB')
-        .default('default'),
-    )
-    .addOption(
-      integerOption(
-        '--desired-pservers <n>',
-        'the shard count, written if the job has none yet',
-        'MASTER_DESIRED_PSERVERS',
-        undefined,
-        1,
-        100_000,
-      ),
-    )
-    .addOption(
-      integerOption(
-        '--block-size <elements>',
-        'placement block size, written if the job has none yet',
-        'MASTER_BLOCK_SIZE',
-        defaultBlockSize,
-        1,
-        2 ** 30,
-      ),
-    )
-    .addOption(
-      integerOption(
-        '--replicas <n>',
-        'replicas of each shard besides its primary, written if the job has none yet (0: restore from checkpoints)',
-        'MASTER_REPLICAS',
-        0,
-        0,
-        16,
-      ),
-    )
-    .addOption(
-      new Option(
-        '--consistency <mode>',
-        "the job's consistency mode, written if the job has none yet: async (apply pushes on arrival), sync (synchronous steps over the live trainers) or ssp:<s> (bounded staleness s)",
-      )
-        .env('MASTER_CONSISTENCY')
-        .default('async'),
-    )
-    .addOption(
-      integerOption(
-        '--replicas-to-aggregate <k>',
-        'sync: contributions that close a step, written with the mode (0: every live trainer; fewer: the rest are backups)',
-        'MASTER_REPLICAS_TO_AGGREGATE',
-        0,
-        0,
-        100_000,
-      ),
-    )
-    .addOption(
-      new Option(
-        '--sync-failover <policy>',
-        'sync: a failover re-runs the step open on the shard with every contribution re-sent (rerun), or closes it without those lost (continue); written with the mode',
-      )
-        .env('MASTER_SYNC_FAILOVER')
-        .choices(['rerun', 'continue'])
-        .default('rerun'),
-    )
-    .addOption(
-      integerOption('--lease-ttl-s <s>', 'election lease TTL', 'MASTER_LEASE_TTL_S', 5, 1, 600),
-    )
-    .addOption(
-      integerOption(
-        '--session-ttl-s <s>',
-        'trainer session TTL',
-        'MASTER_SESSION_TTL_S',
-        10,
-        1,
-        3600,
-      ),
-    )
-    .addOption(
-      integerOption(
-        '--relist-interval-ms <ms>',
-        'full re-read of the job state even without events',
-        'MASTER_RELIST_INTERVAL_MS',
-        5_000,
-        100,
-        600_000,
-      ),
-    )
-    .addOption(
-      integerOption(
-        '--shutdown-grace-ms <ms>',
-        'time in-flight calls get to finish on SIGTERM',
-        'MASTER_SHUTDOWN_GRACE_MS',
-        5_000,
-        0,
-        600_000,
-      ),
-    )
-    .addOption(
-      new Option('--exit-on-stdin-close', 'exit when standard input closes (set by supervisors)')
-        .env('MASTER_EXIT_ON_STDIN_CLOSE')
-        .hideHelp(),
     );
-  for (const option of [
-    ...serverSecurityOptions('MASTER'),
-    ...etcdSecurityOptions('MASTER'),
-    ...logOptions('MASTER'),
-  ])
-    program.addOption(option);
+  addFlags(program, 'MASTER', masterFlags, serverSecurityFlags, etcdSecurityFlags, logFlags);
   program.parse(argv, { from: 'node' });
-  const o = program.opts<{
-    host: string;
-    port: number;
-    metricsPort?: number;
-    advertiseAddress?: string;
-    etcdEndpoints: string[];
-    job: string;
-    desiredPservers?: number;
-    blockSize: number;
-    replicas: number;
-    consistency: string;
-    replicasToAggregate: number;
-    syncFailover: string;
-    leaseTtlS: number;
-    sessionTtlS: number;
-    relistIntervalMs: number;
-    shutdownGraceMs: number;
-    exitOnStdinClose?: boolean;
-    logLevel: string;
-    logFormat?: string;
-    tlsCert?: string;
-    tlsKey?: string;
-    tlsClientCa?: string;
-    authConfig?: string;
-    etcdCa?: string;
-    etcdCert?: string;
-    etcdKey?: string;
-    etcdUser?: string;
-    etcdPasswordFile?: string;
-  }>();
   const fail = (message: string): never => program.error(message);
+  const {
+    consistency: mode,
+    replicasToAggregate,
+    syncFailover,
+    ...flags
+  } = flagValues(program, masterFlags);
   let consistency: JobConsistency;
   try {
-    consistency = parseConsistency(o.consistency, o.replicasToAggregate, o.syncFailover);
+    consistency = parseConsistency(mode, replicasToAggregate, syncFailover);
   } catch (err) {
-    return program.error(`error: ${(err as Error).message}`);
+    return fail(`error: ${(err as Error).message}`);
   }
-  if (o.replicasToAggregate > 0 && consistency.mode !== 'sync')
-    program.error(`error: --replicas-to-aggregate is for --consistency sync, got ${o.consistency}`);
-  if (o.syncFailover !== 'rerun' && consistency.mode !== 'sync')
-    program.error(`error: --sync-failover is for --consistency sync, got ${o.consistency}`);
+  if (replicasToAggregate > 0 && consistency.mode !== 'sync')
+    fail(`error: --replicas-to-aggregate is for --consistency sync, got ${mode}`);
+  if (syncFailover !== 'rerun' && consistency.mode !== 'sync')
+    fail(`error: --sync-failover is for --consistency sync, got ${mode}`);
   return {
-    host: o.host,
-    port: o.port,
-    metricsPort: o.metricsPort,
-    advertiseAddress: o.advertiseAddress,
-    etcdEndpoints: o.etcdEndpoints,
-    job: o.job,
-    desiredPservers: o.desiredPservers,
-    blockSize: o.blockSize,
-    replicas: o.replicas,
+    ...flags,
     consistency,
-    leaseTtlSeconds: o.leaseTtlS,
-    sessionTtlSeconds: o.sessionTtlS,
-    relistIntervalMs: o.relistIntervalMs,
-    shutdownGraceMs: o.shutdownGraceMs,
-    exitOnStdinClose: o.exitOnStdinClose ?? false,
     name: `${os.hostname()}-${process.pid}`,
-    security: serverSecuritySettings(o, fail),
-    etcdSecurity: etcdSecuritySettings(o, fail),
-    ...logSettings(o),
+    security: serverSecuritySettings(flagValues(program, serverSecurityFlags), fail),
+    etcdSecurity: etcdSecuritySettings(flagValues(program, etcdSecurityFlags), fail),
+    ...logSettings(flagValues(program, logFlags)),
   };
 }

@@ -2,7 +2,7 @@ import type { Logger } from '@pserver/logging';
 import type { FailpointName, PserverConfig } from './config';
 
 /** Fires the configured failpoint at `point`; true while a stall holds the caller there. */
-export type Failpoint = (point: FailpointName) => boolean;
+export type FailpointHook = (point: FailpointName) => boolean;
 
 /**
  * The hook that makes a configured failpoint happen: SIGKILL at the point (the crash tests), an
@@ -14,7 +14,7 @@ export type Failpoint = (point: FailpointName) => boolean;
 export function failpointHook(
   failpoint: PserverConfig['failpoint'],
   logger: Logger,
-): Failpoint | undefined {
+): FailpointHook | undefined {
   if (!failpoint) return undefined;
   let fired = false;
   return (point) => {

@@ -27,7 +27,7 @@ import {
 } from '@pserver/rpc';
 import { randomUUID } from 'node:crypto';
 import type { PserverConfig } from './config';
-import { failpointHook, type Failpoint } from './failpoint';
+import { failpointHook, type FailpointHook } from './failpoint';
 import { pserverMetrics } from './metrics';
 import { FixedRoster } from './consistency/roster';
 import { writeOrphanedState } from './persistence/orphaned-state';
@@ -115,7 +115,7 @@ export class PserverNode {
   /** Warnings about the checkpoint directory already logged (cluster mode checks it twice). */
   private readonly directoryWarnings = new Set<string>();
   private readonly security: ServerSecurity;
-  private readonly failpoint: Failpoint | undefined;
+  private readonly failpoint: FailpointHook | undefined;
 
   constructor(
     private readonly config: PserverConfig,

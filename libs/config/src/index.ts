@@ -1,5 +1,22 @@
-export type { LogSettings } from './options';
-export { integerOption, listOption, logOptions, logSettings } from './options';
+export type {
+  ChoiceFlag,
+  Flag,
+  FlagTable,
+  FlagValue,
+  FlagValues,
+  IntegerFlag,
+  ListFlag,
+  ParsedFlag,
+  SharedFlag,
+  SwitchFlag,
+  TextFlag,
+  Unit,
+} from './flag-table';
+export { addFlags, flagTable, flagValues, units } from './flag-table';
+export type { LogSettings } from './log-flags';
+export { logFlags, logSettings } from './log-flags';
+export { integerOption, listOption } from './options';
+export { sharedFlags } from './shared-flags';
 export type {
   ClientSecurityFlags,
   EtcdSecuritySettings,
@@ -8,8 +25,10 @@ export type {
 export {
   clientSecurityFiles,
   clientSecurityOptions,
+  etcdSecurityFlags,
   etcdSecurityOptions,
   etcdSecuritySettings,
+  serverSecurityFlags,
   serverSecurityOptions,
   serverSecuritySettings,
 } from './security-options';

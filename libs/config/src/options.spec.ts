@@ -1,29 +1,20 @@
 import { Command } from 'commander';
-import { integerOption, listOption, logOptions, logSettings } from './options';
+import { integerOption, listOption } from './options';
 
 function parse(args: string[]) {
   const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
   program.addOption(integerOption('--port <n>', 'port', 'TEST_PORT', 8100, 0, 65_535));
   program.addOption(listOption('--endpoints <list>', 'endpoints', 'TEST_ENDPOINTS'));
-  for (const option of logOptions('TEST')) program.addOption(option);
   program.parse(args, { from: 'user' });
-  return program.opts<{
-    port: number;
-    endpoints?: string[];
-    logLevel: string;
-    logFormat?: string;
-  }>();
+  return program.opts<{ port: number; endpoints?: string[] }>();
 }
 
-describe('flag helpers', () => {
-  it('parses integers, lists and log settings, with defaults', () => {
-    const options = parse(['--endpoints', 'http://a:1, http://b:2', '--log-format', 'json']);
-    expect(options).toMatchObject({
+describe('single options', () => {
+  it('parses integers and lists, with defaults', () => {
+    expect(parse(['--endpoints', 'http://a:1, http://b:2'])).toEqual({
       port: 8100,
       endpoints: ['http://a:1', 'http://b:2'],
-      logLevel: 'info',
     });
-    expect(logSettings(options)).toEqual({ logLevel: 'info', logFormat: 'json' });
   });
 
   it('names the flag and the value when an integer is out of range', () => {

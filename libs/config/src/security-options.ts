@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import { flagOption, flagTable } from './flag-table';
 
 /** A gRPC server's TLS and access settings (SECURITY.md). Paths only: files are read at start. */
 export interface ServerSecuritySettings {
@@ -8,24 +9,29 @@ export interface ServerSecuritySettings {
   authConfigFile: string | undefined;
 }
 
-/** `--tls-cert`, `--tls-key`, `--tls-client-ca`, `--auth-config`, with `<PREFIX>_…` variables. */
+/** `--tls-cert`, `--tls-key`, `--tls-client-ca`, `--auth-config`: a server's TLS and access. */
+export const serverSecurityFlags = flagTable({
+  tlsCert: {
+    kind: 'text',
+    flags: '--tls-cert <file>',
+    help: 'serve TLS with this certificate chain (PEM)',
+  },
+  tlsKey: { kind: 'text', flags: '--tls-key <file>', help: 'the private key of --tls-cert (PEM)' },
+  tlsClientCa: {
+    kind: 'text',
+    flags: '--tls-client-ca <file>',
+    help: 'verify client certificates against this CA (PEM); calls then need a certificate or a token',
+  },
+  authConfig: {
+    kind: 'text',
+    flags: '--auth-config <file>',
+    help: 'roles of client certificates and bearer tokens (JSON, see SECURITY.md)',
+  },
+});
+
+/** The options of `serverSecurityFlags`, with `<PREFIX>_…` variables. */
 export function serverSecurityOptions(envPrefix: string): Option[] {
-  return [
-    new Option('--tls-cert <file>', 'serve TLS with this certificate chain (PEM)').env(
-      `${envPrefix}_TLS_CERT`,
-    ),
-    new Option('--tls-key <file>', 'the private key of --tls-cert (PEM)').env(
-      `${envPrefix}_TLS_KEY`,
-    ),
-    new Option(
-      '--tls-client-ca <file>',
-      'verify client certificates against this CA (PEM); calls then need a certificate or a token',
-    ).env(`${envPrefix}_TLS_CLIENT_CA`),
-    new Option(
-      '--auth-config <file>',
-      'roles of client certificates and bearer tokens (JSON, see SECURITY.md)',
-    ).env(`${envPrefix}_AUTH_CONFIG`),
-  ];
+  return Object.values(serverSecurityFlags).map((flag) => flagOption(flag, envPrefix));
 }
 
 /** The settings from parsed options; `fail` reports a flag combination that cannot work. */
@@ -99,26 +105,36 @@ export interface EtcdSecuritySettings {
 }
 
 /** `--etcd-ca`, `--etcd-cert`, `--etcd-key`, `--etcd-user`, `--etcd-password-file`. */
+export const etcdSecurityFlags = flagTable({
+  etcdCa: {
+    kind: 'text',
+    flags: '--etcd-ca <file>',
+    help: 'CA of etcd’s server certificate (PEM)',
+  },
+  etcdCert: {
+    kind: 'text',
+    flags: '--etcd-cert <file>',
+    help: 'client certificate for etcd (PEM)',
+  },
+  etcdKey: { kind: 'text', flags: '--etcd-key <file>', help: 'private key of --etcd-cert (PEM)' },
+  etcdUser: {
+    kind: 'text',
+    flags: '--etcd-user <name>',
+    help: 'etcd user (etcd with authentication enabled)',
+  },
+  etcdPasswordFile: {
+    kind: 'text',
+    flags: '--etcd-password-file <file>',
+    help: 'file holding the etcd user’s password',
+  },
+});
+
+/** The options of `etcdSecurityFlags`, with `<PREFIX>_…` variables. */
 export function etcdSecurityOptions(envPrefix: string): Option[] {
-  return [
-    new Option('--etcd-ca <file>', 'CA of etcd’s server certificate (PEM)').env(
-      `${envPrefix}_ETCD_CA`,
-    ),
-    new Option('--etcd-cert <file>', 'client certificate for etcd (PEM)').env(
-      `${envPrefix}_ETCD_CERT`,
-    ),
-    new Option('--etcd-key <file>', 'private key of --etcd-cert (PEM)').env(
-      `${envPrefix}_ETCD_KEY`,
-    ),
-    new Option('--etcd-user <name>', 'etcd user (etcd with authentication enabled)').env(
-      `${envPrefix}_ETCD_USER`,
-    ),
-    new Option('--etcd-password-file <file>', 'file holding the etcd user’s password').env(
-      `${envPrefix}_ETCD_PASSWORD_FILE`,
-    ),
-  ];
+  return Object.values(etcdSecurityFlags).map((flag) => flagOption(flag, envPrefix));
 }
 
+/** The settings from parsed options; `fail` reports a flag combination that cannot work. */
 export function etcdSecuritySettings(
   o: {
     etcdCa?: string;

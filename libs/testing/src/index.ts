@@ -48,4 +48,6 @@ export {
 export { bytesAsHex } from './bytes-as-hex';
 export type { ScenarioCoverage } from './scenario-coverage';
 export { scenarioCoverage, scenarioNames } from './scenario-coverage';
+export type { SharedFlagVector } from './shared-flag-vectors';
+export { sharedFlagVectors } from './shared-flag-vectors';
 export * from './ledger';

@@ -1,7 +1,7 @@
 import type { ClusterMember } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type { PserverConfig } from '../config';
-import type { Failpoint } from '../failpoint';
+import type { FailpointHook } from '../failpoint';
 import type { PserverMetrics } from '../metrics';
 import type { PeerClients } from '../replication/peer-calls';
 
@@ -13,7 +13,7 @@ export interface RoleContext {
   /** Cluster mode: this pserver's membership, and the address it registered for trainers. */
   cluster: { member: ClusterMember; address: string } | undefined;
   /** Test failpoints (`--failpoint`); undefined in production. */
-  failpoint: Failpoint | undefined;
+  failpoint: FailpointHook | undefined;
   /** How this pserver dials the others of its shard. */
   peers: PeerClients;
   /**
