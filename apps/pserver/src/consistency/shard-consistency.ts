@@ -196,6 +196,19 @@ export abstract class ShardConsistency {
   }
 
   /**
+   * SSP and SYNC: a read for `step` by a roster member, which also says the trainer finished
+   * step − 1 (`finished`). False for a read outside a step (step 0: tools, evaluators), which
+   * never waits.
+   */
+  protected async readInStep(trainerId: number, step: number, what: string): Promise<boolean> {
+    this.hooks.beforeWait?.();
+    if (step === 0) return false;
+    await this.requireMember(trainerId, what);
+    this.finished(trainerId, step - 1, what);
+    return true;
+  }
+
+  /**
    * A read or push of step s + 1 says its trainer finished step s everywhere: the client starts a
    * step only after every push of the step before was acknowledged. Its mark moves to s if it was
    * behind, which is where a shard restored from an older checkpoint, or a replica promoted

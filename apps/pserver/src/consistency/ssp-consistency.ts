@@ -51,10 +51,7 @@ export class SspConsistency extends ShardConsistency {
     wait: CallWait,
     what: string,
   ): Promise<void> {
-    this.hooks.beforeWait?.();
-    if (step === 0) return;
-    await this.requireMember(trainerId, what);
-    this.finished(trainerId, step - 1, what);
+    if (!(await this.readInStep(trainerId, step, what))) return;
     const needed = step - 1 - this.staleness;
     await this.park(
       needed,

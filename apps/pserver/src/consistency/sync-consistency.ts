@@ -84,10 +84,7 @@ export class SyncConsistency extends ShardConsistency {
     wait: CallWait,
     what: string,
   ): Promise<void> {
-    this.hooks.beforeWait?.();
-    if (step === 0) return;
-    await this.requireMember(trainerId, what);
-    this.finished(trainerId, step - 1, what);
+    if (!(await this.readInStep(trainerId, step, what))) return;
     await this.park(step - 1, wait, `${what} for step ${step}`, `step ${step - 1} to close`);
   }
 
