@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from '@grpc/grpc-js';
 import { checkCheckpointDirectories, SnapshotBuffers } from '@pserver/checkpoint';
 import {
@@ -25,7 +26,6 @@ import {
   shutdownServer,
   type MetricsServer,
 } from '@pserver/rpc';
-import { randomUUID } from 'node:crypto';
 import type { PserverConfig } from './config';
 import { failpointHook, type FailpointHook } from './failpoint';
 import { pserverMetrics } from './metrics';
