@@ -12,6 +12,9 @@ export const backoffPolicies = {
    */
   electionLease: { firstMs: 200, maxMs: 2_000, growth: 'doubling', jitter: 'half' },
 
+  /** A finished job's master looking again whether every pserver has left. */
+  pserversLeftPoll: { firstMs: 500, maxMs: 500, growth: 'constant', jitter: 'none' },
+
   /**
    * A trainer waiting out a failover: a call to a shard that is busy, not served for now or whose
    * outcome is unknown, and a step run again under a new view. Full jitter, capped at 1 s so that
@@ -30,6 +33,12 @@ export const backoffPolicies = {
 
   /** A trainer asking again whether the parameters are initialized while another one does it. */
   initDecision: { firstMs: 200, maxMs: 200, growth: 'constant', jitter: 'none' },
+
+  /**
+   * A trainer asking again for a task after the master said its session expired (a long pause):
+   * the client registers again meanwhile.
+   */
+  expiredSession: { firstMs: 250, maxMs: 250, growth: 'constant', jitter: 'none' },
 
   /** A trainer asking again for a task when none is free and the master gives no retry hint. */
   taskPoll: { firstMs: 500, maxMs: 500, growth: 'constant', jitter: 'none' },

@@ -138,7 +138,7 @@ describe('retry', () => {
         {
           policy: every100,
           again: (reply) => !reply.ready,
-          waitMs: (outcome) => ('result' in outcome ? outcome.result.hintMs : undefined),
+          waitMs: (outcome) => ('error' in outcome ? undefined : outcome.result.hintMs),
         },
       ),
     );

@@ -8,8 +8,13 @@ import { backoffDelayMs, type BackoffPolicy } from './backoff';
  * `abortableSleep`, so whoever stops (a node, a tenure, a client) is not kept waiting.
  */
 
-/** How one attempt ended when it asks for another: an error, or a result that is not ready. */
-export type AttemptOutcome<T> = { readonly error: unknown } | { readonly result: T };
+/**
+ * How one attempt ended when it asks for another: an error, or a result that is not ready. Told
+ * apart with `'error' in outcome` (an error may be anything, `undefined` too).
+ */
+export type AttemptOutcome<T> =
+  | { readonly error: unknown; readonly result?: never }
+  | { readonly result: T; readonly error?: never };
 
 /** Told before each wait: the attempt that just ended (from 1), how, and the wait. */
 export type RetryEvent<T> = AttemptOutcome<T> & {
@@ -38,8 +43,11 @@ export interface RetryOptions<T> {
   retryIf?: (error: unknown) => boolean;
   /** Whether an attempt's result asks for another attempt (a poll's "not yet"; default: none). */
   again?: (result: T) => boolean;
-  /** A wait the outcome itself asks for (a server's retry hint), instead of the policy's. */
-  waitMs?: (outcome: AttemptOutcome<T>) => number | undefined;
+  /**
+   * A wait the outcome of attempt number `attempt` asks for (a server's retry hint), instead of
+   * the policy's; undefined: the policy's.
+   */
+  waitMs?: (outcome: AttemptOutcome<T>, attempt: number) => number | undefined;
   /** Called, and awaited, before each wait: its log line, or work that must come first. */
   onRetry?: (event: RetryEvent<T>) => void | Promise<void>;
   /** Where jitter comes from (tests make it deterministic). */
@@ -90,7 +98,7 @@ export async function retry<T>(
     signal?.throwIfAborted();
     const leftMs = deadline - performance.now();
     if (leftMs <= 0) throw new RetryDeadlineError(attempt, timeoutMs!, outcome);
-    const wantedMs = waitMs?.(outcome) ?? backoffDelayMs(policy, attempt, options.random);
+    const wantedMs = waitMs?.(outcome, attempt) ?? backoffDelayMs(policy, attempt, options.random);
     // A wait the deadline cuts short ends the retries: no attempt starts at the deadline.
     const lastWait = wantedMs >= leftMs;
     const delayMs = Math.min(wantedMs, leftMs);
