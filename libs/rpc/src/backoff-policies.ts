@@ -12,7 +12,10 @@ export const backoffPolicies = {
    */
   electionLease: { firstMs: 200, maxMs: 2_000, growth: 'doubling', jitter: 'half' },
 
-  /** A finished job's master looking again whether every pserver has left. */
+  /**
+   * A finished job's master looking again whether every pserver has left (and `pserverctl finish
+   * --wait`, through the masters' view).
+   */
   pserversLeftPoll: { firstMs: 500, maxMs: 500, growth: 'constant', jitter: 'none' },
 
   /**
@@ -57,6 +60,9 @@ export const backoffPolicies = {
 
   /** Watching for the job's end again after etcd failed the watch or the read. */
   jobFinishedWatch: { firstMs: 1_000, maxMs: 1_000, growth: 'constant', jitter: 'none' },
+
+  /** `pserverctl drain` looking again whether another pserver serves the drained shard. */
+  drainPoll: { firstMs: 200, maxMs: 200, growth: 'constant', jitter: 'none' },
 
   /** A primary sending one push to a replica again until the replica applied it. */
   replicaForward: { firstMs: 20, maxMs: 500, growth: 'doubling', jitter: 'none' },
