@@ -75,6 +75,7 @@ export async function drain(
     if (!(err instanceof RetryDeadlineError)) throw err;
     throw new Error(
       `${member} handed shard ${found.index} over, but no pserver serves it again within ${options.waitMs / 1000} s (pserverctl status shows where it is)`,
+      { cause: err },
     );
   }
 }

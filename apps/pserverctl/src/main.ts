@@ -218,7 +218,9 @@ async function pserversGone(connection: Connection, masters: string[], waitMs: n
     });
   } catch (err) {
     if (!(err instanceof RetryDeadlineError)) throw err;
-    throw new Error(`pservers still registered after ${waitMs / 1000} s (pserverctl status)`);
+    throw new Error(`pservers still registered after ${waitMs / 1000} s (pserverctl status)`, {
+      cause: err,
+    });
   }
 }
 
