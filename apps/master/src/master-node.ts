@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from '@grpc/grpc-js';
 import {
   jobFinished,
@@ -13,7 +12,10 @@ import {
 } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import {
+  abortableSleep,
   addReflection,
+  backoffDelayMs,
+  backoffPolicies,
   bindServer,
   CallMetrics,
   callMetricsInterceptor,
@@ -22,6 +24,7 @@ import {
   loadServerSecurity,
   type ServerSecurity,
   masterService,
+  retry,
   serviceNames,
   shutdownServer,
   serveMetrics,
@@ -46,14 +49,10 @@ export const exitCodes = {
   stoppedEarly: 75,
 } as const;
 
-/** Re-granting a lost election lease while etcd is unreachable: doubling delays, capped. */
-const regrantBackoff = { firstMs: 200, maxMs: 2_000 } as const;
 /** How long a leader that lost its lease waits for its role to stop before it exits anyway. */
 const stepDownGraceMs = 1_000;
 /** How long an untrusted lease's revocation may take: best effort, etcd may be unreachable. */
 const revokeGraceMs = 500;
-/** How often a finished job's master looks whether every pserver has left. */
-const leftPollMs = 500;
 
 /**
  * A master replica. Every replica serves gRPC and is ready (overall health SERVING); the
@@ -148,8 +147,11 @@ export class MasterNode {
       await jobFinished(this.client!, this.keys, signal);
       this.jobDone = true;
       this.logger.info('the job is finished; exiting once every pserver has left');
-      while ((await pserversLeft(this.client!, this.keys).catch(() => 1)) > 0)
-        await sleep(leftPollMs, undefined, { signal });
+      await retry(() => pserversLeft(this.client!, this.keys).catch(() => 1), {
+        policy: backoffPolicies.pserversLeftPoll,
+        signal,
+        again: (left) => left > 0,
+      });
       this.logger.info('the job is finished and every pserver has left');
       this.onJobDone();
     } catch {
@@ -304,21 +306,32 @@ export class MasterNode {
 
   /** A new lease, retried with backoff while etcd is unreachable; undefined when stopping. */
   private async regrant(): Promise<LeaseKeeper | undefined> {
-    for (let attempt = 1; !this.stopping.signal.aborted; attempt++) {
-      try {
-        const lease = await this.grantLease();
-        if (this.stopping.signal.aborted) {
-          await this.dropLease(lease);
-          return undefined;
-        }
-        this.logger.info('granted a new election lease', { lease: lease.id, attempt });
-        return lease;
-      } catch (err) {
-        this.logger.warn('could not grant an election lease; retrying', { attempt, err });
-        await this.backoff(attempt);
-      }
+    const { signal } = this.stopping;
+    try {
+      return await retry(
+        async (attempt) => {
+          const lease = await this.grantLease();
+          if (signal.aborted) {
+            await this.dropLease(lease);
+            return undefined;
+          }
+          this.logger.info('granted a new election lease', { lease: lease.id, attempt });
+          return lease;
+        },
+        {
+          policy: backoffPolicies.electionLease,
+          signal,
+          onRetry: ({ attempt, error }) =>
+            this.logger.warn('could not grant an election lease; retrying', {
+              attempt,
+              err: error,
+            }),
+        },
+      );
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      throw err;
     }
-    return undefined;
   }
 
   /** Revokes a lease that is done with (its election key goes at once), best effort. */
@@ -326,12 +339,10 @@ export class MasterNode {
     await withinMs(lease.revoke(), revokeGraceMs).catch(() => lease.close());
   }
 
-  /** Waits before retry number `attempt` (from 1): doubling from 200 ms up to 2 s, jittered. */
+  /** Waits before retry number `attempt` (from 1); ends early, without an error, when stopping. */
   private backoff(attempt: number): Promise<void> {
-    const { firstMs, maxMs } = regrantBackoff;
-    const ms = Math.min(maxMs, firstMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-    // Ends early (without an error) when the master stops.
-    return sleep(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+    const ms = backoffDelayMs(backoffPolicies.electionLease, attempt);
+    return abortableSleep(ms, this.stopping.signal).catch(() => undefined);
   }
 }
 

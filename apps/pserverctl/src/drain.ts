@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffPolicies, retry, RetryDeadlineError } from '@pserver/rpc';
 import type { Connection } from './connection';
 import { jobStatus, type JobStatus } from './job-status';
 
@@ -19,7 +19,6 @@ export interface DrainOptions {
   force: boolean;
   /** How long to wait for the shard to be served again. */
   waitMs: number;
-  pollMs?: number;
 }
 
 /**
@@ -49,24 +48,35 @@ export async function drain(
   const seconds = (): number => (performance.now() - startedAt) / 1000;
   if (found.role !== 'primary') return { member, role: found.role, seconds: seconds() };
   const epoch = Number(answer.shardEpoch);
-  const deadline = Date.now() + options.waitMs;
-  for (;;) {
+  // Another pserver serving the shard at a higher epoch; undefined while none does (or no master
+  // answers: they may be failing over too).
+  const successor = async (): Promise<{ member: string; epoch: number } | undefined> => {
     const now = await jobStatus(connection, masters).catch(() => undefined);
     const shard = now?.shards.find((s) => s.index === found.index);
-    if (shard?.state === 'serving' && shard.member !== member && shard.epoch > epoch)
-      return {
-        member,
-        role: 'primary',
-        index: found.index,
-        epoch,
-        successor: { member: shard.member, epoch: shard.epoch },
-        seconds: seconds(),
-      };
-    if (Date.now() > deadline)
-      throw new Error(
-        `${member} handed shard ${found.index} over, but no pserver serves it again within ${options.waitMs / 1000} s (pserverctl status shows where it is)`,
-      );
-    await sleep(options.pollMs ?? 200);
+    return shard?.state === 'serving' && shard.member !== member && shard.epoch > epoch
+      ? { member: shard.member, epoch: shard.epoch }
+      : undefined;
+  };
+  try {
+    const next = await retry(successor, {
+      policy: backoffPolicies.drainPoll,
+      timeoutMs: options.waitMs,
+      again: (next) => next === undefined,
+    });
+    return {
+      member,
+      role: 'primary',
+      index: found.index,
+      epoch,
+      successor: next!,
+      seconds: seconds(),
+    };
+  } catch (err) {
+    if (!(err instanceof RetryDeadlineError)) throw err;
+    throw new Error(
+      `${member} handed shard ${found.index} over, but no pserver serves it again within ${options.waitMs / 1000} s (pserverctl status shows where it is)`,
+      { cause: err },
+    );
   }
 }
 

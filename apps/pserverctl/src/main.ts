@@ -9,7 +9,7 @@ import {
   versionLine,
   type ClientSecurityFlags,
 } from '@pserver/config';
-import { loadClientSecurity } from '@pserver/rpc';
+import { backoffPolicies, loadClientSecurity, retry, RetryDeadlineError } from '@pserver/rpc';
 import { Connection } from './connection';
 import { drain, drainText } from './drain';
 import { jobStatus, type JobStatus } from './job-status';
@@ -207,14 +207,20 @@ for (const [name, what] of [
 
 /** Waits until the job's view holds no pserver (or no master answers: they exit after them). */
 async function pserversGone(connection: Connection, masters: string[], waitMs: number) {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const status = await jobStatus(connection, masters);
-    if (!status.job || (status.shards.every((s) => !s.address) && status.spares.length === 0))
-      return;
-    if (Date.now() > deadline)
-      throw new Error(`pservers still registered after ${waitMs / 1000} s (pserverctl status)`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  try {
+    await retry(() => jobStatus(connection, masters), {
+      policy: backoffPolicies.pserversLeftPoll,
+      timeoutMs: waitMs,
+      retryIf: () => false,
+      again: (status) =>
+        Boolean(status.job) &&
+        !(status.shards.every((s) => !s.address) && status.spares.length === 0),
+    });
+  } catch (err) {
+    if (!(err instanceof RetryDeadlineError)) throw err;
+    throw new Error(`pservers still registered after ${waitMs / 1000} s (pserverctl status)`, {
+      cause: err,
+    });
   }
 }
 

@@ -11,7 +11,10 @@ import {
 } from '@pserver/proto';
 import {
   abortableSleep,
+  backoffDelayMs,
+  backoffPolicies,
   createLinkedAbortController,
+  retry,
   RpcError,
   type ClientSecurity,
 } from '@pserver/rpc';
@@ -19,7 +22,6 @@ import { tasksOf, type DatasetTask } from './dataset-tasks';
 import { ClientError, isRefused } from './errors';
 import { checkMaxNorm } from './global-clip';
 import { MasterLink, type TrainerRegistration } from './master-link';
-import { sleepFor } from './retry';
 import { SessionKeeper } from './session-keeper';
 import { ShardCalls } from './shard-calls';
 import type { ListedParam } from './model-listing';
@@ -312,17 +314,20 @@ export class PserverClient implements StepHost {
       if (this.options.initializer ?? true) await this.writeInit(entries, configOf, tables);
       return;
     }
-    for (;;) {
-      const { decision } = await this.master.beginInit(this.trainerId, this.closing.signal);
-      if (decision === 'INIT_DECISION_DONE') return;
-      if (decision === 'INIT_DECISION_INITIALIZE') {
-        await this.writeInit(entries, configOf, tables);
-        await this.master.finishInit(this.trainerId, this.closing.signal);
-        this.logger.info('initialized the parameters');
-        return;
-      }
-      await sleepFor(200, this.closing.signal);
-    }
+    const { master } = this;
+    const { signal } = this.closing;
+    const { decision } = await retry(() => master.beginInit(this.trainerId, signal), {
+      policy: backoffPolicies.initDecision,
+      signal,
+      retryIf: () => false,
+      // Another trainer is initializing: ask again until it is done (or leaves it to this one).
+      again: (reply) =>
+        reply.decision !== 'INIT_DECISION_DONE' && reply.decision !== 'INIT_DECISION_INITIALIZE',
+    });
+    if (decision === 'INIT_DECISION_DONE') return;
+    await this.writeInit(entries, configOf, tables);
+    await master.finishInit(this.trainerId, signal);
+    this.logger.info('initialized the parameters');
   }
 
   /**
@@ -581,16 +586,17 @@ export class PserverClient implements StepHost {
    * master's watch wakes it on every new view; standalone, it polls the pservers' status.
    */
   async waitForCompleteView(deadline: number): Promise<boolean> {
-    while (!complete(this.currentView)) {
+    for (let look = 1; !complete(this.currentView); look++) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
+      const pauseMs = Math.min(backoffDelayMs(backoffPolicies.viewPoll, look), left);
       // A new view from the watch ends the pause early; so does close().
       const woken = new AbortController();
       const wake = (): void => woken.abort();
       this.viewWaiters.add(wake);
       const linked = createLinkedAbortController(this.closing.signal, woken.signal);
       try {
-        await abortableSleep(Math.min(500, left), linked.signal).catch(() => undefined);
+        await abortableSleep(pauseMs, linked.signal).catch(() => undefined);
       } finally {
         linked.cleanup();
         this.viewWaiters.delete(wake);

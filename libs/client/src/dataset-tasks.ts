@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { GetTaskResponse__Output } from '@pserver/proto';
-import { RpcError } from '@pserver/rpc';
+import { backoffDelayMs, backoffPolicies, retry, RpcError } from '@pserver/rpc';
 import { ClientError } from './errors';
 import type { MasterLink } from './master-link';
 import { readLines } from './read-lines';
-import { sleepFor } from './retry';
 
 /** A task handed to this trainer: a byte range of a line file, or a range of record indices. */
 export interface DatasetTask {
@@ -60,21 +59,28 @@ export async function* tasksOf(source: TaskSource, pass: number): AsyncGenerator
   // master died after committing the hand-out) and that is sent again gets that same task,
   // instead of leaving it pending under this live trainer until its timeout.
   let requestId = newRequestId();
-  for (let expired = 0; ;) {
-    const reply = await source.master
-      .getTask(source.trainerId, pass, requestId, source.signal)
-      .catch((err: unknown) => {
+  let expired = 0;
+  for (;;) {
+    const reply = await retry(
+      () => source.master.getTask(source.trainerId, pass, requestId, source.signal),
+      {
+        policy: backoffPolicies.taskPoll,
+        signal: source.signal,
         // The session ended (a long pause): the client registers again under a new id.
-        if (!(err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED') || ++expired > 20)
-          throw err;
-        return { outcome: 'GET_TASK_OUTCOME_UNSPECIFIED', retryAfterMs: 250 } as const;
-      });
+        retryIf: (err) =>
+          err instanceof RpcError && err.code === 'MASTER_SESSION_EXPIRED' && ++expired <= 20,
+        // No task is free yet (others hold the pass's last ones): ask again, idle meanwhile.
+        again: (reply) =>
+          reply.outcome !== 'GET_TASK_OUTCOME_PASS_OVER' &&
+          !(reply.outcome === 'GET_TASK_OUTCOME_TASK' && reply.task),
+        waitMs: (outcome, attempt) =>
+          'error' in outcome
+            ? backoffDelayMs(backoffPolicies.expiredSession, attempt)
+            : outcome.result.retryAfterMs || undefined,
+        onRetry: () => source.idle?.(),
+      },
+    );
     if (reply.outcome === 'GET_TASK_OUTCOME_PASS_OVER') return;
-    if (reply.outcome !== 'GET_TASK_OUTCOME_TASK' || !reply.task) {
-      await source.idle?.();
-      await sleepFor(reply.retryAfterMs || 500, source.signal);
-      continue;
-    }
     const task = taskOf(reply);
     requestId = newRequestId();
     let finished = false;

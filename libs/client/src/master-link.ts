@@ -11,16 +11,18 @@ import type {
   SetDatasetResponse__Output,
 } from '@pserver/proto';
 import {
+  backoffPolicies,
   callUnary,
   channelSecurity,
   fromServiceError,
   masterClient,
   onAbort,
+  retry,
+  RetryDeadlineError,
   RpcError,
   type ClientSecurity,
 } from '@pserver/rpc';
 import { ClientError } from './errors';
-import { sleepFor } from './retry';
 
 type UnaryName =
   | 'registerTrainer'
@@ -154,9 +156,7 @@ export class MasterLink {
   /** One unary call to the leader, following redirects and skipping dead replicas. */
   private async call<Res>(name: UnaryName, request: object, signal?: AbortSignal): Promise<Res> {
     const deadline = performance.now() + this.timeoutMs;
-    let lastError: unknown;
-    for (let attempt = 0; performance.now() < deadline; attempt++) {
-      signal?.throwIfAborted();
+    const attempt = async (): Promise<Res> => {
       const client = this.client(this.current);
       try {
         // The generated client overloads each method; the (request, metadata, options, callback)
@@ -169,19 +169,25 @@ export class MasterLink {
           signal,
         });
       } catch (err) {
-        lastError = err;
-        if (!(err instanceof RpcError) || err.status !== status.UNAVAILABLE) throw err;
-        this.moveOn(err);
-        if (attempt > 0) await sleepFor(Math.min(50 * attempt, 500), signal);
+        if (isUnavailable(err)) this.moveOn(err);
+        throw err;
       }
+    };
+    try {
+      return await retry(attempt, {
+        policy: backoffPolicies.masterFailover,
+        signal,
+        timeoutMs: this.timeoutMs,
+        retryIf: isUnavailable,
+      });
+    } catch (err) {
+      if (!(err instanceof RetryDeadlineError)) throw err;
+      throw new ClientError(
+        'CLIENT_NO_MASTER',
+        `no master answered within ${this.timeoutMs} ms (${this.addresses.join(', ')})`,
+        { cause: err.cause },
+      );
     }
-    throw new ClientError(
-      'CLIENT_NO_MASTER',
-      `no master answered within ${this.timeoutMs} ms (${this.addresses.join(', ')})`,
-      {
-        cause: lastError,
-      },
-    );
   }
 
   /**
@@ -189,30 +195,41 @@ export class MasterLink {
    * following the leader) whenever the stream ends.
    */
   async watch(onView: (view: ClusterView__Output) => void, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const client = this.client(this.current);
-      await new Promise<void>((resolve) => {
-        const stream: ClientReadableStream<ClusterView__Output> = client.watchCluster({
-          afterRevision: 0,
-        });
-        const unlink = onAbort(signal, () => stream.cancel());
-        stream.on('data', (view: ClusterView__Output) => {
-          try {
-            onView(view);
-          } catch (err) {
-            this.logger.error('a cluster view could not be applied', { err });
-          }
-        });
-        stream.on('error', (err: Parameters<typeof fromServiceError>[0]) => {
-          if (!signal.aborted) this.moveOn(fromServiceError(err));
-        });
-        stream.on('close', () => {
-          unlink();
-          resolve();
-        });
+    await retry(() => this.watchOnce(onView, signal), {
+      policy: backoffPolicies.masterWatch,
+      signal,
+      again: () => true,
+    }).catch((err: unknown) => {
+      if (!signal.aborted) throw err;
+    });
+  }
+
+  /** One stream of cluster views from the replica the link talks to, until it ends. */
+  private watchOnce(
+    onView: (view: ClusterView__Output) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const client = this.client(this.current);
+    return new Promise<void>((resolve) => {
+      const stream: ClientReadableStream<ClusterView__Output> = client.watchCluster({
+        afterRevision: 0,
       });
-      if (!signal.aborted) await sleepFor(100, signal).catch(() => undefined);
-    }
+      const unlink = onAbort(signal, () => stream.cancel());
+      stream.on('data', (view: ClusterView__Output) => {
+        try {
+          onView(view);
+        } catch (err) {
+          this.logger.error('a cluster view could not be applied', { err });
+        }
+      });
+      stream.on('error', (err: Parameters<typeof fromServiceError>[0]) => {
+        if (!signal.aborted) this.moveOn(fromServiceError(err));
+      });
+      stream.on('close', () => {
+        unlink();
+        resolve();
+      });
+    });
   }
 
   close(): void {
@@ -239,4 +256,9 @@ export class MasterLink {
     }
     return client;
   }
+}
+
+/** A replica that does not answer, or a follower (it names the leader): try elsewhere. */
+function isUnavailable(err: unknown): err is RpcError {
+  return err instanceof RpcError && err.status === status.UNAVAILABLE;
 }

@@ -6,8 +6,10 @@ import {
   type Tensor,
 } from '@pserver/proto';
 import {
+  backoffPolicies,
   createDeadlineSignal,
   createLinkedAbortController,
+  retry,
   RpcError,
   type LinkedAbortController,
   type SignalAndCleanup,
@@ -23,7 +25,6 @@ import {
 import { clipByGlobalNorm } from './global-clip';
 import { assembleModel, type ListedParam } from './model-listing';
 import { planPulls, rowsPerCall } from './pull-plan';
-import { backoffMs, sleepFor } from './retry';
 import type { CallLimits, ShardCalls } from './shard-calls';
 import { StepPushes } from './step-pushes';
 import {
@@ -573,7 +574,7 @@ export class StepContext {
     { resend = true } = {},
   ): Promise<T> {
     let resent = false;
-    for (let attempt = 0; ; attempt++) {
+    const attempt = async (): Promise<T> => {
       this.throwIfStale(shard);
       const route = this.view.shards[shard]!;
       try {
@@ -586,19 +587,27 @@ export class StepContext {
           this.host.staleShard(shard, err instanceof RpcError ? err.facts.shardEpoch : undefined);
           throw this.staleError(err);
         }
-        // Asked once per call: the shard holds the step from then on.
+        // Asked once per call, and the call sent again at once: the shard holds the step now.
         if (isResendStep(err) && resend && !resent) {
           resent = true;
           await this.resendLastStep(shard);
-          continue;
+          return attempt();
         }
-        if (!isRetryable(err) && !isShardUnavailable(err)) throw err;
-        const hint = err instanceof RpcError ? err.facts.retryAfterMs : undefined;
-        await sleepFor(hint ?? backoffMs(attempt), this.signal).catch((abort: unknown) => {
-          throw this.staleError(abort);
-        });
+        throw err;
       }
-    }
+    };
+    return retry(attempt, {
+      policy: backoffPolicies.shardFailover,
+      signal: this.signal,
+      retryIf: (err) => isRetryable(err) || isShardUnavailable(err),
+      waitMs: (outcome) =>
+        'error' in outcome && outcome.error instanceof RpcError
+          ? outcome.error.facts.retryAfterMs
+          : undefined,
+    }).catch((err: unknown) => {
+      // The context ended before or between attempts.
+      throw this.signal.aborted && err === this.signal.reason ? this.staleError(err) : err;
+    });
   }
 
   private throwIfStale(shard: number): void {

@@ -1,5 +1,5 @@
+import { backoffPolicies, retry, RetryDeadlineError } from '@pserver/rpc';
 import { ClientError, isRefused, isStale } from './errors';
-import { backoffMs, sleepFor } from './retry';
 import { StepContext, type ContextHost } from './step-context';
 import type { StepPushes } from './step-pushes';
 import type { View } from './view';
@@ -42,10 +42,24 @@ export async function runStep<T>(
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   let run = 0;
-  while (Date.now() < deadline) {
+  const stepFailed = (): ClientError =>
+    new ClientError(
+      'CLIENT_STEP_FAILED',
+      `step ${identity.step}: not done within ${timeoutMs} ms (${run} runs; last: ${
+        (lastError as Error | undefined)?.message ?? 'no complete cluster view'
+      })`,
+      { cause: lastError },
+    );
+  const runOnce = async (): Promise<T> => {
     run++;
+    // A run after a stale one captures a view fetched now, not the one that went stale.
+    if (run > 1)
+      await host.refreshView().catch((err: unknown) => {
+        if (isRefused(err)) throw err;
+        lastError = err;
+      });
     host.closingSignal.throwIfAborted();
-    if (!(await host.waitForCompleteView(deadline))) break;
+    if (!(await host.waitForCompleteView(deadline))) throw stepFailed();
     const ctx = new StepContext(host, host.view, identity, deadline);
     const untrack = host.track(ctx);
     try {
@@ -56,32 +70,29 @@ export async function runStep<T>(
       if (step > 0) host.keepStepPushes(ctx.sent);
       return result;
     } catch (err) {
-      if (host.closingSignal.aborted) throw err;
-      if (!isStale(err) && !isPastDeadline(err)) throw err;
       lastError = err;
+      throw err;
     } finally {
       ctx.close();
       untrack();
     }
-    host.logger.info('step ran under a stale view; running it again', {
-      step: identity.step,
-      run,
-      reason: (lastError as Error).message,
+  };
+  try {
+    return await retry(runOnce, {
+      policy: backoffPolicies.shardFailover,
+      signal: host.closingSignal,
+      timeoutMs,
+      retryIf: (err) => !host.closingSignal.aborted && (isStale(err) || isPastDeadline(err)),
+      onRetry: () =>
+        host.logger.info('step ran under a stale view; running it again', {
+          step: identity.step,
+          run,
+          reason: (lastError as Error).message,
+        }),
     });
-    const pause = Math.min(backoffMs(run - 1), deadline - Date.now());
-    if (pause > 0) await sleepFor(pause, host.closingSignal);
-    await host.refreshView().catch((err: unknown) => {
-      if (isRefused(err)) throw err;
-      lastError = err;
-    });
+  } catch (err) {
+    throw err instanceof RetryDeadlineError ? stepFailed() : err;
   }
-  throw new ClientError(
-    'CLIENT_STEP_FAILED',
-    `step ${identity.step}: not done within ${timeoutMs} ms (${run} runs; last: ${
-      (lastError as Error | undefined)?.message ?? 'no complete cluster view'
-    })`,
-    { cause: lastError },
-  );
 }
 
 /** The step's deadline passed during a run (the context's own timer aborted it). */

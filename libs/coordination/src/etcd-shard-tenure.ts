@@ -1,14 +1,12 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
+import { backoffPolicies, retry } from '@pserver/rpc';
 import { EtcdMetaStore } from './etcd-meta-store';
 import { parseReplica, type ReplicaAssignment } from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
 import type { CompleteAssignment, PserverMembership } from './membership';
 import { TenureBase } from './shard-tenure';
-
-/** How long `announceServing` waits between attempts while etcd does not answer. */
-const announceRetryMs = 200;
 
 /**
  * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
@@ -21,6 +19,8 @@ export class EtcdShardTenure extends TenureBase {
   readonly mode = 'cluster';
   private stopWatching: (() => Promise<void>) | undefined;
   private readonly replicaWatches = new Set<() => Promise<void>>();
+  /** Aborted by `close` (and so when the tenure ends): `announceServing` stops trying. */
+  private readonly closed = new AbortController();
   /**
    * The epoch of the index's latest owner that announced serving it (`ckpt/<i>/served`, read
    * once this tenure held the index, so no other owner can announce after it; 0: none): the only
@@ -81,18 +81,27 @@ export class EtcdShardTenure extends TenureBase {
     return this.holds();
   }
 
-  /** Retries until etcd takes it or the tenure ends; a refused compare ends the tenure. */
+  /**
+   * Retries while etcd does not answer, until etcd takes it or the tenure ends or is closed (a
+   * wait between attempts ends at once then); a refused compare ends the tenure.
+   */
   async announceServing(): Promise<void> {
-    while (this.holds()) {
-      try {
-        if (await this.membership.announce({ index: this.index, epoch: this.epoch })) return;
-        this.lose(`assign/${this.index} is no longer held with epoch ${this.epoch}`);
-        return;
-      } catch (err) {
-        this.logger.warn('announcing the served shard failed; retrying', { err });
-        await new Promise((resolve) => setTimeout(resolve, announceRetryMs));
-      }
-    }
+    const { signal } = this.closed;
+    await retry(
+      async () => {
+        if (!this.holds()) return;
+        if (!(await this.membership.announce({ index: this.index, epoch: this.epoch })))
+          this.lose(`assign/${this.index} is no longer held with epoch ${this.epoch}`);
+      },
+      {
+        policy: backoffPolicies.tenureWrite,
+        signal,
+        onRetry: ({ error }) =>
+          this.logger.warn('announcing the served shard failed; retrying', { err: error }),
+      },
+    ).catch((err: unknown) => {
+      if (!signal.aborted) throw err;
+    });
   }
 
   /**
@@ -156,6 +165,7 @@ export class EtcdShardTenure extends TenureBase {
   }
 
   async close(): Promise<void> {
+    this.closed.abort(new Error(`the tenure of shard ${this.index} is closed`));
     const stop = this.stopWatching;
     this.stopWatching = undefined;
     await stop?.().catch(() => undefined);

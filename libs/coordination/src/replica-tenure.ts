@@ -1,5 +1,6 @@
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '@pserver/logging';
+import { backoffPolicies, retry } from '@pserver/rpc';
 import type { ReplicaAssignment, ReplicaValue } from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
@@ -21,6 +22,8 @@ export class ReplicaTenure {
   private lostReason: string | undefined;
   private readonly listeners = new Set<(reason: string) => void>();
   private stopWatching: (() => Promise<void>) | undefined;
+  /** Aborted by `close` (and so when the tenure ends): `markInSync` stops trying. */
+  private readonly closed = new AbortController();
 
   private constructor(
     private readonly client: Etcd3,
@@ -87,8 +90,9 @@ export class ReplicaTenure {
 
   /**
    * Writes `inSync` into the replica's key, which makes it promotable: only while the key is
-   * still this replica's (same create revision, same lease). Retries while etcd does not answer;
-   * false when the key is no longer this replica's.
+   * still this replica's (same create revision, same lease). Retries while etcd does not answer,
+   * until the tenure ends or is closed; false when the key is no longer this replica's, or the
+   * tenure ended or was closed first.
    */
   async markInSync(): Promise<boolean> {
     const key = this.keys.replica(this.index, this.replica.member);
@@ -98,8 +102,10 @@ export class ReplicaTenure {
       primaryEpoch: this.primaryEpoch,
       inSync: true,
     };
-    while (this.holds()) {
-      try {
+    const { signal } = this.closed;
+    return retry(
+      async () => {
+        if (!this.holds()) return false;
         const result = await this.client
           .if(key, 'Create', '==', this.replica.createRevision)
           .and(key, 'Lease', '==', this.lease.id)
@@ -107,16 +113,22 @@ export class ReplicaTenure {
           .commit();
         if (!result.succeeded) this.lose(`${key} is no longer this replica's`);
         return result.succeeded;
-      } catch (err) {
-        this.logger.warn('marking the replica in sync failed; retrying', { err });
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
-    return false;
+      },
+      {
+        policy: backoffPolicies.tenureWrite,
+        signal,
+        onRetry: ({ error }) =>
+          this.logger.warn('marking the replica in sync failed; retrying', { err: error }),
+      },
+    ).catch((err: unknown) => {
+      if (signal.aborted) return false;
+      throw err;
+    });
   }
 
-  /** Stops watching (idempotent); does not end the tenure. */
+  /** Stops watching and `markInSync` (idempotent); does not end the tenure. */
   async close(): Promise<void> {
+    this.closed.abort(new Error(`the replica tenure of shard ${this.index} is closed`));
     const stop = this.stopWatching;
     this.stopWatching = undefined;
     await stop?.().catch(() => undefined);

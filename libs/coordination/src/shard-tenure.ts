@@ -35,9 +35,13 @@ export interface ShardTenure extends Readonly<TenureFacts> {
   onLost(listener: (error: TenureLostError) => void): void;
   /** The shard's checkpoint metas; a commit is refused with `TenureLostError` once lost. */
   readonly checkpoints: MetaStore;
-  /** Tells the cluster the shard is served now (recovery done). Standalone: nothing to tell. */
+  /**
+   * Tells the cluster the shard is served now (recovery done), trying again while etcd does not
+   * answer; gives up, without an error, once the tenure ends or is closed. Standalone: nothing
+   * to tell.
+   */
   announceServing(): Promise<void>;
-  /** Stops watching (a graceful stop); does not end the tenure. */
+  /** Stops watching and `announceServing` (a graceful stop); does not end the tenure. */
   close(): Promise<void>;
 }
 

@@ -35,6 +35,11 @@ export {
   createLinkedAbortController,
   onAbort,
 } from './abort-signals';
+export type { BackoffGrowth, BackoffJitter, BackoffPolicy } from './backoff';
+export { backoffDelayMs } from './backoff';
+export { backoffPolicies } from './backoff-policies';
+export type { AttemptOutcome, RetryEvent, RetryOptions } from './retry';
+export { retry, RetryDeadlineError } from './retry';
 export { addReflection } from './reflection';
 export { CallMetrics, callMetricsInterceptor } from './call-metrics';
 export type { MetricsServer } from './metrics-server';
