@@ -8,7 +8,7 @@ import type {
   ForwardResponse,
   SnapshotChunk__Output,
 } from '@pserver/proto';
-import { abortableSleep } from '@pserver/rpc';
+import { backoffPolicies, retry } from '@pserver/rpc';
 import { PserverError, staleEpoch } from '../shard/errors';
 import { restoreShard } from '../persistence/restore-shard';
 import { Shard } from '../shard/shard';
@@ -90,18 +90,21 @@ export class ReplicaFollower {
   /** Fetches and loads the copy, retrying until it is loaded or the tenure ends. */
   async join(): Promise<void> {
     const { tenure, logger } = this.options;
-    let backoffMs = 100;
-    while (tenure.holds() && !this.stopped.signal.aborted) {
-      try {
-        await this.fetchAndLoad();
-        return;
-      } catch (err) {
-        if (!tenure.holds() || this.stopped.signal.aborted) return;
-        logger.warn('joining the primary failed; trying again', { err, backoffMs });
-        await abortableSleep(backoffMs, this.stopped.signal).catch(() => undefined);
-        backoffMs = Math.min(backoffMs * 2, 2_000);
-      }
-    }
+    await retry(
+      async () => {
+        if (tenure.holds()) await this.fetchAndLoad();
+      },
+      {
+        policy: backoffPolicies.replicaJoin,
+        signal: this.stopped.signal,
+        retryIf: () => tenure.holds(),
+        onRetry: ({ error, delayMs }) =>
+          logger.warn('joining the primary failed; trying again', {
+            err: error,
+            backoffMs: delayMs,
+          }),
+      },
+    ).catch(() => undefined); // stopped, or the tenure ended: nothing to join
   }
 
   /** Forward: applies the push in its turn; answers once it is applied. */

@@ -1,7 +1,7 @@
 import type { ReplicaAssignment } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type { ForwardRequest, ForwardResponse__Output } from '@pserver/proto';
-import { abortableSleep } from '@pserver/rpc';
+import { backoffPolicies, retry } from '@pserver/rpc';
 import { PserverError } from '../shard/errors';
 import type { PushRecord } from '../shard/push-record';
 
@@ -76,27 +76,22 @@ class ReplicaLink {
 
   /** Sends one push, again and again until the replica applied it or the link is gone. */
   async send(request: ForwardRequest): Promise<void> {
-    let backoffMs = 20;
-    while (!this.closed.signal.aborted) {
-      try {
-        const reply = await this.links.options.forward(
-          this.replica.address,
-          { ...request, inSync: this.inSync },
-          this.closed.signal,
-        );
-        this.acknowledged(reply.appliedSeq);
-        return;
-      } catch (err) {
-        if (this.closed.signal.aborted) return;
-        this.links.options.logger.debug('forward to a replica failed; sending it again', {
-          member: this.replica.member,
-          seq: request.seq,
-          err,
-        });
-        await abortableSleep(backoffMs, this.closed.signal).catch(() => undefined);
-        backoffMs = Math.min(backoffMs * 2, 500);
-      }
-    }
+    const { signal } = this.closed;
+    const { forward, logger } = this.links.options;
+    const reply = await retry(
+      () => forward(this.replica.address, { ...request, inSync: this.inSync }, signal),
+      {
+        policy: backoffPolicies.replicaForward,
+        signal,
+        onRetry: ({ error }) =>
+          logger.debug('forward to a replica failed; sending it again', {
+            member: this.replica.member,
+            seq: request.seq,
+            err: error,
+          }),
+      },
+    ).catch(() => undefined); // every failure is retried: only the link's close ends it
+    if (reply) this.acknowledged(reply.appliedSeq);
   }
 
   acknowledged(seq: number): void {
