@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Server } from '@grpc/grpc-js';
-import { checkCheckpointDirectories, SnapshotBuffers } from '@pserver/checkpoint';
+import { checkCheckpointDirectories } from '@pserver/checkpoint';
 import {
   ClusterMember,
   StandaloneTenure,
@@ -30,13 +29,12 @@ import type { PserverConfig } from './config';
 import { failpointHook, type FailpointHook } from './failpoint';
 import { pserverMetrics } from './metrics';
 import { FixedRoster } from './consistency/roster';
-import { writeOrphanedState } from './persistence/orphaned-state';
-import { snapshotShard } from './persistence/shard-snapshot';
+import { leaveState } from './persistence/leave-state';
 import { PeerClients, peerSecurity } from './replication/peer-calls';
 import { ReplicationService } from './replication/replication-service';
 import type { ParameterService } from './service/parameter-service';
 import { PserverError } from './shard/errors';
-import { PrimaryRole, type HeldState } from './roles/primary-role';
+import { PrimaryRole } from './roles/primary-role';
 import { ReplicaRole } from './roles/replica-role';
 import type { RoleContext } from './roles/role-context';
 import { RoleKeeper } from './roles/role-keeper';
@@ -330,7 +328,7 @@ export class PserverNode {
       replica: (tenure) =>
         // A copy that could not take a forward is no state to leave for anyone.
         new ReplicaRole(tenure, context, (reason) =>
-          this.fence(`the replica diverged from its primary: ${reason}`, { leaveState: false }),
+          this.fence(`the replica diverged from its primary: ${reason}`, { leaveHeld: false }),
         ),
     });
   }
@@ -388,10 +386,10 @@ export class PserverNode {
    * Calls in flight are answered first — PSERVER_FENCED (UNAVAILABLE), never applied — rather
    * than cut by a connection reset: the tenure ends now (every handler requires it before acting,
    * and calls waiting for initialization are refused), new calls are refused, and the server
-   * gets a short, bounded moment to send those answers. With `leaveState`, what the shard holds
-   * is written for its next owner first (`writeOrphanedState`).
+   * gets a short, bounded moment to send those answers. With `leaveHeld`, what the shard holds
+   * is written for its next owner first (`leaveState`).
    */
-  private fence(reason: string, { leaveState = true } = {}): void {
+  private fence(reason: string, { leaveHeld = true } = {}): void {
     // Revoking the lease at the end of a graceful stop deletes the assignment on purpose; a
     // fenced commit during the stop fails the stop itself.
     if (!this.keeper.end('fenced')) return;
@@ -399,43 +397,12 @@ export class PserverNode {
     const role = this.keeper.current;
     if (role?.kind === 'primary') role.lose(reason);
     this.logger.error('fenced: no longer acting on the shard; exiting', { reason });
-    const held = leaveState ? role?.heldState() : undefined;
-    const orphaned = held ? this.writeOrphanedState(held) : Promise.resolve();
+    const held = leaveHeld ? role?.heldState() : undefined;
+    const orphaned = held
+      ? leaveState(this.config.checkpointDir, held, this.config.member, this.logger)
+      : Promise.resolve();
     void Promise.all([shutdownServer(this.server, fencedAnswerGraceMs), orphaned]).finally(() =>
       this.onFatal(exitCodes.fenced),
     );
-  }
-
-  /**
-   * Cluster mode: writes what the shard (or the in-sync copy kept of one) holds now, in the same
-   * tick as the fence, so every push acknowledged is in it and none after; the index's next owner
-   * adopts it when no other owner came in between (orphaned-state.ts).
-   */
-  private writeOrphanedState({ shard, epoch }: HeldState): Promise<void> {
-    const buffers = new SnapshotBuffers();
-    let snapshot: ReturnType<typeof snapshotShard>;
-    try {
-      snapshot = snapshotShard(shard, { shardEpoch: epoch, seq: 0, uuid: randomUUID() }, buffers);
-    } catch (err) {
-      // The fence goes on: exiting matters more than what could not be copied.
-      buffers.release();
-      this.logger.error("copying the shard's state for its next owner failed", { err });
-      return Promise.resolve();
-    }
-    const facts = { epoch, member: this.config.member, appliedSeq: shard.appliedSeq };
-    const started = performance.now();
-    return writeOrphanedState(this.config.checkpointDir, snapshot, facts)
-      .then((file) =>
-        this.logger.warn("wrote the shard's state for its next owner", {
-          file,
-          ...facts,
-          updatesApplied: snapshot.updatesApplied,
-          ms: Math.round(performance.now() - started),
-        }),
-      )
-      .catch((err: unknown) =>
-        this.logger.error("writing the shard's state for its next owner failed", { err }),
-      )
-      .finally(() => buffers.release());
   }
 }

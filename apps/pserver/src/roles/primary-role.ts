@@ -8,6 +8,7 @@ import {
 import type { Roster } from '../consistency/roster';
 import type { ReplicationStatus } from '../metrics';
 import { Checkpointer, type RecoveryOutcome } from '../persistence/checkpointer';
+import type { HeldState } from '../persistence/leave-state';
 import { removeOrphanedStates } from '../persistence/orphaned-state';
 import { ReplicaLinks } from '../replication/replica-links';
 import type { ReplicationRole } from '../replication/replication-service';
@@ -24,12 +25,6 @@ const rosterRelistMs = 5_000;
 export interface Steps {
   consistency: JobConsistency;
   roster: Roster | undefined;
-}
-
-/** The shard a primary holds, with the tenure it holds it under, for its next owner. */
-export interface HeldState {
-  shard: Shard;
-  epoch: number;
 }
 
 /** What is served once the shard is ready. */

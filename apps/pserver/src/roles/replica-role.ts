@@ -4,7 +4,7 @@ import type { ReplicationStatus } from '../metrics';
 import { ReplicaFollower } from '../replication/replica-follower';
 import type { ReplicationRole } from '../replication/replication-service';
 import type { Shard } from '../shard/shard';
-import type { HeldState } from './primary-role';
+import type { HeldState } from '../persistence/leave-state';
 import type { RoleContext } from './role-context';
 
 /**
