@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import type {
   CheckpointHeader__Output,
+  SliceGroupMarks__Output,
   StepMark__Output,
   TableEvictions__Output,
   TableRecord__Output,
@@ -27,8 +28,15 @@ export interface CheckpointVisitor {
   header?(header: CheckpointHeader): void;
   /** Called once per record; the record's buffers are its own (they may be kept). */
   tensor?(record: TensorRecord__Output): void;
-  /** The marks, and in SYNC the steps the shard had closed. */
-  stepMarks?(marks: StepMark__Output[], closedSteps: number): void;
+  /**
+   * The marks, in SYNC the steps the shard had closed, and the groups of slices whose marks are
+   * ahead of them (a shard restored onto another shard count; empty otherwise).
+   */
+  stepMarks?(
+    marks: StepMark__Output[],
+    closedSteps: number,
+    ahead: SliceGroupMarks__Output[],
+  ): void;
   /** A table's record; its evictions (a delta) and row sections follow, each checked to belong to it. */
   table?(record: TableRecord__Output): void;
   /** A delta's ids evicted since its parent, before the table's rows. */
@@ -246,7 +254,11 @@ export async function readCheckpointFile(
         indexed = true;
       } else if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
       else if (frame.frame === 'stepMarks' && frame.stepMarks)
-        visitor.stepMarks?.(frame.stepMarks.marks, frame.stepMarks.closedSteps);
+        visitor.stepMarks?.(
+          frame.stepMarks.marks,
+          frame.stepMarks.closedSteps,
+          frame.stepMarks.ahead,
+        );
       else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);
     }
   } catch (err) {

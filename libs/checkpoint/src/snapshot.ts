@@ -78,6 +78,12 @@ export interface ShardSnapshot {
   marks: StepMarkSnapshot[];
   /** SYNC: the steps the shard had closed (0 otherwise). */
   closedSteps?: number;
+  /**
+   * Groups of slices (tensor and block names, `<table>@<bucket>`) whose marks are ahead of
+   * `marks` for some trainers: a shard restored onto another shard count holds slices from several
+   * shards. Empty or absent otherwise.
+   */
+  marksAhead?: { slices: string[]; marks: StepMarkSnapshot[] }[];
 }
 
 // The wall clock has milliseconds; the monotonic clock adds the nanoseconds.

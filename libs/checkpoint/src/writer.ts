@@ -175,6 +175,14 @@ export async function writeCheckpointFile(
             updatedUnixMs: m.updatedUnixMs,
           })),
           closedSteps: snapshot.closedSteps ?? 0,
+          ahead: (snapshot.marksAhead ?? []).map((group) => ({
+            slices: group.slices,
+            marks: group.marks.map((m) => ({
+              trainerId: m.trainerId,
+              step: m.step,
+              updatedUnixMs: m.updatedUnixMs,
+            })),
+          })),
         },
       }),
     ]);

@@ -223,7 +223,7 @@ export abstract class ShardConsistency {
     const mark = resend ? step - 1 : step;
     if (mark > this.shard.marks.lastStep(trainerId) || !this.shard.marks.has(trainerId)) {
       const now = Date.now();
-      this.shard.marks.set(trainerId, mark, now);
+      this.shard.markStep(trainerId, mark, now);
       if (this.hooks.onClosed) this.moved.push({ trainerId, step: mark, updatedUnixMs: now });
       this.marksMoved();
     }

@@ -125,6 +125,7 @@ export class SyncConsistency extends ShardConsistency {
     weight: number,
     push: StagedPush,
   ): PushOutcome {
+    this.shard.leaveOutCounted(trainerId, step, push);
     const gradients = push.complete();
     const verdicts = checkGradients(gradients);
     const rows = push.completeSparse().map(checkRows);

@@ -268,7 +268,9 @@ export class Checkpointer {
     const seq = ++this.seq;
     const uuid = randomUUID();
     if (this.options.stepMarkRetentionMs !== undefined) {
-      const pruned = shard.marks.prune(Date.now() - this.options.stepMarkRetentionMs);
+      const olderThan = Date.now() - this.options.stepMarkRetentionMs;
+      shard.ahead.prune(olderThan);
+      const pruned = shard.marks.prune(olderThan);
       if (pruned > 0)
         logger.info('forgot the step marks of long-gone trainers', { trainers: pruned });
     }

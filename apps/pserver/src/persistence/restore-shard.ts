@@ -5,6 +5,7 @@ import {
   type CheckpointMeta,
   type StepMarkSnapshot,
 } from '@pserver/checkpoint';
+import type { SliceGroupSnapshot } from '../shard/marks-ahead';
 import type { Shard } from '../shard/shard';
 import { StoredTensor } from '../shard/stored-tensor';
 import { TableRestorer } from './table-checkpoint';
@@ -24,6 +25,7 @@ export async function restoreShard(
   const tables = new TableRestorer(shard.index, shard.shardCount);
   let marks: StepMarkSnapshot[] = [];
   let closedSteps = 0;
+  let ahead: SliceGroupSnapshot[] = [];
   let reading: ChainFile | undefined;
   let last = false;
   try {
@@ -51,16 +53,20 @@ export async function restoreShard(
         table: (record) => tables.table(record),
         tableEvictions: (evictions) => tables.tableEvictions(evictions),
         tableRows: (rows) => tables.tableRows(rows),
-        stepMarks: (entries, closed) => {
+        stepMarks: (entries, closed, groups) => {
           if (!last) return;
           marks = entries;
           closedSteps = closed;
+          ahead = groups.map(({ slices, marks: groupMarks }) => ({
+            slices,
+            marks: groupMarks.map((m) => ({ ...m, updatedUnixMs: Number(m.updatedUnixMs) })),
+          }));
         },
       },
       // Each record is copied into the shard's storage inside the visitor.
       { reuseBuffers: true },
     );
-    shard.load(tensors, tables.tables, marks, meta.updatesApplied, closedSteps);
+    shard.load(tensors, tables.tables, marks, meta.updatesApplied, closedSteps, ahead);
     return { bytes: read.bytes, tensors: tensors.length, tables: tables.tables.length };
   } catch (err) {
     for (const tensor of tensors) tensor.release();

@@ -38,5 +38,6 @@ export function snapshotShard(
     tables,
     marks: shard.marks.entries(),
     closedSteps: shard.closedSteps,
+    marksAhead: shard.ahead.entries(),
   };
 }

@@ -14,7 +14,7 @@ import { StagedPush } from '../shard/staged-push';
  */
 export function replay(shard: Shard, record: PushRecord): void {
   for (const mark of record.marks ?? [])
-    shard.marks.set(mark.trainerId, mark.step, Number(mark.updatedUnixMs));
+    shard.markStep(mark.trainerId, mark.step, Number(mark.updatedUnixMs));
   if (record.closedStep) replayClosedStep(shard, record, record.closedStep.contributors);
   else replayPush(shard, record);
 }

@@ -4,7 +4,8 @@ import type { Shard } from '../shard/shard';
 
 /**
  * A digest of everything a push changes in a shard: each tensor's values and optimizer state,
- * each table's rows (by id), the step marks (trainer and step) and the applied sequence number.
+ * each table's rows (by id), the step marks (trainer and step; those some slices hold ahead)
+ * and the applied sequence number.
  * A primary and a replica that applied the same pushes in the same order have the same digest;
  * computed synchronously, between two pushes (SHA-256, hex).
  */
@@ -37,5 +38,9 @@ export function shardDigest(shard: Shard): string {
   }
   for (const mark of shard.marks.entries().sort((a, b) => a.trainerId - b.trainerId))
     text(`${mark.trainerId}:${mark.step}`);
+  for (const group of shard.ahead.entries()) {
+    text(group.slices.join(','));
+    for (const mark of group.marks) text(`${mark.trainerId}:${mark.step}`);
+  }
   return hash.digest('hex');
 }

@@ -2,6 +2,7 @@ import type { StepMarkSnapshot } from '@pserver/checkpoint';
 import { OptimizerError, type GradientBuffer, type TensorMemory } from '@pserver/optimizer';
 import { PserverError } from './errors';
 import type { StagedPush } from './staged-push';
+import { MarksAhead, type SliceGroupSnapshot } from './marks-ahead';
 import { StepMarks } from './step-marks';
 import type { StoredTensor } from './stored-tensor';
 import { checkTablePush, type ShardTable } from './table-spec';
@@ -57,6 +58,8 @@ export class Shard {
   /** The tables this shard holds buckets of. */
   readonly tables = new Map<string, ShardTable>();
   readonly marks = new StepMarks();
+  /** Marks some slices hold ahead of `marks` (after a restore onto another shard count). */
+  readonly ahead = new MarksAhead();
   /** Gradients applied since start. */
   updatesApplied = 0;
   /**
@@ -107,6 +110,7 @@ export class Shard {
     marks: StepMarkSnapshot[],
     updatesApplied: number,
     closedSteps = 0,
+    marksAhead: readonly SliceGroupSnapshot[] = [],
   ): void {
     for (const tensor of this.tensors.values()) tensor.release();
     this.tensors.clear();
@@ -114,9 +118,29 @@ export class Shard {
     this.tables.clear();
     for (const table of tables) this.putTable(table);
     for (const mark of marks) this.marks.set(mark.trainerId, mark.step, mark.updatedUnixMs);
+    this.ahead.clear();
+    for (const group of marksAhead) this.ahead.add(group, this.marks);
     this.updatesApplied = updatesApplied;
     this.closedSteps = closedSteps;
     this.markInitialized();
+  }
+
+  /**
+   * Moves the trainer's mark to `step` on the whole shard (its marks ahead at or below it go):
+   * its step `step` is counted here from now on.
+   */
+  markStep(trainerId: number, step: number, nowUnixMs = Date.now()): void {
+    this.marks.set(trainerId, step, nowUnixMs);
+    this.ahead.caughtUp(trainerId, step);
+  }
+
+  /**
+   * Leaves out of a push of `trainerId`'s `step` the slices that counted that step already: they
+   * came from a shard where it was applied (`MarksAhead`).
+   */
+  leaveOutCounted(trainerId: number, step: number, push: StagedPush): void {
+    if (this.ahead.has(trainerId))
+      push.leaveOut((slice) => this.ahead.counted(trainerId, step, slice));
   }
 
   markInitialized(): void {
@@ -158,7 +182,8 @@ export class Shard {
   /**
    * Applies a staged push all or nothing: every gradient is checked first (a NaN or Infinity is
    * rejected or skipped per its tensor's policy), then all are applied, then the trainer's mark
-   * moves to `step`. The caller has classified the push as one to apply (`fateOf`).
+   * moves to `step`. The caller has classified the push as one to apply (`fateOf`); slices that
+   * counted the step already are left out (`leaveOutCounted`).
    * A replica passes `replayEvictions`, its primary's evictions of the same push (`evictions`):
    * its tables evict those rows and choose none of their own.
    */
@@ -168,6 +193,7 @@ export class Shard {
     push: StagedPush,
     replayEvictions?: ReadonlyMap<string, Uint32Array>,
   ): AppliedPush {
+    this.leaveOutCounted(trainerId, step, push);
     const gradients = push.complete();
     const verdicts = checkGradients(gradients);
     // Every table checks its part and reserves its new rows before anything changes.
@@ -194,7 +220,7 @@ export class Shard {
       this.updatesApplied++;
       return { table: p.table.name, rowsUpdated, rowsCreated, rowsRejected };
     });
-    this.marks.set(trainerId, step);
+    this.markStep(trainerId, step);
     this.appliedSeq++;
     return { skippedNonFinite, sparse, evictions };
   }
@@ -244,7 +270,7 @@ export class Shard {
       this.updatesApplied++;
     }
     const now = Date.now();
-    for (const trainerId of contributors) this.marks.set(trainerId, step, now);
+    for (const trainerId of contributors) this.markStep(trainerId, step, now);
     this.closedSteps = step;
     this.appliedSeq++;
     return { skipped, evictions };

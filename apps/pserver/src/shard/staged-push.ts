@@ -1,5 +1,5 @@
 import { copyIntoShared, type GradientBuffer } from '@pserver/optimizer';
-import type { ElementTypeName } from '@pserver/proto';
+import { bucketsOfIds, type ElementTypeName } from '@pserver/proto';
 import type { AdmissionControl } from './admission';
 import { PserverError } from './errors';
 import type { StoredTensor } from './stored-tensor';
@@ -174,23 +174,30 @@ export class StagedPush {
     grads: Uint8Array;
     counts?: Uint8Array;
   }[] {
-    return [...this.sparse.values()].map(({ table, ids, grads, counts }) => {
-      const withCounts = counts.some((c) => c.byteLength > 0);
-      return {
-        table,
-        ids: concat(ids),
-        grads: concat(grads),
-        ...(withCounts && {
-          counts: concat(
-            counts.map((c, i) =>
-              c.byteLength > 0
-                ? c
-                : new Uint8Array(new Uint32Array(ids[i]!.byteLength / 8).fill(1).buffer),
-            ),
+    return [...this.sparse.values()].map((staged) => this.completeSparseOf(staged));
+  }
+
+  private completeSparseOf({ table, ids, grads, counts }: StagedSparse): {
+    table: ShardTable;
+    ids: Uint8Array;
+    grads: Uint8Array;
+    counts?: Uint8Array;
+  } {
+    const withCounts = counts.some((c) => c.byteLength > 0);
+    return {
+      table,
+      ids: concat(ids),
+      grads: concat(grads),
+      ...(withCounts && {
+        counts: concat(
+          counts.map((c, i) =>
+            c.byteLength > 0
+              ? c
+              : new Uint8Array(new Uint32Array(ids[i]!.byteLength / 8).fill(1).buffer),
           ),
-        }),
-      };
-    });
+        ),
+      }),
+    };
   }
 
   /** Bytes received so far. */
@@ -280,6 +287,38 @@ export class StagedPush {
     this.bytes += content.byteLength;
   }
 
+  /**
+   * Leaves out of the push what `counted` says its slices applied already — a gradient by its
+   * name, a table's rows by bucket (`<table>@<bucket>`) — as if the trainer had not sent it
+   * (slices whose marks are ahead of the shard's: `MarksAhead`). Called once the push is whole.
+   */
+  leaveOut(counted: (slice: string) => boolean): void {
+    for (const name of [...this.gradients.keys()]) {
+      if (!counted(name)) continue;
+      this.slots.get(name)?.buffer.release();
+      this.slots.delete(name);
+      this.gradients.delete(name);
+    }
+    for (const [name, staged] of this.sparse) {
+      const { dim, buckets } = staged.table.table;
+      const ids = concat(staged.ids);
+      const bucket = bucketsOfIds(ids, buckets);
+      const kept: number[] = [];
+      for (let k = 0; k < bucket.length; k++) if (!counted(`${name}@${bucket[k]}`)) kept.push(k);
+      if (kept.length === bucket.length) continue;
+      if (kept.length === 0) {
+        this.sparse.delete(name);
+        continue;
+      }
+      const withCounts = staged.counts.some((c) => c.byteLength > 0);
+      const grads = concat(staged.grads);
+      const counts = withCounts ? this.completeSparseOf(staged).counts! : undefined;
+      staged.ids = [pick(ids, kept, 8)];
+      staged.grads = [pick(grads, kept, dim * 4)];
+      staged.counts = [counts ? pick(counts, kept, 4) : new Uint8Array(0)];
+    }
+  }
+
   /** The complete gradients, in arrival order; throws if one is incomplete. */
   complete(): { tensor: StoredTensor; buffer: GradientBuffer }[] {
     const gradients = [...this.gradients.values()];
@@ -325,6 +364,13 @@ function scan(slot: GradientSlot, from: number, to: number): void {
   if (slot.scanned < 0 || from > slot.scanned || to <= slot.scanned) return;
   slot.buffer.filled(to);
   slot.scanned = to;
+}
+
+/** The items at `kept` of `bytes`, each `size` bytes. */
+function pick(bytes: Uint8Array, kept: readonly number[], size: number): Uint8Array {
+  const out = new Uint8Array(kept.length * size);
+  kept.forEach((k, i) => out.set(bytes.subarray(k * size, (k + 1) * size), i * size));
+  return out;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -103,6 +103,7 @@ export type * from './pserver/v1/Sgd';
 export type * from './pserver/v1/ShardAssignment';
 export * from './pserver/v1/ShardMode';
 export type * from './pserver/v1/ShardReplica';
+export type * from './pserver/v1/SliceGroupMarks';
 export type * from './pserver/v1/SnapshotChunk';
 export type * from './pserver/v1/SparePserver';
 export type * from './pserver/v1/SparseGrad';
