@@ -16,6 +16,28 @@ export interface ShardManifest {
 }
 
 /**
+ * The latest committed checkpoint of every shard of a job: the manifests must be those of all
+ * its shards, once each, of one shard count.
+ */
+export function latestCheckpoints(
+  manifests: ShardManifest[],
+): { index: number; root: string; meta: CheckpointMeta }[] {
+  const shardCount = manifests[0]?.shardCount ?? 0;
+  const indices = new Set(manifests.map((m) => m.index));
+  if (manifests.some((m) => m.shardCount !== shardCount) || indices.size !== shardCount) {
+    throw new Error(
+      `need the manifests of all ${shardCount} shards once each; got shards [${[...indices].sort().join(', ')}]`,
+    );
+  }
+  return manifests.map((m) => {
+    const latest = m.checkpoints[0];
+    if (!latest)
+      throw new Error(`shard ${m.index} (${m.manifestFile}) has no committed checkpoint`);
+    return { index: m.index, root: m.root, meta: latest };
+  });
+}
+
+/**
  * Finds the manifests a path names: a `manifest.json`, a shard directory holding one, or a
  * checkpoint directory whose `shard-<i>/` subdirectories hold them.
  */

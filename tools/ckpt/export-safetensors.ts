@@ -7,7 +7,7 @@ import {
   parseBlockName,
   type ElementTypeName,
 } from '@pserver/proto';
-import type { ShardManifest } from './checkpoint-files';
+import { latestCheckpoints, type ShardManifest } from './checkpoint-files';
 import { TableExport, type OutputTensor } from './export-tables';
 import { RestoredTables, type RestoredIds } from './restored-tables';
 
@@ -50,24 +50,12 @@ export async function exportSafetensors(
   out: string,
   print: (line: string) => void,
 ): Promise<void> {
-  const shardCount = manifests[0]?.shardCount ?? 0;
-  const indices = new Set(manifests.map((m) => m.index));
-  if (manifests.some((m) => m.shardCount !== shardCount) || indices.size !== shardCount) {
-    throw new Error(
-      `need the manifests of all ${shardCount} shards once each; got shards [${[...indices].sort().join(', ')}]`,
-    );
-  }
-  const files = manifests.map((m) => {
-    const latest = m.checkpoints[0];
-    if (!latest)
-      throw new Error(`shard ${m.index} (${m.manifestFile}) has no committed checkpoint`);
-    return {
-      root: m.root,
-      file: path.join(m.root, latest.path),
-      meta: latest,
-      restored: new Map<string, RestoredIds>(),
-    };
-  });
+  const files = latestCheckpoints(manifests).map(({ root, meta }) => ({
+    root,
+    file: path.join(root, meta.path),
+    meta,
+    restored: new Map<string, RestoredIds>(),
+  }));
 
   // Pass 1: which tensors, which blocks, where each goes; which ids each shard's chain restores.
   // Every file of a chain holds the tensors whole: the meta's own file (the last) gives them.

@@ -9,8 +9,10 @@
  *   ckpt export --out FILE DIR|MANIFEST…   the state the latest checkpoints of a job restore (a
  *                                          delta's chain applied) as one safetensors file, tables
  *                                          as <table>.ids and <table>.values
+ *   ckpt digest [--json] DIR|MANIFEST…     SHA-256 of the state the latest checkpoints of a job
+ *                                          restore, the same at any shard count
  *
- *   verify and export of a cluster job: --etcd-endpoints <urls> --job <name> <checkpoint dir>
+ *   verify, export and digest of a cluster job: --etcd-endpoints <urls> --job <name> <checkpoint dir>
  *
  *   npx nx run tools:ckpt -- inspect checkpoints/shard-0/e3-s1-….ckpt
  */
@@ -18,6 +20,7 @@ import { Command, Option } from 'commander';
 import { etcdSecurityOptions, etcdSecuritySettings, listOption } from '@pserver/config';
 import { findManifests, type ShardManifest } from './checkpoint-files';
 import { clusterManifests } from './cluster-manifests';
+import { digest } from './digest';
 import { exportSafetensors } from './export-safetensors';
 import { inspect } from './inspect';
 import { verify } from './verify';
@@ -111,6 +114,24 @@ clusterOptions(
     ),
 ).action(async (targets: string[], options: ClusterOptions & { out: string }) => {
   await exportSafetensors(await manifestsOf(targets, options), options.out, print);
+});
+
+clusterOptions(
+  program
+    .command('digest')
+    .argument(
+      '<targets...>',
+      'checkpoint directories, shard directories or manifest.json files of all shards (a cluster job: its checkpoint directory)',
+    )
+    .option('--json', 'print one JSON document')
+    .description(
+      'print the SHA-256 of the state the latest checkpoint of every shard restores (a delta as its chain ' +
+        'restores it): every dense record by name and every table row by id with its optimizer state, count ' +
+        'and age, the ids pending admission; nothing of the shards themselves, so the digest is the same ' +
+        'at any shard count (libs/checkpoint/README.md, "Job digest")',
+    ),
+).action(async (targets: string[], options: ClusterOptions & { json?: boolean }) => {
+  await digest(await manifestsOf(targets, options), print, options.json === true);
 });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

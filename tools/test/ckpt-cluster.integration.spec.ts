@@ -3,14 +3,14 @@ import { connect } from '@pserver/client';
 import { LocalCluster, PserverDriver, stopAllProcesses, tempDir } from '@pserver/testing';
 import { ckpt, readSafetensors } from './ckpt-cli';
 
-// verify and export of a cluster job: the metas are in etcd, the files on the job's checkpoint
-// volume. A job of two shards trains a dense tensor and a table; its checkpoints are verified
-// and exported, and the export read back by an independent safetensors reader equals what the
-// trainer reads from the pservers.
+// verify, export and digest of a cluster job: the metas are in etcd, the files on the job's
+// checkpoint volume. A job of two shards trains a dense tensor and a table; its checkpoints are
+// verified, exported (the export read back by an independent safetensors reader equals what the
+// trainer reads from the pservers) and digested.
 afterAll(stopAllProcesses);
 
 describe('tools/ckpt with a cluster job', () => {
-  it('verifies and exports the latest checkpoints the metas in etcd name', async () => {
+  it('verifies, exports and digests the latest checkpoints the metas in etcd name', async () => {
     const cluster = await LocalCluster.start({ pservers: 2, spares: 0, masters: 1, blockSize: 64 });
     const trainer = await connect({ master: cluster.masterAddresses, name: 'ckpt-trainer' });
     try {
@@ -77,6 +77,23 @@ describe('tools/ckpt with a cluster job', () => {
           ...rows.subarray(at * dim, (at + 1) * dim),
         ]);
       });
+
+      // The digest of the job's state: every block of w, every row of emb.
+      const digested = ckpt('digest', '--json', ...etcd, dir);
+      expect({ status: digested.status, stderr: digested.stderr }).toEqual({
+        status: 0,
+        stderr: '',
+      });
+      const digest = JSON.parse(digested.stdout) as { digest: string };
+      expect(digest).toMatchObject({
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        shards: 2,
+        tensors: 5,
+        elements: 300,
+        rows: ids.length,
+        tables: [{ name: 'emb', rows: ids.length, pending: 0 }],
+      });
+      expect(ckpt('digest', ...etcd, dir).stdout).toContain(`digest ${digest.digest}\n`);
 
       // Without the job, the directory alone has no manifest.json to read: a clear refusal.
       const standalone = ckpt('verify', dir);

@@ -179,16 +179,25 @@ program
     }),
   );
 
-// verify and export are the checkpoint tool's (dist/tools/ckpt.js, beside this bundle in the
-// build and the image): the same commands, reached from the one CLI an operator has.
-for (const [name, what] of [
+// verify, export and digest are the checkpoint tool's (dist/tools/ckpt.js, beside this bundle in
+// the build and the image): the same commands, reached from the one CLI an operator has. The
+// tool's commands that print JSON get pserverctl's --json, which pserverctl's own parser takes
+// wherever it stands on the command line.
+for (const [name, what, json] of [
   [
     'verify',
     'checks every committed checkpoint of a job (standalone, or a cluster job with --etcd-endpoints --job)',
+    false,
   ],
   [
     'export',
     'writes the state a job restores as one safetensors file (dense tensors, tables as ids and values)',
+    false,
+  ],
+  [
+    'digest',
+    'prints a SHA-256 of the state a job restores (every block and row with its optimizer state), the same at any shard count',
+    true,
   ],
 ] as const)
   program
@@ -201,7 +210,10 @@ for (const [name, what] of [
       const tool = path.join(__dirname, '..', '..', 'tools', 'ckpt.js');
       if (!fs.existsSync(tool))
         throw new Error(`the checkpoint tool is not at ${tool} (npx nx run tools:build-ckpt)`);
-      const run = spawnSync(process.execPath, [tool, name, ...args], { stdio: 'inherit' });
+      const asJson = json && program.opts<GlobalOptions>().json ? ['--json'] : [];
+      const run = spawnSync(process.execPath, [tool, name, ...asJson, ...args], {
+        stdio: 'inherit',
+      });
       process.exitCode = run.status ?? exitCodes.failed;
     });
 

@@ -13,8 +13,9 @@ import path from 'node:path';
 
 // pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
-// shard, the shard count refused once the model is initialized, a drain that hands a shard to a
-// spare while a trainer pushes (no acknowledged push lost), every command with --json.
+// shard (verified, exported and digested), the shard count refused once the model is
+// initialized, a drain that hands a shard to a spare while a trainer pushes (no acknowledged push
+// lost), every command with --json.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -137,6 +138,21 @@ describe('pserverctl', () => {
         bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString('utf8'),
       ) as Record<string, { dtype: string; shape: number[] }>;
       expect(header.w).toMatchObject({ dtype: 'F32', shape: [4096] });
+      // The digest of the job's state, as one JSON document with --json (pserverctl's own flag).
+      const digested = await run('digest', '--json', ...etcd, cluster.checkpointDir);
+      expect(digested.code).toBe(0);
+      const digest = JSON.parse(digested.stdout) as { digest: string };
+      expect(digest).toMatchObject({
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        shards: 2,
+        tensors: 1,
+        elements: 4096,
+        tables: [],
+        rows: 0,
+      });
+      const digestText = await run('digest', ...etcd, cluster.checkpointDir);
+      expect(digestText.code).toBe(0);
+      expect(digestText.stdout).toContain(`digest ${digest.digest}\n2 shards, 1 tensors`);
 
       // The shard count is fixed once the model is initialized: refused, exit code 1.
       const shards = await run('--master', master, 'shards', '3');

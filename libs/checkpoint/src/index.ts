@@ -23,6 +23,8 @@ export {
   formatVersionWithTables,
 } from './format';
 export { fsyncDirectory, writeFileAtomic } from './fs-sync';
+export type { JobDigest, ShardCheckpoint } from './job-digest';
+export { digestJobState, jobDigestVersion } from './job-digest';
 export type { MetaStore } from './manifest-store';
 export { ManifestStore, shardDirectory } from './manifest-store';
 export type { ChainFile, CheckpointMeta, FramePlace } from './meta';
@@ -35,6 +37,7 @@ export type {
   ReadResult,
 } from './reader';
 export { readCheckpointFile } from './reader';
+export type { TableDigest } from './table-digest';
 export type { ShardSnapshot, StepMarkSnapshot, TableSnapshot, TensorSnapshot } from './snapshot';
 export { SnapshotBuffers } from './snapshot-buffers';
 export { nowUnixNs } from './snapshot';
