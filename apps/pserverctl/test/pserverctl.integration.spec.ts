@@ -13,8 +13,9 @@ import path from 'node:path';
 
 // pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
-// shard, the shard count refused once the model is initialized, a drain that hands a shard to a
-// spare while a trainer pushes (no acknowledged push lost), every command with --json.
+// shard, the shard count of an initialized job refused while it runs and changed once it is
+// down (a reshape, in status), a drain that hands a shard to a spare while a trainer pushes (no
+// acknowledged push lost), every command with --json.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -138,7 +139,8 @@ describe('pserverctl', () => {
       ) as Record<string, { dtype: string; shape: number[] }>;
       expect(header.w).toMatchObject({ dtype: 'F32', shape: [4096] });
 
-      // The shard count is fixed once the model is initialized: refused, exit code 1.
+      // Once the model is initialized, the shard count changes only while the job is down:
+      // refused while its pservers run, exit code 1.
       const shards = await run('--master', master, 'shards', '3');
       expect(shards.code).toBe(1);
 
@@ -157,6 +159,28 @@ describe('pserverctl', () => {
         true,
         true,
       ]);
+
+      // Stopped (each commits a final checkpoint and frees its index), the job takes a new count:
+      // a reshape, pending until the new indices restore their shares.
+      for (const pserver of [...cluster.pservers]) await pserver.process.stop();
+      const down = await waitFor(
+        async () => {
+          const status = await run('--master', master, '--json', 'status');
+          const shards = (JSON.parse(status.stdout) as Status).shards;
+          return shards.every((s) => s.state === 'unassigned') ? shards : undefined;
+        },
+        { timeoutMs: 15_000, description: 'no shard assigned' },
+      );
+      expect(down).toHaveLength(2);
+      const reshaped = await run('--master', master, 'shards', '3');
+      expect(reshaped.code).toBe(0);
+      expect(reshaped.stdout).toContain("the job's shard count is now 3 (was 2)");
+      expect(reshaped.stdout).toContain('start 3 pservers');
+      const pending = await run('--master', master, 'status');
+      expect(pending.code).toBe(3);
+      expect(pending.stdout).toContain(
+        'reshape 2 → 3 pending: restored none; waiting for 0, 1, 2 (from the checkpoints of old indices 0, 1)',
+      );
     } finally {
       await trainer.close();
       await cluster.stop();
