@@ -54,25 +54,29 @@ case "${1:-}" in
       master_password="$(password "$3")"
       pserver_password="$(password "$4")"
     fi
-    # The master: every coordination key of the job but the pservers' own: it reads the
-    # registrations and may not touch the checkpoint metas.
+    # The master: every coordination key of the job but the pservers' registrations, which it
+    # reads. It reads and deletes the checkpoint metas when the shard count of an initialized job
+    # changes (the reshape record keeps the latest ones), and ends the reshape.
     etcdctl role add "$master"
-    for prefix in master/ config/ assign/ replica/ trainers/ init/ data/ finish/; do
+    for prefix in master/ config/ assign/ replica/ trainers/ init/ data/ finish/ ckpt/ reshape/; do
       etcdctl role grant-permission --prefix "$master" readwrite "$root$prefix"
     done
+    etcdctl role grant-permission "$master" readwrite "${root}reshape"
     etcdctl role grant-permission --prefix "$master" read "${root}pservers/"
     # A pserver: its registration and its shard's checkpoint metas; it reads the desired shard
-    # count, the block size, the init state and whether the job is finished; a replica marks its
-    # replica/ key in sync. It writes assign/ only through etcd's lease rule: revoking its lease
-    # (a graceful stop frees its index at once) needs write permission on every key of the lease,
-    # and the master puts assign/<i> under it.
+    # count, the block size, the init state, whether the job is finished and a pending reshape,
+    # and marks its share of the reshape restored; a replica marks its replica/ key in sync. It
+    # writes assign/ only through etcd's lease rule: revoking its lease (a graceful stop frees its
+    # index at once) needs write permission on every key of the lease, and the master puts
+    # assign/<i> under it.
     etcdctl role add "$pserver"
-    for prefix in pservers/ assign/ replica/ ckpt/; do
+    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
     for prefix in config/ init/ finish/; do
       etcdctl role grant-permission --prefix "$pserver" read "$root$prefix"
     done
+    etcdctl role grant-permission "$pserver" read "${root}reshape"
     if [[ $# -eq 4 ]]; then
       add_user "$master" "$master_password"
       add_user "$pserver" "$pserver_password"

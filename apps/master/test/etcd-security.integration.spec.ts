@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EtcdPermissionDeniedError } from 'etcd3';
-import { connectEtcd, JobKeys, readJobState, type EtcdClient } from '@pserver/coordination';
+import {
+  connectEtcd,
+  JobKeys,
+  MasterTerm,
+  readJobState,
+  type EtcdClient,
+} from '@pserver/coordination';
 import {
   appBundle,
   bytesOf,
@@ -293,13 +299,42 @@ describe('etcd with authentication: a user per process, with only its key prefix
     await expect(asMaster.put(keys.pserver('p9')).value('{}')).rejects.toBeInstanceOf(
       EtcdPermissionDeniedError,
     );
-    // The checkpoint metas are the pservers': the master may not even read them.
-    await expect(asMaster.get(keys.checkpointLatest(0)).string()).rejects.toBeInstanceOf(
+    // A change of the shard count: the master reads and deletes the checkpoint metas, writes the
+    // record and ends it; a pserver reads the record and marks its share restored.
+    await expect(asMaster.getAll().prefix(keys.checkpointRoot).keys()).resolves.toEqual(
+      expect.any(Array),
+    );
+    await asMaster.put(keys.checkpointLatest(9)).value('{}');
+    await asMaster.delete().key(keys.checkpointLatest(9));
+    // A record of no change (1 to 1, no sources): the master ends it once the mark is there.
+    const record = JSON.stringify({ from: 1, to: 1, sources: {} });
+    await asMaster.put(keys.reshape).value(record);
+    expect(await asPserver.get(keys.reshape).string()).toBe(record);
+    await expect(asPserver.put(keys.reshape).value('{"from":1}')).rejects.toBeInstanceOf(
       EtcdPermissionDeniedError,
     );
-    await expect(asMaster.put(keys.checkpointLatest(0)).value('{}')).rejects.toBeInstanceOf(
+    await asPserver.put(keys.reshapeRestored(0)).value('7');
+    await expect(asPserver.put(`${keys.reshape}/other`).value('x')).rejects.toBeInstanceOf(
       EtcdPermissionDeniedError,
     );
+    // Its grants are the key and the prefix, not every key that starts with `reshape`.
+    await expect(asMaster.put(`${keys.reshape}-other`).value('x')).rejects.toBeInstanceOf(
+      EtcdPermissionDeniedError,
+    );
+    await asMaster.delete().prefix(keys.reshapeRestoredPrefix);
+    await asMaster.delete().key(keys.reshape);
+    // The reshape transaction's reads, compares and writes are all within the master's role: as
+    // a master that does not lead (and a job it takes for down), only its term's compare fails.
+    const notLeading = new MasterTerm(asMaster, keys, {
+      value: 'm',
+      key: `${keys.electionPrefix}nobody`,
+      revision: 1,
+    });
+    const down = { ...(await readJobState(asMaster, keys)), initDone: true, assignments: [] };
+    await expect(notLeading.setDesired(2, down)).rejects.toMatchObject({
+      code: 'MASTER_NOT_LEADER',
+    });
+    expect(await asMaster.get(keys.desired).string()).toBe('1');
     // Without a user, the client certificate's CN (server) is no etcd user: nothing at all.
     const anonymous = started.client(
       connectEtcd({ endpoints: [etcd.endpoint], security: etcd.security }),

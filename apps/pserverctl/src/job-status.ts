@@ -1,6 +1,7 @@
 import type { Consistency__Output, StatusResponse__Output } from '@pserver/proto';
 import { RpcError } from '@pserver/rpc';
 import type { Connection } from './connection';
+import { pendingReshapeOf, type PendingReshape } from './reshape-text';
 
 /** A job as `pserverctl status` shows it: what the masters and every shard's pserver answer. */
 export interface JobStatus {
@@ -17,6 +18,8 @@ export interface JobStatus {
   shards: ShardStatus[];
   /** Pservers that hold no shard and keep no replica. */
   spares: { member: string; address: string }[];
+  /** A change of the shard count still being restored. */
+  reshape?: PendingReshape;
   trainers: { id: number; name: string; registeredUnixMs: number; pendingTasks: number }[];
   pass?: { pass: number; todo: number; pending: number; done: number; failed: number };
   /**
@@ -108,6 +111,7 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
     finished: view.finished,
     shards,
     spares: answer.spares.map((s) => ({ member: s.member, address: s.address })),
+    ...(answer.reshape && { reshape: pendingReshapeOf(answer.reshape) }),
     trainers: answer.trainers.map((t) => ({
       id: Number(t.trainerId),
       name: t.name,

@@ -13,6 +13,7 @@ import { backoffPolicies, loadClientSecurity, retry, RetryDeadlineError } from '
 import { Connection } from './connection';
 import { drain, drainText } from './drain';
 import { jobStatus, type JobStatus } from './job-status';
+import { pendingReshapeOf, shardsText } from './reshape-text';
 import { statusText } from './status-text';
 
 /**
@@ -119,15 +120,26 @@ program
 
 program
   .command('shards')
-  .description('sets the job’s shard count (refused once the model is initialized)')
+  .description(
+    'sets the job’s shard count; once the model is initialized, only while the job is down: its pservers then restore their shares of the old checkpoints',
+  )
   .argument('<count>', 'the new shard count', positive)
   .action((count: number) =>
     withConnection(async (connection, options) => {
       const status = await jobStatus(connection, options.master);
       const leader = status.masters.find((m) => m.role === 'leader');
       if (!leader) throw new Error('no master leads the job');
-      await connection.setDesiredShards(leader.address, count);
-      print(options, { shards: count }, `the job's shard count is ${count}\n`);
+      const answer = await connection.setDesiredShards(leader.address, count);
+      const reshape = pendingReshapeOf(answer.reshape);
+      print(
+        options,
+        {
+          shards: answer.shardCount,
+          previous: answer.previousShardCount,
+          ...(reshape && { reshape }),
+        },
+        shardsText(answer),
+      );
       return exitCodes.ok;
     }),
   );

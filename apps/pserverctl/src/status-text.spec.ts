@@ -52,6 +52,26 @@ describe('statusText', () => {
     ]);
   });
 
+  it('shows a pending reshape under the job line', () => {
+    const text = statusText({
+      job: 'ctr',
+      masters: [{ address: '10.0.0.1:8200', role: 'leader' }],
+      initialized: true,
+      consistency: 'async',
+      replicas: 0,
+      shards: [],
+      spares: [],
+      trainers: [],
+      reshape: { from: 4, to: 2, sources: [0, 1, 3], restored: [0] },
+      healthy: false,
+    });
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      'job ctr · async · replicas 0 · initialized · DEGRADED',
+      'reshape 4 → 2 pending: restored 0; waiting for 1 (from the checkpoints of old indices 0, 1, 3)',
+      'masters: 10.0.0.1:8200 leader',
+    ]);
+  });
+
   it('says so when no master answers as the leader', () => {
     const text = statusText({
       job: '',

@@ -1,4 +1,5 @@
 import type { JobStatus } from './job-status';
+import { reshapeLine } from './reshape-text';
 
 /** A job's status as lines for a terminal: the job, the masters, a table of shards, trainers, the pass. */
 export function statusText(status: JobStatus): string {
@@ -12,6 +13,7 @@ export function statusText(status: JobStatus): string {
       } · ${status.finished ? 'FINISHED' : status.healthy ? 'every shard serving' : 'DEGRADED'}`,
     );
   }
+  if (status.reshape) lines.push(reshapeLine(status.reshape));
   lines.push(
     `masters: ${status.masters
       .map((m) => `${m.address} ${m.role}${m.error ? ` (${m.error})` : ''}`)

@@ -13,9 +13,9 @@ import path from 'node:path';
 
 // pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
-// shard (verified, exported and digested), the shard count refused once the model is
-// initialized, a drain that hands a shard to a spare while a trainer pushes (no acknowledged push
-// lost), every command with --json.
+// shard (verified, exported and digested), the shard count of an initialized job refused while
+// it runs and changed once it is down (a reshape, in status), a drain that hands a shard to a
+// spare while a trainer pushes (no acknowledged push lost), every command with --json.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -154,7 +154,8 @@ describe('pserverctl', () => {
       expect(digestText.code).toBe(0);
       expect(digestText.stdout).toContain(`digest ${digest.digest}\n2 shards, 1 tensors`);
 
-      // The shard count is fixed once the model is initialized: refused, exit code 1.
+      // Once the model is initialized, the shard count changes only while the job is down:
+      // refused while its pservers run, exit code 1.
       const shards = await run('--master', master, 'shards', '3');
       expect(shards.code).toBe(1);
 
@@ -173,6 +174,28 @@ describe('pserverctl', () => {
         true,
         true,
       ]);
+
+      // Stopped (each commits a final checkpoint and frees its index), the job takes a new count:
+      // a reshape, pending until the new indices restore their shares.
+      for (const pserver of [...cluster.pservers]) await pserver.process.stop();
+      const down = await waitFor(
+        async () => {
+          const status = await run('--master', master, '--json', 'status');
+          const shards = (JSON.parse(status.stdout) as Status).shards;
+          return shards.every((s) => s.state === 'unassigned') ? shards : undefined;
+        },
+        { timeoutMs: 15_000, description: 'no shard assigned' },
+      );
+      expect(down).toHaveLength(2);
+      const reshaped = await run('--master', master, 'shards', '3');
+      expect(reshaped.code).toBe(0);
+      expect(reshaped.stdout).toContain("the job's shard count is now 3 (was 2)");
+      expect(reshaped.stdout).toContain('start 3 pservers');
+      const pending = await run('--master', master, 'status');
+      expect(pending.code).toBe(3);
+      expect(pending.stdout).toContain(
+        'reshape 2 → 3 pending: restored none; waiting for 0, 1, 2 (from the checkpoints of old indices 0, 1)',
+      );
     } finally {
       await trainer.close();
       await cluster.stop();

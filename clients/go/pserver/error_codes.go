@@ -125,17 +125,25 @@ var (
 	// SetDataset with a different dataset than the job's.
 	ErrMasterDatasetAlreadySet error = sentinel(pb.ErrorCode_MASTER_DATASET_ALREADY_SET)
 	// ErrMasterShardsInUse is MASTER_SHARDS_IN_USE.
-	// SetDesiredShards while it would orphan a shard that holds parameters.
+	// SetDesiredShards while it would orphan a shard that holds parameters, or, once the job is
+	// initialized, while any pserver still holds a shard or a replica (stop them first).
 	ErrMasterShardsInUse error = sentinel(pb.ErrorCode_MASTER_SHARDS_IN_USE)
 	// ErrMasterNotInitOwner is MASTER_NOT_INIT_OWNER.
 	// FinishInit from a trainer that was not elected to initialize.
 	ErrMasterNotInitOwner error = sentinel(pb.ErrorCode_MASTER_NOT_INIT_OWNER)
 	// ErrMasterPlacementFixed is MASTER_PLACEMENT_FIXED.
-	// A change to the job's placement (shard count, block size) after it was fixed.
+	// A change to the job's placement it cannot take: one after the placement was fixed, or a
+	// shard count a job this large cannot move to (the record of its checkpoints would pass
+	// etcd's value limit).
 	ErrMasterPlacementFixed error = sentinel(pb.ErrorCode_MASTER_PLACEMENT_FIXED)
 	// ErrMasterJobFinished is MASTER_JOB_FINISHED.
 	// RegisterTrainer once the job is finished (FinishJob): it takes no more training.
 	ErrMasterJobFinished error = sentinel(pb.ErrorCode_MASTER_JOB_FINISHED)
+	// ErrMasterReshapePending is MASTER_RESHAPE_PENDING.
+	// SetDesiredShards while an earlier change of the initialized job's shard count is pending:
+	// not every index of the new count has restored its share of the old checkpoints yet. The
+	// message names those indices; start the job's pservers and let them restore first.
+	ErrMasterReshapePending error = sentinel(pb.ErrorCode_MASTER_RESHAPE_PENDING)
 	// ErrCheckpointIncompatible is CHECKPOINT_INCOMPATIBLE.
 	// A checkpoint or manifest written for another shard (index or shard count): loading it would
 	// misplace tensors. The pserver refuses to recover from it.

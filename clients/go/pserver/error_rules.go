@@ -90,6 +90,7 @@ var codeActions = map[pb.ErrorCode]ClientAction{
 	pb.ErrorCode_MASTER_NOT_INIT_OWNER:              ActionFail,
 	pb.ErrorCode_MASTER_PLACEMENT_FIXED:             ActionFail,
 	pb.ErrorCode_MASTER_JOB_FINISHED:                ActionFail,
+	pb.ErrorCode_MASTER_RESHAPE_PENDING:             ActionFail,
 	pb.ErrorCode_CHECKPOINT_INCOMPATIBLE:            ActionFail,
 	pb.ErrorCode_PSERVER_STALE_EPOCH:                ActionRerunStep,
 	pb.ErrorCode_PSERVER_SHUTTING_DOWN:              ActionWaitForShard,

@@ -48,8 +48,11 @@ type MasterClient interface {
 	TaskFailed(ctx context.Context, in *TaskFailedRequest, opts ...grpc.CallOption) (*TaskFailedResponse, error)
 	// The leader, shards, trainers and the pass's progress.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
-	// Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-	// live shard, and once parameters are initialized (placement depends on the count).
+	// Admin: sets the desired shard count. Before the parameters are initialized: refused
+	// (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+	// while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+	// no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+	// the new count each restore their share of the checkpoints written at the old one.
 	SetDesiredShards(ctx context.Context, in *SetDesiredShardsRequest, opts ...grpc.CallOption) (*SetDesiredShardsResponse, error)
 	// Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
 	// once). A finished job stays finished: no index is assigned again, every pserver commits a
@@ -250,8 +253,11 @@ type MasterServer interface {
 	TaskFailed(context.Context, *TaskFailedRequest) (*TaskFailedResponse, error)
 	// The leader, shards, trainers and the pass's progress.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
-	// Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-	// live shard, and once parameters are initialized (placement depends on the count).
+	// Admin: sets the desired shard count. Before the parameters are initialized: refused
+	// (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+	// while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+	// no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+	// the new count each restore their share of the checkpoints written at the old one.
 	SetDesiredShards(context.Context, *SetDesiredShardsRequest) (*SetDesiredShardsResponse, error)
 	// Finishes the job once `trainers` trainers asked (each counted once, by name; 0 or 1: at
 	// once). A finished job stays finished: no index is assigned again, every pserver commits a

@@ -14,7 +14,9 @@ export type CoordinationErrorCode = Extract<
   | 'MASTER_SHARDS_IN_USE'
   | 'MASTER_PLACEMENT_FIXED'
   | 'MASTER_JOB_FINISHED'
+  | 'MASTER_RESHAPE_PENDING'
   | 'MASTER_INVALID_ARGUMENT'
+  | 'CHECKPOINT_CORRUPT'
 >;
 
 export class CoordinationError extends Error {

@@ -7,8 +7,8 @@ import type { CompleteAssignment, PserverMembership } from './membership';
 
 /**
  * The few calls `EtcdShardTenure.open` and `announceServing` make, answered in memory: no
- * checkpoint history, an assignment watch that never fires, and `announce` answered from
- * `answers` (an error for each `'unavailable'`, as when etcd does not answer).
+ * checkpoint history, no reshape, an assignment watch that never fires, and `announce` answered
+ * from `answers` (an error for each `'unavailable'`, as when etcd does not answer).
  */
 class FakeCluster {
   readonly answers: ('unavailable' | 'taken' | 'refused')[] = [];
@@ -19,6 +19,9 @@ class FakeCluster {
   readonly client = {
     getAll: () => ({ prefix: () => ({ sort: () => ({ strings: () => Promise.resolve({}) }) }) }),
     get: () => ({ string: () => Promise.resolve(null) }),
+    if: () => ({
+      then: () => ({ commit: () => Promise.resolve({ responses: [] }) }),
+    }),
   } as unknown as Etcd3;
 
   readonly lease = {

@@ -1,4 +1,5 @@
 import type { Etcd3 } from 'etcd3';
+import type { CheckpointMeta } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
 import { backoffPolicies, retry } from '@pserver/rpc';
 import { EtcdMetaStore } from './etcd-meta-store';
@@ -6,7 +7,13 @@ import { parseReplica, type ReplicaAssignment } from './job-state';
 import type { JobKeys } from './keys';
 import type { LeaseKeeper } from './lease-keeper';
 import type { CompleteAssignment, PserverMembership } from './membership';
-import { TenureBase } from './shard-tenure';
+import {
+  markRestored,
+  readReshapeShare,
+  reshapeFilesToKeep,
+  type ReshapeShare,
+} from './reshape-share';
+import { TenureBase, TenureLostError } from './shard-tenure';
 
 /**
  * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
@@ -38,12 +45,17 @@ export class EtcdShardTenure extends TenureBase {
     private readonly membership: PserverMembership,
     private readonly logger: Logger,
     lastServedEpoch: number,
+    private readonly share: ReshapeShare | undefined,
   ) {
-    super(assignment, store);
+    super(assignment, store, share?.reshape);
     this.lastServedEpoch = lastServedEpoch;
   }
 
-  /** Takes up an assignment of this member: opens its checkpoint metas and watches it. */
+  /**
+   * Takes up an assignment of this member: opens its checkpoint metas (none for an index of a
+   * new count: the reshape deleted them) and the reshape it has to restore its share of, and
+   * watches it.
+   */
   static async open(
     client: Etcd3,
     keys: JobKeys,
@@ -55,6 +67,7 @@ export class EtcdShardTenure extends TenureBase {
     const { index, epoch } = assignment;
     const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
     const served = Number((await client.get(keys.lastServed(index)).string()) ?? 0);
+    const share = await readReshapeShare(client, keys, index, assignment.shardCount);
     const tenure = new EtcdShardTenure(
       client,
       keys,
@@ -64,6 +77,7 @@ export class EtcdShardTenure extends TenureBase {
       membership,
       logger,
       Number.isSafeInteger(served) && served > 0 ? served : 0,
+      share,
     );
     lease.onExpired((reason) => tenure.lose(`its lease can no longer be trusted (${reason})`));
     const stop = await membership.watchAssignment(index, epoch, (reason) => tenure.lose(reason));
@@ -102,6 +116,31 @@ export class EtcdShardTenure extends TenureBase {
     ).catch((err: unknown) => {
       if (!signal.aborted) throw err;
     });
+  }
+
+  override async markRestored(): Promise<void> {
+    this.require();
+    if (!this.share) return;
+    try {
+      await markRestored(
+        this.client,
+        this.keys,
+        this.lease,
+        { index: this.index, epoch: this.epoch },
+        this.share,
+        this.logger,
+      );
+    } catch (err) {
+      if (err instanceof TenureLostError) {
+        this.lose(err.reason);
+        throw this.lost ?? err;
+      }
+      throw err;
+    }
+  }
+
+  override reshapeFilesToKeep(): Promise<readonly CheckpointMeta[]> {
+    return reshapeFilesToKeep(this.client, this.keys, this.index);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
 import type { JobKeys } from './keys';
+import { parseReshape, type PendingReshape } from './reshape';
 
 /** A pserver registered under `pservers/<member>`. */
 export interface RegisteredPserver {
@@ -83,6 +84,10 @@ export interface JobState {
   initDone: boolean;
   /** The job is finished (`finish/done`): nothing is assigned again. */
   finished: boolean;
+  /** A change of the initialized job's shard count still being restored (`reshape`), if any. */
+  reshape: PendingReshape | undefined;
+  /** Why the `reshape` key, which exists, holds no record (then `reshape` is undefined). */
+  corruptReshape: string | undefined;
   /** The etcd revision the state was read at. */
   revision: number;
 }
@@ -102,10 +107,13 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.getAll().prefix(keys.replicaRoot),
       client.get(keys.consistency),
       client.get(keys.finished),
+      client.get(keys.reshape),
+      client.getAll().prefix(keys.reshapeRestoredPrefix),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
   const single = (i: number): string | undefined => ranges[i]?.[0]?.value.toString();
+  const reshape = parsePendingReshape(keys, ranges[10]?.[0], ranges[11] ?? []);
   return {
     desired: optionalNumber(single(0)),
     blockSize: optionalNumber(single(1)),
@@ -117,8 +125,37 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     replicaAssignments: (ranges[7] ?? []).flatMap((kv) => parseReplica(keys, kv)),
     consistency: consistencyFromStored(single(8)),
     finished: single(9) !== undefined,
+    ...reshape,
     revision: Number(result.header.revision),
   };
+}
+
+/**
+ * The pending reshape of a `reshape` key and its `reshape/restored/<i>` marks. A key that holds
+ * no record is reported as corrupt, not thrown: the leader goes on reconciling, says so, and
+ * leaves the key for an operator.
+ */
+function parsePendingReshape(
+  keys: JobKeys,
+  kv: IKeyValue | undefined,
+  marks: IKeyValue[],
+): Pick<JobState, 'reshape' | 'corruptReshape'> {
+  if (!kv) return { reshape: undefined, corruptReshape: undefined };
+  try {
+    const restored = marks
+      .flatMap((mark) => keys.restoredIndexOf(mark.key.toString()) ?? [])
+      .sort((a, b) => a - b);
+    return {
+      reshape: {
+        ...parseReshape(kv.value.toString()),
+        revision: Number(kv.create_revision),
+        restored,
+      },
+      corruptReshape: undefined,
+    };
+  } catch (err) {
+    return { reshape: undefined, corruptReshape: (err as Error).message };
+  }
 }
 
 function optionalNumber(value: string | undefined): number | undefined {
@@ -260,18 +297,20 @@ export class JobWatcher {
   }
 
   private async watchFrom(revision: number): Promise<void> {
-    const prefixes = [
-      `${this.keys.root}config/`,
-      this.keys.pserversPrefix,
-      this.keys.assignPrefix,
-      this.keys.replicaRoot,
-      `${this.keys.root}init/`,
-      `${this.keys.root}finish/`,
+    const watched: ['prefix' | 'key', string][] = [
+      ['prefix', `${this.keys.root}config/`],
+      ['prefix', this.keys.pserversPrefix],
+      ['prefix', this.keys.assignPrefix],
+      ['prefix', this.keys.replicaRoot],
+      ['prefix', `${this.keys.root}init/`],
+      ['prefix', `${this.keys.root}finish/`],
+      // The record and its marks apart: the master's role may read just these, not `reshape*`.
+      ['key', this.keys.reshape],
+      ['prefix', this.keys.reshapeRestoredPrefix],
     ];
-    for (const prefix of prefixes) {
-      const watcher = await this.client
-        .watch()
-        .prefix(prefix)
+    for (const [kind, key] of watched) {
+      const builder = this.client.watch();
+      const watcher = await (kind === 'prefix' ? builder.prefix(key) : builder.key(key))
         .startRevision(String(revision))
         .create();
       watcher.on('data', () => this.schedule());

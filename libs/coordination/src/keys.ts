@@ -16,6 +16,8 @@
  * | `init/owner`, `init/done` | trainer id | none |
  * | `ckpt/<i>/latest`, `ckpt/<i>/hist/<epoch>-<seq>` | checkpoint meta (proto3 JSON) | none |
  * | `ckpt/<i>/served` | the epoch of the latest owner of index i that announced serving it | none |
+ * | `reshape` | `{from, to, sources: {"<j>": meta}}`: a change of the count while the job was down | none |
+ * | `reshape/restored/<i>` | the epoch of the owner of index i that restored its share of `reshape` | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
@@ -117,8 +119,20 @@ export class JobKeys {
     return `${this.root}init/done`;
   }
 
+  /** Every index's checkpoint metas. */
+  get checkpointRoot(): string {
+    return `${this.root}ckpt/`;
+  }
+
   checkpointLatest(index: number): string {
-    return `${this.root}ckpt/${index}/latest`;
+    return `${this.checkpointRoot}${index}/latest`;
+  }
+
+  /** The index of a `ckpt/<i>/latest` key, or undefined for another key. */
+  latestIndexOf(key: string): number | undefined {
+    if (!key.startsWith(this.checkpointRoot)) return undefined;
+    const match = /^(0|[1-9]\d*)\/latest$/.exec(key.slice(this.checkpointRoot.length));
+    return match ? Number(match[1]) : undefined;
   }
 
   /**
@@ -126,16 +140,41 @@ export class JobKeys {
    * index learns whose orphaned state it may adopt (the owner that served last).
    */
   lastServed(index: number): string {
-    return `${this.root}ckpt/${index}/served`;
+    return `${this.checkpointRoot}${index}/served`;
   }
 
   checkpointHistoryPrefix(index: number): string {
-    return `${this.root}ckpt/${index}/hist/`;
+    return `${this.checkpointRoot}${index}/hist/`;
   }
 
   /** History keys sort by epoch, then sequence number: both zero-padded. */
   checkpointHistory(index: number, epoch: number, seq: number): string {
     return `${this.checkpointHistoryPrefix(index)}${String(epoch).padStart(16, '0')}-${String(seq).padStart(10, '0')}`;
+  }
+
+  /**
+   * A change of the shard count of an initialized job made while it was down: the count it was
+   * and is, and each old index's latest checkpoint meta at that moment. Deleted by the leader once
+   * every new index restored its share.
+   */
+  get reshape(): string {
+    return `${this.root}reshape`;
+  }
+
+  /** The marks of the new indices that restored their share of `reshape`. */
+  get reshapeRestoredPrefix(): string {
+    return `${this.root}reshape/restored/`;
+  }
+
+  reshapeRestored(index: number): string {
+    return `${this.reshapeRestoredPrefix}${index}`;
+  }
+
+  /** The index of a `reshape/restored/<i>` key, or undefined for another key. */
+  restoredIndexOf(key: string): number | undefined {
+    if (!key.startsWith(this.reshapeRestoredPrefix)) return undefined;
+    const rest = key.slice(this.reshapeRestoredPrefix.length);
+    return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
   }
 
   get datasetSpec(): string {

@@ -2,8 +2,9 @@ import type { Etcd3 } from 'etcd3';
 import type { JobConsistency } from './consistency';
 import { CoordinationError } from './errors';
 import type { Leader } from './election';
-import type { JobState } from './job-state';
+import { readJobState, type JobState } from './job-state';
 import type { JobKeys } from './keys';
+import { beginReshape } from './master-reshape';
 import type { TrainerSessions } from './trainer-sessions';
 
 export type InitDecision = 'INIT_DECISION_INITIALIZE' | 'INIT_DECISION_WAIT' | 'INIT_DECISION_DONE';
@@ -93,8 +94,10 @@ export class MasterTerm {
   }
 
   /**
-   * Changes the desired shard count. Refused once parameters are initialized (placement depends on
-   * the count) and while a pserver holds an index the new count would drop.
+   * Changes the desired shard count. Before the parameters are initialized, refused while a
+   * pserver holds an index the new count would drop. After, the count changes only while the job
+   * is down, with the old indices' checkpoints recorded for the new ones to restore their shares
+   * from (`beginReshape`); the same count is a no-op.
    */
   async setDesired(count: number, state: JobState): Promise<void> {
     if (!Number.isSafeInteger(count) || count < 1) {
@@ -104,10 +107,13 @@ export class MasterTerm {
       );
     }
     if (state.initDone) {
-      throw new CoordinationError(
-        'MASTER_PLACEMENT_FIXED',
-        'shardCount: the parameters are initialized, so the placement (and the count) is fixed',
+      await beginReshape(
+        { client: this.client, keys: this.keys, leader: this.leader },
+        count,
+        () => readJobState(this.client, this.keys),
+        state,
       );
+      return;
     }
     const orphaned = state.assignments.filter((a) => a.index >= count);
     if (orphaned.length > 0) {
@@ -120,11 +126,14 @@ export class MasterTerm {
       .and(this.keys.initDone, 'Create', '==', 0)
       .then(this.client.put(this.keys.desired).value(String(count)))
       .commit();
-    if (!result.succeeded)
-      throw new CoordinationError(
-        'MASTER_NOT_LEADER',
-        'SetDesiredShards: leadership or initialization changed; ask again',
-      );
+    if (result.succeeded) return;
+    // Initialized since the state was read: the change is a reshape now.
+    const fresh = await readJobState(this.client, this.keys);
+    if (fresh.initDone) return this.setDesired(count, fresh);
+    throw new CoordinationError(
+      'MASTER_NOT_LEADER',
+      'SetDesiredShards: leadership or initialization changed; ask again',
+    );
   }
 
   /**

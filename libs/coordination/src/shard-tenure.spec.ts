@@ -40,6 +40,13 @@ const tenureOf = (store: MetaStore): StandaloneTenure =>
   new StandaloneTenure({ index: 0, shardCount: 2, epoch: 3 }, store);
 
 describe('a shard tenure', () => {
+  it('standalone: no reshape to restore, nothing to mark, no source files to keep', async () => {
+    const tenure = tenureOf(new MemoryStore());
+    expect(tenure.reshape).toBeUndefined();
+    await expect(tenure.markRestored()).resolves.toBeUndefined();
+    await expect(tenure.reshapeFilesToKeep()).resolves.toEqual([]);
+  });
+
   it('carries index, count, block size and epoch, and holds until lost', async () => {
     const tenure = tenureOf(new MemoryStore());
     expect(tenure).toMatchObject({ index: 0, shardCount: 2, blockSize: 0, epoch: 3 });

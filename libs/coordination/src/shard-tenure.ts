@@ -10,6 +10,16 @@ export interface TenureFacts {
   epoch: number;
 }
 
+/** A change of the job's shard count while it was down, pending until every new index restored its share. */
+export interface Reshape {
+  /** The shard count the sources were written at. */
+  readonly from: number;
+  /** The count the job serves at now. */
+  readonly to: number;
+  /** Each old index's latest committed checkpoint when the count changed (absent: none). */
+  readonly sources: ReadonlyMap<number, CheckpointMeta>;
+}
+
 /**
  * The one authority on whether this process may act on its shard (DESIGN section 5). Everything
  * that changes the shard, answers from it or commits its checkpoint metas asks the tenure, and
@@ -41,6 +51,12 @@ export interface ShardTenure extends Readonly<TenureFacts> {
    * to tell.
    */
   announceServing(): Promise<void>;
+  /** Cluster: the reshape pending when this tenure began, when this index has not restored its share of it yet (no `reshape/restored/<i>`, and the tenure's shard count is the reshape's `to`); undefined otherwise and standalone. */
+  readonly reshape: Reshape | undefined;
+  /** Records that this index restored its share of the pending reshape and committed it (`reshape/restored/<i>` = its epoch), fenced like a checkpoint commit (TenureLostError when the assignment is no longer this tenure's). Standalone: resolves at once. */
+  markRestored(): Promise<void>;
+  /** The source checkpoint of this index whose files must not be deleted yet: `reshape.sources.get(index)` while the `reshape` key still exists (read fresh from etcd), else none. Standalone: none. */
+  reshapeFilesToKeep(): Promise<readonly CheckpointMeta[]>;
   /** Stops watching and `announceServing` (a graceful stop); does not end the tenure. */
   close(): Promise<void>;
 }
@@ -55,7 +71,10 @@ export class TenureLostError extends CoordinationError {
   }
 }
 
-/** The lost-once bookkeeping and the guarded meta store both implementations share. */
+/**
+ * The lost-once bookkeeping and the guarded meta store both implementations share. Without a
+ * reshape given, it has none to restore: `markRestored` and `reshapeFilesToKeep` do nothing.
+ */
 export abstract class TenureBase implements ShardTenure {
   abstract readonly mode: 'standalone' | 'cluster';
   readonly index: number;
@@ -63,15 +82,17 @@ export abstract class TenureBase implements ShardTenure {
   readonly blockSize: number;
   readonly epoch: number;
   readonly checkpoints: MetaStore;
+  readonly reshape: Reshape | undefined;
   private lostError: TenureLostError | undefined;
   private readonly listeners = new Set<(error: TenureLostError) => void>();
 
-  protected constructor(facts: TenureFacts, store: MetaStore) {
+  protected constructor(facts: TenureFacts, store: MetaStore, reshape?: Reshape) {
     this.index = facts.index;
     this.shardCount = facts.shardCount;
     this.blockSize = facts.blockSize;
     this.epoch = facts.epoch;
     this.checkpoints = new GuardedMetaStore(this, store);
+    this.reshape = reshape;
   }
 
   get lost(): TenureLostError | undefined {
@@ -89,6 +110,14 @@ export abstract class TenureBase implements ShardTenure {
   abstract confirm(): Promise<boolean>;
   abstract announceServing(): Promise<void>;
   abstract close(): Promise<void>;
+
+  markRestored(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  reshapeFilesToKeep(): Promise<readonly CheckpointMeta[]> {
+    return Promise.resolve([]);
+  }
 
   lose(reason: string): void {
     if (this.lostError) return;

@@ -7,6 +7,7 @@ import type {
   RegisterTrainerResponse__Output,
   SetDatasetRequest,
   SetDatasetResponse__Output,
+  SetDesiredShardsResponse__Output,
   StatusResponse__Output,
 } from '@pserver/proto';
 import {
@@ -87,7 +88,7 @@ export class MasterDriver {
     return callUnary(this.client.status.bind(this.client), {}, { timeoutMs: this.timeoutMs });
   }
 
-  setDesiredShards(shardCount: number): Promise<unknown> {
+  setDesiredShards(shardCount: number): Promise<SetDesiredShardsResponse__Output> {
     return callUnary(
       this.client.setDesiredShards.bind(this.client),
       { shardCount },

@@ -41,6 +41,8 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   replicas: 0,
   consistency: { mode: 'async' },
   replicaAssignments: [],
+  reshape: undefined,
+  corruptReshape: undefined,
   ...overrides,
 });
 

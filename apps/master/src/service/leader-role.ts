@@ -3,6 +3,7 @@ import {
   assignReplica,
   DatasetStore,
   describeConsistency,
+  finishReshape,
   JobWatcher,
   MasterTerm,
   planAssignments,
@@ -50,6 +51,8 @@ export class LeaderRole {
   private sweeper: NodeJS.Timeout | undefined;
   private current: JobState | undefined;
   private published: View | undefined;
+  /** The corrupt `reshape` record last said so in the log (once per problem, not per state). */
+  private reportedCorruptReshape: string | undefined;
   private readonly viewListeners = new Set<(view: View) => void>();
   private readonly stopping = new AbortController();
 
@@ -142,6 +145,13 @@ export class LeaderRole {
 
   private async onState(state: JobState): Promise<void> {
     this.current = state;
+    if (state.corruptReshape !== this.reportedCorruptReshape) {
+      this.reportedCorruptReshape = state.corruptReshape;
+      if (state.corruptReshape !== undefined)
+        this.options.logger.error(
+          `the job's reshape record (${this.keys.reshape}) is corrupt: ${state.corruptReshape}; no count change can be made or ended until an operator repairs or deletes it`,
+        );
+    }
     // A finished job's pservers leave for good: their indices are not assigned again.
     if (!state.finished && (await this.reconcile(state))) {
       void this.refresh();
@@ -153,8 +163,21 @@ export class LeaderRole {
     for (const listener of this.viewListeners) listener(view);
   }
 
-  /** Retires stale assignments and makes new ones; true if anything was written. */
+  /**
+   * Ends a complete reshape, retires stale assignments and makes new ones; true if anything was
+   * written.
+   */
   private async reconcile(state: JobState): Promise<boolean> {
+    // Every index of the new count restored its share: the old checkpoints are free to go.
+    if (
+      state.reshape &&
+      (await finishReshape(
+        { client: this.client, keys: this.keys, leader: this.leader },
+        state.reshape,
+        this.options.logger,
+      ))
+    )
+      return true;
     // The shard count is part of every assignment: one made under another count (or by an older
     // master, without one) is deleted first, and its index assigned again with a new epoch.
     let retired = false;

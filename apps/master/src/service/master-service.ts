@@ -30,6 +30,7 @@ import type { CallContext } from '@pserver/rpc';
 import { MasterError } from './errors';
 import type { View } from './cluster-view';
 import type { LeaderRole } from './leader-role';
+import { reshapeStatusOf } from './reshape-status';
 
 /** The largest shard count a job may have (as `--desired-pservers` allows). */
 export const maxShardCount = 100_000;
@@ -190,6 +191,7 @@ export class MasterService {
       })),
       pass: role.dataset.passStatus(),
       spares: sparesOf(role.state).map((p) => ({ member: p.member, address: p.address })),
+      reshape: reshapeStatusOf(role.state),
     };
   }
 
@@ -207,7 +209,10 @@ export class MasterService {
     return answer;
   }
 
-  /** Admin: changes the desired shard count (see `MasterTerm.setDesired` for when it is refused). */
+  /**
+   * Admin: changes the desired shard count (see `MasterTerm.setDesired` for when it is refused);
+   * answers the count before and the reshape pending after.
+   */
   async setDesiredShards(
     request: SetDesiredShardsRequest__Output,
   ): Promise<SetDesiredShardsResponse> {
@@ -221,9 +226,14 @@ export class MasterService {
     }
     const role = await this.lead();
     await role.refresh();
+    const previous = role.state.desired ?? 0;
     await role.term.setDesired(request.shardCount, role.state);
     await role.refresh();
-    return { shardCount: request.shardCount };
+    return {
+      shardCount: request.shardCount,
+      previousShardCount: previous,
+      reshape: reshapeStatusOf(role.state),
+    };
   }
 
   private async lead(): Promise<LeaderRole> {

@@ -102,6 +102,7 @@ export const errorCodeRules = {
   MASTER_NOT_INIT_OWNER: { status: 'FAILED_PRECONDITION', action: 'FAIL' },
   MASTER_PLACEMENT_FIXED: { status: 'FAILED_PRECONDITION', action: 'FAIL' },
   MASTER_JOB_FINISHED: { status: 'FAILED_PRECONDITION', action: 'FAIL' },
+  MASTER_RESHAPE_PENDING: { status: 'FAILED_PRECONDITION', action: 'FAIL' },
   CHECKPOINT_INCOMPATIBLE: { status: 'FAILED_PRECONDITION', action: 'FAIL' },
   PSERVER_STALE_EPOCH: { status: 'ABORTED', action: 'RERUN_STEP' },
   PSERVER_SHUTTING_DOWN: { status: 'UNAVAILABLE', action: 'WAIT_FOR_SHARD' },

@@ -189,8 +189,11 @@ class MasterServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def SetDesiredShards(self, request, context):
-        """Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-        live shard, and once parameters are initialized (placement depends on the count).
+        """Admin: sets the desired shard count. Before the parameters are initialized: refused
+        (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+        while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+        no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+        the new count each restore their share of the checkpoints written at the old one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -172,7 +172,8 @@ export const ErrorCode = {
    */
   MASTER_DATASET_ALREADY_SET: 'MASTER_DATASET_ALREADY_SET',
   /**
-   * SetDesiredShards while it would orphan a shard that holds parameters.
+   * SetDesiredShards while it would orphan a shard that holds parameters, or, once the job is
+   * initialized, while any pserver still holds a shard or a replica (stop them first).
    */
   MASTER_SHARDS_IN_USE: 'MASTER_SHARDS_IN_USE',
   /**
@@ -180,13 +181,21 @@ export const ErrorCode = {
    */
   MASTER_NOT_INIT_OWNER: 'MASTER_NOT_INIT_OWNER',
   /**
-   * A change to the job's placement (shard count, block size) after it was fixed.
+   * A change to the job's placement it cannot take: one after the placement was fixed, or a
+   * shard count a job this large cannot move to (the record of its checkpoints would pass
+   * etcd's value limit).
    */
   MASTER_PLACEMENT_FIXED: 'MASTER_PLACEMENT_FIXED',
   /**
    * RegisterTrainer once the job is finished (FinishJob): it takes no more training.
    */
   MASTER_JOB_FINISHED: 'MASTER_JOB_FINISHED',
+  /**
+   * SetDesiredShards while an earlier change of the initialized job's shard count is pending:
+   * not every index of the new count has restored its share of the old checkpoints yet. The
+   * message names those indices; start the job's pservers and let them restore first.
+   */
+  MASTER_RESHAPE_PENDING: 'MASTER_RESHAPE_PENDING',
   /**
    * A checkpoint or manifest written for another shard (index or shard count): loading it would
    * misplace tensors. The pserver refuses to recover from it.
@@ -521,7 +530,8 @@ export type ErrorCode =
   | 'MASTER_DATASET_ALREADY_SET'
   | 310
   /**
-   * SetDesiredShards while it would orphan a shard that holds parameters.
+   * SetDesiredShards while it would orphan a shard that holds parameters, or, once the job is
+   * initialized, while any pserver still holds a shard or a replica (stop them first).
    */
   | 'MASTER_SHARDS_IN_USE'
   | 311
@@ -531,7 +541,9 @@ export type ErrorCode =
   | 'MASTER_NOT_INIT_OWNER'
   | 312
   /**
-   * A change to the job's placement (shard count, block size) after it was fixed.
+   * A change to the job's placement it cannot take: one after the placement was fixed, or a
+   * shard count a job this large cannot move to (the record of its checkpoints would pass
+   * etcd's value limit).
    */
   | 'MASTER_PLACEMENT_FIXED'
   | 313
@@ -540,6 +552,13 @@ export type ErrorCode =
    */
   | 'MASTER_JOB_FINISHED'
   | 314
+  /**
+   * SetDesiredShards while an earlier change of the initialized job's shard count is pending:
+   * not every index of the new count has restored its share of the old checkpoints yet. The
+   * message names those indices; start the job's pservers and let them restore first.
+   */
+  | 'MASTER_RESHAPE_PENDING'
+  | 315
   /**
    * A checkpoint or manifest written for another shard (index or shard count): loading it would
    * misplace tensors. The pserver refuses to recover from it.

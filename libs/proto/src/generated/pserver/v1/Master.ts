@@ -174,16 +174,22 @@ export interface MasterClient extends grpc.Client {
   setDataset(argument: _pserver_v1_SetDatasetRequest, callback: grpc.requestCallback<_pserver_v1_SetDatasetResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-   * live shard, and once parameters are initialized (placement depends on the count).
+   * Admin: sets the desired shard count. Before the parameters are initialized: refused
+   * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+   * the new count each restore their share of the checkpoints written at the old one.
    */
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-   * live shard, and once parameters are initialized (placement depends on the count).
+   * Admin: sets the desired shard count. Before the parameters are initialized: refused
+   * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+   * the new count each restore their share of the checkpoints written at the old one.
    */
   setDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   setDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
@@ -323,8 +329,11 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   SetDataset: grpc.handleUnaryCall<_pserver_v1_SetDatasetRequest__Output, _pserver_v1_SetDatasetResponse>;
   
   /**
-   * Admin: sets the desired shard count. Refused (FAILED_PRECONDITION) while it would orphan a
-   * live shard, and once parameters are initialized (placement depends on the count).
+   * Admin: sets the desired shard count. Before the parameters are initialized: refused
+   * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
+   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
+   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
+   * the new count each restore their share of the checkpoints written at the old one.
    */
   SetDesiredShards: grpc.handleUnaryCall<_pserver_v1_SetDesiredShardsRequest__Output, _pserver_v1_SetDesiredShardsResponse>;
   

@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/master.proto
 
+import type { ReshapeStatus as _pserver_v1_ReshapeStatus, ReshapeStatus__Output as _pserver_v1_ReshapeStatus__Output } from '../../pserver/v1/ReshapeStatus';
 
 /**
  * SetDesiredShards's reply.
@@ -9,6 +10,14 @@ export interface SetDesiredShardsResponse {
    * The count now in effect.
    */
   'shardCount'?: (number);
+  /**
+   * The count before the call.
+   */
+  'previousShardCount'?: (number);
+  /**
+   * The reshape pending after the call (begun by it, or earlier to the same count; absent: none).
+   */
+  'reshape'?: (_pserver_v1_ReshapeStatus | null);
 }
 
 /**
@@ -19,4 +28,12 @@ export interface SetDesiredShardsResponse__Output {
    * The count now in effect.
    */
   'shardCount': (number);
+  /**
+   * The count before the call.
+   */
+  'previousShardCount': (number);
+  /**
+   * The reshape pending after the call (begun by it, or earlier to the same count; absent: none).
+   */
+  'reshape': (_pserver_v1_ReshapeStatus__Output | null);
 }

@@ -4,6 +4,7 @@ import type { ClusterView as _pserver_v1_ClusterView, ClusterView__Output as _ps
 import type { TrainerStatus as _pserver_v1_TrainerStatus, TrainerStatus__Output as _pserver_v1_TrainerStatus__Output } from '../../pserver/v1/TrainerStatus';
 import type { PassStatus as _pserver_v1_PassStatus, PassStatus__Output as _pserver_v1_PassStatus__Output } from '../../pserver/v1/PassStatus';
 import type { SparePserver as _pserver_v1_SparePserver, SparePserver__Output as _pserver_v1_SparePserver__Output } from '../../pserver/v1/SparePserver';
+import type { ReshapeStatus as _pserver_v1_ReshapeStatus, ReshapeStatus__Output as _pserver_v1_ReshapeStatus__Output } from '../../pserver/v1/ReshapeStatus';
 
 /**
  * The master's status.
@@ -29,6 +30,10 @@ export interface StatusResponse {
    * Registered pservers that hold no shard and keep no replica: the spares, oldest first.
    */
   'spares'?: (_pserver_v1_SparePserver)[];
+  /**
+   * The change of the shard count still being restored (absent: none pending).
+   */
+  'reshape'?: (_pserver_v1_ReshapeStatus | null);
 }
 
 /**
@@ -55,4 +60,8 @@ export interface StatusResponse__Output {
    * Registered pservers that hold no shard and keep no replica: the spares, oldest first.
    */
   'spares': (_pserver_v1_SparePserver__Output)[];
+  /**
+   * The change of the shard count still being restored (absent: none pending).
+   */
+  'reshape': (_pserver_v1_ReshapeStatus__Output | null);
 }

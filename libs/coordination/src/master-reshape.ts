@@ -1,0 +1,217 @@
+import type { Etcd3 } from 'etcd3';
+import type { CheckpointMeta } from '@pserver/checkpoint';
+import type { Logger } from '@pserver/logging';
+import type { Leader } from './election';
+import { CoordinationError } from './errors';
+import type { JobState } from './job-state';
+import type { JobKeys } from './keys';
+import { onKey, onPrefix, rangeTxn } from './range-txn';
+import {
+  encodeReshape,
+  indexList,
+  maxValueBytes,
+  sourceMeta,
+  unrestoredIndices,
+  type PendingReshape,
+} from './reshape';
+
+/** What a leader's reshape writes need: its client, the job's keys and its term. */
+export interface TermWrites {
+  client: Etcd3;
+  keys: JobKeys;
+  leader: Leader;
+}
+
+/** Transactions that fail a compare before the change is given up as raced (each re-reads). */
+const attempts = 3;
+/** Checkpoint metas read at once. */
+const readsInFlight = 64;
+
+/**
+ * Why the initialized job's shard count may not change to `count` now, or undefined when it
+ * may: an earlier change is still pending, or a pserver still holds a shard or a replica (the
+ * job must be down: a live shard would go on serving, and committing, under the old count).
+ */
+export function reshapeRefusal(count: number, state: JobState): CoordinationError | undefined {
+  if (state.corruptReshape !== undefined)
+    return new CoordinationError(
+      'MASTER_RESHAPE_PENDING',
+      `shardCount: a change of the count is pending, but its record (the job's \`reshape\` key) is unreadable: ${state.corruptReshape}; repair or delete it with etcdctl first`,
+    );
+  if (state.reshape) {
+    const { from, to } = state.reshape;
+    const waiting = unrestoredIndices(state.reshape);
+    return new CoordinationError(
+      'MASTER_RESHAPE_PENDING',
+      `shardCount: the change from ${from} to ${to} shards is still pending: ${waiting.length === 1 ? 'index' : 'indices'} ${indexList(waiting)} of ${to} have not restored their share of the old checkpoints; start ${to} pservers and let them restore before changing the count to ${count}`,
+    );
+  }
+  const live = [
+    ...[...state.assignments]
+      .sort((a, b) => a.index - b.index)
+      .map((a) => `${a.index} (${a.member})`),
+    ...state.replicaAssignments.map((r) => `a replica of ${r.index} (${r.member})`),
+  ];
+  if (live.length > 0)
+    return new CoordinationError(
+      'MASTER_SHARDS_IN_USE',
+      `shardCount: the parameters are initialized, so the count changes only while the job is down, and pservers still hold shards ${live.slice(0, 10).join(', ')}${live.length > 10 ? ` and ${live.length - 10} more` : ''}; stop them first`,
+    );
+  return undefined;
+}
+
+/**
+ * Changes an initialized job's shard count from `state.desired` to `count` while it is down: one
+ * transaction, guarded by the term, that puts `config/desired`, puts the `reshape` record with
+ * each old index's latest checkpoint meta, and deletes every key under `ckpt/` — the new count's
+ * indices start with no checkpoint of their own, and an old index's metas are never mistaken for
+ * the new count's. It commits only while the parameters are initialized, the count is still the
+ * one read, no index or replica is assigned, no reshape is pending, and no checkpoint key changed
+ * since the metas were read. A failed compare is explained from a fresh state, or tried again.
+ */
+export async function beginReshape(
+  term: TermWrites,
+  count: number,
+  readState: () => Promise<JobState>,
+  initial: JobState,
+): Promise<void> {
+  const { client, keys, leader } = term;
+  let state = initial;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const from = state.desired;
+    if (from === count) return;
+    if (from === undefined)
+      throw new CoordinationError(
+        'MASTER_PLACEMENT_FIXED',
+        'shardCount: the job is initialized but has no shard count (config/desired)',
+      );
+    const refusal = reshapeRefusal(count, state);
+    if (refusal) throw refusal;
+    const { sources, revision } = await latestCheckpoints(term, from);
+    const record = encodeReshape({ from, to: count, sources });
+    const bytes = Buffer.byteLength(record);
+    if (bytes > maxValueBytes)
+      throw new CoordinationError(
+        'MASTER_PLACEMENT_FIXED',
+        `shardCount: the record of the latest checkpoints of ${sources.size} of ${from} shards would take ${bytes} bytes, above the ${maxValueBytes} bytes one etcd value of the job may hold: a job this large cannot change its shard count`,
+      );
+    const compare = [
+      onKey(leader.key, 'Create', '==', leader.revision),
+      onKey(keys.initDone, 'Create', '>', 0),
+      onKey(keys.desired, 'Value', '==', from),
+      onKey(keys.reshape, 'Create', '==', 0),
+      onPrefix(keys.reshapeRestoredPrefix, 'Create', '==', 0),
+      onPrefix(keys.assignPrefix, 'Create', '==', 0),
+      onPrefix(keys.replicaRoot, 'Create', '==', 0),
+      // Every checkpoint key as read: a commit or a new key since fails the compare.
+      onPrefix(keys.checkpointRoot, 'Mod', '<', revision + 1),
+    ];
+    const operations = [
+      client.put(keys.desired).value(String(count)),
+      client.put(keys.reshape).value(record),
+      client.delete().prefix(keys.checkpointRoot),
+    ];
+    let succeeded: boolean;
+    try {
+      succeeded = (await rangeTxn(client, compare, operations)).succeeded;
+    } catch {
+      // etcd3 retries an unanswered call: it may have committed. Ours, if the record is there.
+      succeeded = (await client.get(keys.reshape).string()) === record;
+      if (!succeeded) throw notAnswered();
+    }
+    if (succeeded) return;
+    if (!(await leads(term)))
+      throw new CoordinationError(
+        'MASTER_NOT_LEADER',
+        'SetDesiredShards: this master no longer leads; ask again',
+      );
+    state = await readState();
+  }
+  throw new CoordinationError(
+    'MASTER_NOT_LEADER',
+    `SetDesiredShards: the job's assignments or checkpoints changed ${attempts} times while the count was being changed (another write raced); ask again`,
+  );
+}
+
+/**
+ * Ends a reshape once every index of the new count restored its share: deletes `reshape` and
+ * every `reshape/restored/<i>` in one transaction, guarded by the term and the record's create
+ * revision. False when it is not complete, or the transaction did not commit (the next state
+ * decides again).
+ */
+export async function finishReshape(
+  term: TermWrites,
+  reshape: PendingReshape,
+  logger: Logger,
+): Promise<boolean> {
+  if (unrestoredIndices(reshape).length > 0) return false;
+  const { client, keys, leader } = term;
+  try {
+    const result = await client
+      .if(leader.key, 'Create', '==', leader.revision)
+      .and(keys.reshape, 'Create', '==', reshape.revision)
+      .then(client.delete().key(keys.reshape), client.delete().prefix(keys.reshapeRestoredPrefix))
+      .commit();
+    if (result.succeeded)
+      logger.info('every index restored its share of the old checkpoints: the reshape is done', {
+        from: reshape.from,
+        to: reshape.to,
+      });
+    return result.succeeded;
+  } catch (err) {
+    logger.warn('ending the reshape failed or timed out', { err });
+    return false;
+  }
+}
+
+/**
+ * The latest checkpoint meta of each index below `from` (an index that never committed one has
+ * none), all as of one revision, which they are compared against. Keys first, then the `latest`
+ * values alone: a job's checkpoint history is several times larger than one gRPC answer may be.
+ * A meta that is not one refuses the change: its index's share could not be restored.
+ */
+async function latestCheckpoints(
+  term: TermWrites,
+  from: number,
+): Promise<{ sources: Map<number, CheckpointMeta>; revision: number }> {
+  const { client, keys } = term;
+  const revision = Number((await client.get(keys.checkpointRoot).exec()).header.revision);
+  const indices = (await client.getAll().prefix(keys.checkpointRoot).revision(revision).keys())
+    .flatMap((key) => keys.latestIndexOf(key) ?? [])
+    .filter((index) => index < from);
+  const sources = new Map<number, CheckpointMeta>();
+  for (let start = 0; start < indices.length; start += readsInFlight) {
+    const chunk = indices.slice(start, start + readsInFlight);
+    const values = await Promise.all(
+      chunk.map((index) => client.get(keys.checkpointLatest(index)).revision(revision).string()),
+    );
+    chunk.forEach((index, k) => {
+      const value = values[k];
+      if (value !== null && value !== undefined) sources.set(index, latestMeta(index, value));
+    });
+  }
+  return { sources, revision };
+}
+
+function latestMeta(index: number, value: string): CheckpointMeta {
+  try {
+    return sourceMeta(index, JSON.parse(value));
+  } catch (err) {
+    throw new CoordinationError(
+      'CHECKPOINT_CORRUPT',
+      `shardCount: ckpt/${index}/latest is not a checkpoint meta of index ${index} (${(err as Error).message}); the count cannot change until index ${index} commits a good checkpoint`,
+    );
+  }
+}
+
+async function leads(term: TermWrites): Promise<boolean> {
+  const kv = (await term.client.get(term.leader.key).exec()).kvs[0];
+  return kv !== undefined && Number(kv.create_revision) === term.leader.revision;
+}
+
+function notAnswered(): CoordinationError {
+  return new CoordinationError(
+    'MASTER_NOT_LEADER',
+    'SetDesiredShards: etcd did not answer the change, and it did not commit; ask again',
+  );
+}

@@ -1,0 +1,82 @@
+import { metaFromJson, metaToJson, type CheckpointMeta } from '@pserver/checkpoint';
+import type { Reshape } from './shard-tenure';
+
+/**
+ * The largest value the job writes into one key (DESIGN section 3): etcd refuses a request above
+ * 1.5 MiB, and the reshape record goes in one transaction with the count.
+ */
+export const maxValueBytes = 1024 * 1024;
+
+/** A reshape pending in the job's state: the record, which one it is, and who restored. */
+export interface PendingReshape extends Reshape {
+  /** The `reshape` key's create revision: tells this reshape from any later one. */
+  readonly revision: number;
+  /** The indices with a `reshape/restored/<i>` mark, ascending. */
+  readonly restored: readonly number[];
+}
+
+/** The `reshape` key's value: `{from, to, sources: {"<j>": <checkpoint meta proto3 JSON>}}`. */
+export function encodeReshape(reshape: Reshape): string {
+  const sources: Record<string, unknown> = {};
+  for (const [index, meta] of [...reshape.sources].sort(([a], [b]) => a - b))
+    sources[String(index)] = metaToJson(meta);
+  return JSON.stringify({ from: reshape.from, to: reshape.to, sources });
+}
+
+/** Reads a `reshape` value; throws an Error saying what is wrong with one that is not a record. */
+export function parseReshape(value: string): Reshape {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch (err) {
+    throw new Error(`not JSON (${(err as Error).message})`, { cause: err });
+  }
+  if (typeof json !== 'object' || json === null) throw new Error('not a JSON object');
+  const { from, to, sources } = json as Record<string, unknown>;
+  if (!isCount(from)) throw new Error(`from: a shard count ≥ 1, got ${JSON.stringify(from)}`);
+  if (!isCount(to)) throw new Error(`to: a shard count ≥ 1, got ${JSON.stringify(to)}`);
+  if (typeof sources !== 'object' || sources === null || Array.isArray(sources))
+    throw new Error('sources: an object of checkpoint metas by index');
+  const parsed = new Map<number, CheckpointMeta>();
+  for (const [key, meta] of Object.entries(sources)) {
+    const index = /^(0|[1-9]\d*)$/.test(key) ? Number(key) : -1;
+    if (index < 0 || index >= from)
+      throw new Error(`sources: ${JSON.stringify(key)} is not an index below ${from}`);
+    parsed.set(index, sourceMeta(index, meta));
+  }
+  return { from, to, sources: new Map([...parsed].sort(([a], [b]) => a - b)) };
+}
+
+/**
+ * The checkpoint meta of old index `index` from its proto3 JSON; throws when it is not one, or
+ * names another index (restoring it would misplace tensors).
+ */
+export function sourceMeta(index: number, json: unknown): CheckpointMeta {
+  let meta: CheckpointMeta;
+  try {
+    meta = metaFromJson(json);
+  } catch (err) {
+    throw new Error(`sources[${index}]: not a checkpoint meta (${(err as Error).message})`, {
+      cause: err,
+    });
+  }
+  if (meta.index !== index)
+    throw new Error(`sources[${index}]: the meta is of index ${meta.index} (${meta.path})`);
+  return meta;
+}
+
+/** The indices of the new count that have not restored their share yet, ascending. */
+export function unrestoredIndices(reshape: Pick<PendingReshape, 'to' | 'restored'>): number[] {
+  const restored = new Set(reshape.restored);
+  return Array.from({ length: reshape.to }, (_, i) => i).filter((i) => !restored.has(i));
+}
+
+/** `0, 1, 2` — or, for a long list, its first ten and how many more. */
+export function indexList(indices: readonly number[]): string {
+  const shown = indices.slice(0, 10).join(', ');
+  return indices.length > 10 ? `${shown} and ${indices.length - 10} more` : shown;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
+}

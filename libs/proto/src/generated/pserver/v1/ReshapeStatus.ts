@@ -1,0 +1,58 @@
+// Original file: proto/pserver/v1/master.proto
+
+
+/**
+ * A change of an initialized job's shard count made while the job was down: pending until every
+ * index of the new count has restored its share of the checkpoints written at the old count.
+ */
+export interface ReshapeStatus {
+  /**
+   * The shard count the checkpoints were written at.
+   */
+  'fromShardCount'?: (number);
+  /**
+   * The count the job serves at now.
+   */
+  'toShardCount'?: (number);
+  /**
+   * The old indices whose latest checkpoint is restored from (an index that never committed one
+   * is not listed), ascending.
+   */
+  'sources'?: (number)[];
+  /**
+   * The new indices that restored their share and committed it, ascending.
+   */
+  'restored'?: (number)[];
+  /**
+   * Set when the pending record cannot be read (the counts are then 0): why.
+   */
+  'corrupt'?: (string);
+}
+
+/**
+ * A change of an initialized job's shard count made while the job was down: pending until every
+ * index of the new count has restored its share of the checkpoints written at the old count.
+ */
+export interface ReshapeStatus__Output {
+  /**
+   * The shard count the checkpoints were written at.
+   */
+  'fromShardCount': (number);
+  /**
+   * The count the job serves at now.
+   */
+  'toShardCount': (number);
+  /**
+   * The old indices whose latest checkpoint is restored from (an index that never committed one
+   * is not listed), ascending.
+   */
+  'sources': (number)[];
+  /**
+   * The new indices that restored their share and committed it, ascending.
+   */
+  'restored': (number)[];
+  /**
+   * Set when the pending record cannot be read (the counts are then 0): why.
+   */
+  'corrupt': (string);
+}
