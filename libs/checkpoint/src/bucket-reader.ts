@@ -1,10 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { bucketsOfIds } from '@pserver/proto';
 import type { TableRecord__Output } from '@pserver/proto';
-import { CheckpointError, ioError } from './errors';
-import { Checksum, decodeFrame } from './format';
-import { chainOf, type ChainFile, type CheckpointMeta, type FramePlace } from './meta';
+import { chainOf, type ChainFile, type CheckpointMeta } from './meta';
+import { PlacedFrames } from './placed-frames';
 
 /** One file's part of a bucket: the table's record, and the ids and rows of that bucket. */
 export interface BucketPart {
@@ -34,27 +31,20 @@ export async function readTableBucket(
   const parts: BucketPart[] = [];
   let bytesRead = 0;
   for (const file of chainOf(meta)) {
-    if (!file.indexPlace)
-      throw new CheckpointError('CHECKPOINT_INCOMPATIBLE', `checkpoint ${file.path} has no index`);
-    const handle = await open(path.join(root, file.path));
+    const frames = await PlacedFrames.open(root, file);
     try {
-      const read = async (place: FramePlace) => {
-        bytesRead += place.length;
-        return readPlaced(handle, file.path, place);
-      };
-      const index = (await read(file.indexPlace)).index;
-      const entry = index?.tables.find((t) => t.table === table);
-      if (!entry)
-        throw new CheckpointError(
-          'CHECKPOINT_CORRUPT',
-          `checkpoint ${file.path}: no table ${table}`,
-        );
-      const record = (await read(toPlace(entry.record))).table!;
+      const index = await frames.index();
+      const entry = index.tables.find((t) => t.table === table);
+      if (!entry) throw frames.corrupt(`no table ${table}`);
+      const ofTable = `of table ${table}`;
+      const record = (await frames.read(entry.record, 'table', `the record ${ofTable}`)).frame
+        .table!;
       const buckets = record.spec?.buckets ?? 0;
       const inBucket = (ids: Uint8Array): Uint32Array => bucketsOfIds(ids, buckets);
       const evicted: Uint8Array[] = [];
       for (const place of entry.evictions) {
-        const ids = (await read(toPlace(place))).tableEvictions!.ids;
+        const ids = (await frames.read(place, 'tableEvictions', `evictions ${ofTable}`)).frame
+          .tableEvictions!.ids;
         const of = inBucket(ids);
         for (let k = 0; k < of.length; k++)
           if (of[k] === bucket) evicted.push(ids.subarray(8 * k, 8 * k + 8));
@@ -68,7 +58,8 @@ export async function readTableBucket(
       let stride = 0;
       for (const section of entry.sections) {
         if (section.firstBucket > bucket || section.lastBucket < bucket) continue;
-        const rows = (await read(toPlace(section.frame))).tableRows!;
+        const rows = (await frames.read(section.frame, 'tableRows', `a row section ${ofTable}`))
+          .frame.tableRows!;
         stride = rows.stride;
         const of = inBucket(rows.ids);
         for (let k = 0; k < of.length; k++) {
@@ -92,42 +83,9 @@ export async function readTableBucket(
         stride,
       });
     } finally {
-      await handle.close();
+      bytesRead += frames.bytesRead;
+      await frames.close();
     }
   }
   return { parts, bytesRead };
-}
-
-async function open(file: string): Promise<fs.FileHandle> {
-  try {
-    return await fs.open(file, 'r');
-  } catch (err) {
-    throw ioError(`checkpoint ${file}`, err);
-  }
-}
-
-function toPlace(raw: { offset: number; length: number; checksum: Buffer } | null): FramePlace {
-  if (!raw) throw new CheckpointError('CHECKPOINT_CORRUPT', 'an index entry without its place');
-  return {
-    offset: Number(raw.offset),
-    length: Number(raw.length),
-    checksum: raw.checksum.toString('hex'),
-  };
-}
-
-/** The frame at `place`, checked against its CRC-32C. */
-async function readPlaced(handle: fs.FileHandle, file: string, place: FramePlace) {
-  const bytes = Buffer.allocUnsafe(place.length);
-  const { bytesRead } = await handle.read(bytes, 0, place.length, place.offset);
-  const crc = new Checksum();
-  crc.update(bytes.subarray(0, bytesRead));
-  if (bytesRead !== place.length || crc.digest().toString('hex') !== place.checksum)
-    throw new CheckpointError(
-      'CHECKPOINT_CORRUPT',
-      `checkpoint ${file}: the frame at byte ${place.offset} does not match its index entry`,
-    );
-  // Skip the varint length prefix.
-  let prefix = 0;
-  while (prefix < bytes.length && (bytes[prefix]! & 0x80) !== 0) prefix++;
-  return decodeFrame(bytes.subarray(prefix + 1));
 }

@@ -1,5 +1,6 @@
 import { crc32c } from '@node-rs/crc32';
 import { messageType, type CheckpointFrame, type CheckpointFrame__Output } from '@pserver/proto';
+import { crc32cCombine } from './crc32c-combine';
 
 /**
  * The checkpoint file format (proto/pserver/v1/checkpoint.proto): varint-delimited
@@ -63,6 +64,11 @@ export class Checksum {
 
   update(bytes: Uint8Array): void {
     this.value = crc32c(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), this.value);
+  }
+
+  /** Continues as if the `length` bytes `next` was computed over had been given to `update`. */
+  append(next: Checksum, length: number): void {
+    this.value = crc32cCombine(this.value, next.value, length);
   }
 
   digest(): Buffer {

@@ -38,6 +38,9 @@ export type {
 } from './reader';
 export { readCheckpointFile } from './reader';
 export type { TableDigest } from './table-digest';
+export type { ShardShare, ShareFilter } from './share-reader';
+export { readShardShare } from './share-reader';
+export type { ShareRows, ShareTable } from './share-tables';
 export type { ShardSnapshot, StepMarkSnapshot, TableSnapshot, TensorSnapshot } from './snapshot';
 export { SnapshotBuffers } from './snapshot-buffers';
 export { nowUnixNs } from './snapshot';

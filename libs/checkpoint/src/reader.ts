@@ -17,6 +17,7 @@ import {
   formatVersionWithTables,
 } from './format';
 import { checkIndex, type PlacedFrame } from './index-check';
+import { readVarint } from './placed-frames';
 import type { FramePlace } from './meta';
 
 /** The header, with its nanosecond timestamp exact (a decimal string). */
@@ -146,17 +147,10 @@ export async function readCheckpointFile(
       if (!header) {
         if (frame.frame !== 'header' || !frame.header)
           throw corrupt('does not start with a header');
-        const exact = decodeFrame(body, String).header!;
-        header = { ...frame.header, createdUnixNs: String(exact.createdUnixNs) };
-        if (header.formatVersion < 1 || header.formatVersion > formatVersion) {
-          throw corrupt(
-            `format version ${header.formatVersion} is not one this reader knows (1..${formatVersion})`,
-          );
-        }
-        if ((header.parentUuid !== '') !== (header.formatVersion === formatVersion))
-          throw corrupt(
-            `format version ${header.formatVersion} with parent "${header.parentUuid}": only a format ${formatVersion} file is a delta, and it has a parent`,
-          );
+        header = exactHeader(body);
+        const problem = headerProblem(header);
+        if (problem) throw corrupt(problem);
+        placed.push({ kind: 'header', offset: 0, length: frameBytes.byteLength });
         checksum.update(frameBytes);
         visitor.header?.(header);
         continue;
@@ -252,14 +246,17 @@ export async function readCheckpointFile(
         const problem = checkIndex(frame.index, placed, at, expected?.indexPlace);
         if (problem) throw corrupt(`index frame at byte ${at.offset}: ${problem}`);
         indexed = true;
-      } else if (frame.frame === 'tensor' && frame.tensor) visitor.tensor?.(frame.tensor);
-      else if (frame.frame === 'stepMarks' && frame.stepMarks)
+      } else if (frame.frame === 'tensor' && frame.tensor) {
+        placed.push({ ...at, kind: 'tensor', name: frame.tensor.tensor?.name ?? '' });
+        visitor.tensor?.(frame.tensor);
+      } else if (frame.frame === 'stepMarks' && frame.stepMarks) {
+        placed.push({ ...at, kind: 'marks' });
         visitor.stepMarks?.(
           frame.stepMarks.marks,
           frame.stepMarks.closedSteps,
           frame.stepMarks.ahead,
         );
-      else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);
+      } else throw corrupt(`an unexpected ${frame.frame ?? 'empty'} frame before byte ${position}`);
     }
   } catch (err) {
     if (err instanceof CheckpointError) throw err;
@@ -267,6 +264,24 @@ export async function readCheckpointFile(
   } finally {
     await handle.close();
   }
+}
+
+/** A header frame's message, its nanosecond timestamp exact. */
+export function exactHeader(body: Uint8Array): CheckpointHeader {
+  const header = decodeFrame(body).header;
+  const exact = decodeFrame(body, String).header;
+  if (!header || !exact)
+    throw new CheckpointError('CHECKPOINT_CORRUPT', 'a header frame without a header');
+  return { ...header, createdUnixNs: String(exact.createdUnixNs) };
+}
+
+/** What makes a header unreadable here, if anything: its format version, or a delta's parent. */
+export function headerProblem(header: CheckpointHeader): string | undefined {
+  if (header.formatVersion < 1 || header.formatVersion > formatVersion)
+    return `format version ${header.formatVersion} is not one this reader knows (1..${formatVersion})`;
+  if ((header.parentUuid !== '') !== (header.formatVersion === formatVersion))
+    return `format version ${header.formatVersion} with parent "${header.parentUuid}": only a format ${formatVersion} file is a delta, and it has a parent`;
+  return undefined;
 }
 
 async function readFully(handle: fs.FileHandle, buffer: Buffer, position: number): Promise<void> {
@@ -285,17 +300,4 @@ async function readFully(handle: fs.FileHandle, buffer: Buffer, position: number
       );
     read += bytesRead;
   }
-}
-
-/** A protobuf varint; `bytes` is 0 when none is complete within the buffer. */
-function readVarint(buffer: Uint8Array): { value: number; bytes: number } {
-  let value = 0;
-  let multiplier = 1;
-  for (let i = 0; i < buffer.byteLength; i++) {
-    const byte = buffer[i]!;
-    value += (byte & 0x7f) * multiplier;
-    if ((byte & 0x80) === 0) return { value, bytes: i + 1 };
-    multiplier *= 128;
-  }
-  return { value: 0, bytes: 0 };
 }

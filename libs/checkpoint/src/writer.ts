@@ -65,15 +65,33 @@ export async function writeCheckpointFile(
   let inFlight: Promise<void> = Promise.resolve();
   // Where the next frame starts: known before its bytes reach the disk.
   let offset = 0;
+  const send = async (chunks: Uint8Array[]): Promise<void> => {
+    await inFlight;
+    inFlight = writeAll(handle, chunks).then((bytes) => {
+      size += bytes;
+    });
+  };
   const write = async (chunks: Uint8Array[]): Promise<void> => {
     for (const chunk of chunks) {
       checksum.update(chunk);
       offset += chunk.byteLength;
     }
-    await inFlight;
-    inFlight = writeAll(handle, chunks).then((bytes) => {
-      size += bytes;
-    });
+    await send(chunks);
+  };
+  // A frame written where the index can find it: its place, with its own CRC. The file's CRC
+  // continues from the frame's (crc32cCombine), so its bytes are checksummed once.
+  const placed = async (chunks: Uint8Array[]): Promise<FramePlace> => {
+    const crc = new Checksum();
+    let length = 0;
+    for (const chunk of chunks) {
+      crc.update(chunk);
+      length += chunk.byteLength;
+    }
+    checksum.append(crc, length);
+    const place = { offset, length, checksum: crc.digest().toString('hex') };
+    offset += length;
+    await send(chunks);
+    return place;
   };
   const tables = snapshot.tables ?? [];
   const delta = snapshot.parentUuid !== undefined;
@@ -82,8 +100,16 @@ export async function writeCheckpointFile(
     : tables.length > 0
       ? formatVersionWithTables
       : formatVersionWithoutTables;
+  // Files with tables have an index, which places every frame but the footer; the others have
+  // none (a dense shard is read whole), and their frames need no CRC of their own.
+  const indexed = tables.length > 0;
+  const frame = async (chunks: Uint8Array[]): Promise<FramePlace | undefined> => {
+    if (indexed) return placed(chunks);
+    await write(chunks);
+    return undefined;
+  };
   try {
-    await write([
+    const header = await frame([
       encodeFrame({
         header: {
           formatVersion: version,
@@ -101,25 +127,24 @@ export async function writeCheckpointFile(
     ]);
     let records = 0;
     const half = Math.floor(snapshot.tensors.length / 2);
+    const tensorPlaces: { name: string; frame: FramePlace }[] = [];
     for (const tensor of snapshot.tensors) {
       // The snapshot's buffers go to the file as they are: no copy per record.
-      await write(encodeTensorFrame(tensor));
+      const place = await frame(encodeTensorFrame(tensor));
+      if (place) tensorPlaces.push({ name: tensor.tensor.name, frame: place });
       if (++records === half) await hook('mid-write');
     }
     if (half === 0) await hook('mid-write');
-    // A frame written where the index can find it: its place, with its own CRC.
-    const placed = async (frame: Uint8Array): Promise<FramePlace> => {
-      const place = { offset, length: frame.byteLength, checksum: crc32cHex(frame) };
-      await write([frame]);
+    const record = async (bytes: Uint8Array): Promise<FramePlace> => {
       records++;
-      return place;
+      return placed([bytes]);
     };
     const index: TableIndex[] = [];
     for (const table of tables) {
       const rows = table.rows;
       let written = 0;
       const evicted = delta ? (table.evictedIds ?? new Uint8Array()) : new Uint8Array();
-      const record = await placed(
+      const tableRecord = await record(
         encodeFrame({
           table: {
             spec: table.spec,
@@ -131,16 +156,21 @@ export async function writeCheckpointFile(
           },
         }),
       );
-      const entry: TableIndex = { table: table.spec.name, record, evictions: [], sections: [] };
+      const entry: TableIndex = {
+        table: table.spec.name,
+        record: tableRecord,
+        evictions: [],
+        sections: [],
+      };
       index.push(entry);
       for (let at = 0; at < evicted.byteLength; at += evictionFrameBytes) {
         const ids = evicted.subarray(at, at + evictionFrameBytes);
         entry.evictions.push(
-          await placed(encodeFrame({ tableEvictions: { table: table.spec.name, ids } })),
+          await record(encodeFrame({ tableEvictions: { table: table.spec.name, ids } })),
         );
       }
       for (const section of table.sections) {
-        const frame = await placed(
+        const rowsFrame = await record(
           encodeFrame({
             tableRows: {
               table: table.spec.name,
@@ -155,7 +185,7 @@ export async function writeCheckpointFile(
           }),
         );
         entry.sections.push({
-          frame,
+          frame: rowsFrame,
           firstBucket: section.firstBucket,
           lastBucket: section.lastBucket,
           rows: section.lastSeen.byteLength / 4,
@@ -166,7 +196,7 @@ export async function writeCheckpointFile(
       if (written !== rows)
         throw new Error(`table ${table.spec.name}: ${written} rows written, ${rows} announced`);
     }
-    await write([
+    const stepMarks = await frame([
       encodeFrame({
         stepMarks: {
           marks: snapshot.marks.map((m) => ({
@@ -187,10 +217,18 @@ export async function writeCheckpointFile(
       }),
     ]);
     records++;
-    const indexPlace =
-      tables.length > 0
-        ? await placed(encodeFrame({ index: { tables: index.map(toProto) } }))
-        : undefined;
+    const indexPlace = indexed
+      ? await record(
+          encodeFrame({
+            index: {
+              tables: index.map(toProto),
+              tensors: tensorPlaces.map((t) => ({ name: t.name, frame: toProtoPlace(t.frame) })),
+              stepMarks: toProtoPlace(stepMarks!),
+              header: toProtoPlace(header!),
+            },
+          }),
+        )
+      : undefined;
     // The footer's checksum covers the bytes before it; the file's (in the meta) covers it too.
     const footer = encodeFrame({
       footer: {
@@ -232,19 +270,16 @@ interface TableIndex {
 }
 
 function toProto(entry: TableIndex) {
-  const place = (p: FramePlace) => ({ ...p, checksum: Buffer.from(p.checksum, 'hex') });
   return {
     table: entry.table,
-    record: place(entry.record),
-    evictions: entry.evictions.map(place),
-    sections: entry.sections.map((s) => ({ ...s, frame: place(s.frame) })),
+    record: toProtoPlace(entry.record),
+    evictions: entry.evictions.map(toProtoPlace),
+    sections: entry.sections.map((s) => ({ ...s, frame: toProtoPlace(s.frame) })),
   };
 }
 
-function crc32cHex(bytes: Uint8Array): string {
-  const crc = new Checksum();
-  crc.update(bytes);
-  return crc.digest().toString('hex');
+function toProtoPlace(place: FramePlace) {
+  return { ...place, checksum: Buffer.from(place.checksum, 'hex') };
 }
 
 /** Evicted ids per frame: 4 M ids, 32 MiB, far from protobuf's limits. */

@@ -126,6 +126,7 @@ export type * from './pserver/v1/TaskFailedResponse';
 export type * from './pserver/v1/TaskFinishedRequest';
 export type * from './pserver/v1/TaskFinishedResponse';
 export type * from './pserver/v1/Tensor';
+export type * from './pserver/v1/TensorPlace';
 export type * from './pserver/v1/TensorRecord';
 export type * from './pserver/v1/TensorStatus';
 export type * from './pserver/v1/TrainerStatus';
