@@ -15,12 +15,13 @@ import {
   type CheckpointMeta,
   type WritePointHook,
 } from '@pserver/checkpoint';
-import { TenureLostError, type ShardTenure } from '@pserver/coordination';
+import { TenureLostError, type Reshape, type ShardTenure } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Shard } from '../shard/shard';
 import { restoreShard } from './restore-shard';
+import { restoreShare } from './restore-share';
 import { snapshotShard } from './shard-snapshot';
 import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 
@@ -56,6 +57,8 @@ export type RecoveryOutcome =
   | { kind: 'restored'; meta: CheckpointMeta; broken: string[] }
   /** The state a fenced owner left (see orphaned-state.ts); nothing commits it until a save. */
   | { kind: 'adopted'; orphan: OrphanedState; broken: string[] }
+  /** The share of a job's checkpoints written at another shard count (a reshape). */
+  | { kind: 'reshaped'; from: number; bytes: number; broken: string[] }
   | { kind: 'fresh'; broken: string[] }
   | { kind: 'lost'; broken: string[] };
 
@@ -102,7 +105,9 @@ export class Checkpointer {
    * With `orphansFrom` (the epoch of the owner that announced serving the shard last), the state
    * that owner — or a later one that never announced — left when it fenced comes first, when it
    * holds at least what the newest committed checkpoint holds: 'adopted', which the caller
-   * commits before serving.
+   * commits before serving. When the job's shard count changed while it was down and this index
+   * has committed nothing at the new count, its share of the old checkpoints: 'reshaped', which
+   * the caller commits before serving too.
    */
   async recover(orphansFrom = 0): Promise<RecoveryOutcome> {
     const { root, shard, logger, tenure } = this.options;
@@ -113,6 +118,10 @@ export class Checkpointer {
       logger.info('removed temporary files of crashed writers', { files: removed });
     const adopted = orphansFrom > 0 ? await this.adoptOrphan(orphansFrom) : undefined;
     if (adopted) return adopted;
+    // The job's count changed while it was down: nothing of this count was committed yet, and
+    // this index's state is its share of the checkpoints of every old index.
+    if (tenure.reshape && store.checkpoints.length === 0)
+      return this.restoreReshape(tenure.reshape);
     // Files found unusable (renamed .broken), and the metas that needed one of them.
     const broken: string[] = [];
     const forgotten: string[] = [];
@@ -163,6 +172,36 @@ export class Checkpointer {
     await store.forget(forgotten);
     await this.removeUnreferenced();
     return { kind: store.everCommitted ? 'lost' : 'fresh', broken };
+  }
+
+  /**
+   * Restores the shard's share of a reshape (`restoreShare`). Nothing is committed: the caller
+   * saves before serving, and only then says the index restored its share. A source that cannot
+   * be read leaves nothing valid: 'lost' (an operator restores the files).
+   */
+  private async restoreReshape(reshape: Reshape): Promise<RecoveryOutcome> {
+    const { root, shard, logger } = this.options;
+    const started = performance.now();
+    try {
+      const read = await restoreShare(root, reshape, shard);
+      this.deltaChain = undefined;
+      this.lastSavedUpdates = -1;
+      logger.info('restored the shard from the checkpoints of another shard count', {
+        from: reshape.from,
+        to: reshape.to,
+        sources: read.sources,
+        tensors: read.tensors,
+        tables: read.tables,
+        bytesRead: read.bytes,
+        ms: Math.round(performance.now() - started),
+      });
+      return { kind: 'reshaped', from: reshape.from, bytes: read.bytes, broken: [] };
+    } catch (err) {
+      if (err instanceof CheckpointError && err.code === 'CHECKPOINT_INCOMPATIBLE') throw err;
+      const file = err instanceof ChainFileError ? err.file.path : undefined;
+      logger.error('a checkpoint this shard restores its share from is unusable', { file, err });
+      return { kind: 'lost', broken: file ? [file] : [] };
+    }
   }
 
   /**
@@ -348,8 +387,13 @@ export class Checkpointer {
     }
   }
 
+  /**
+   * Deletes the files of this shard's directory that no retained meta names — nor the checkpoint
+   * of this index's old count that other indices still restore their share from (a reshape).
+   */
   private async removeUnreferenced(): Promise<string[]> {
     const { root, shard, tenure } = this.options;
-    return removeUnreferenced(root, shard.index, tenure.checkpoints.checkpoints);
+    const kept = await tenure.reshapeFilesToKeep();
+    return removeUnreferenced(root, shard.index, [...tenure.checkpoints.checkpoints, ...kept]);
   }
 }

@@ -92,6 +92,14 @@ export class PrimaryRole {
     const recovery = await this.checkpointer.recover(orphansFrom);
     // Committed before anything is served: the orphan is not needed again once this serves.
     if (recovery.kind === 'adopted') await this.checkpointer.save('adopted an orphaned state');
+    if (recovery.kind === 'reshaped') {
+      // This index's share, committed at the new count, is what it restores from from now on.
+      await this.checkpointer.save(`restored its share of ${recovery.from} shards`);
+      await this.tenure.markRestored();
+    } else if (this.tenure.reshape && recovery.kind === 'restored') {
+      // An owner before this one committed the share and stopped before it said so.
+      await this.tenure.markRestored();
+    }
     return recovery;
   }
 
@@ -150,6 +158,7 @@ export class PrimaryRole {
       consistency: describeConsistency(consistency),
       recovered: recovery.kind === 'restored' ? recovery.meta.path : undefined,
       adopted: recovery.kind === 'adopted' ? recovery.orphan.meta.path : undefined,
+      reshaped: recovery.kind === 'reshaped' ? { from: recovery.from } : undefined,
       promoted: recovery.kind === 'promoted' ? { appliedSeq: this.shard.appliedSeq } : undefined,
       orphansRemoved: orphansRemoved.length > 0 ? orphansRemoved : undefined,
     });

@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  checkpointMeta,
+  SnapshotBuffers,
+  writeCheckpointFile,
+  type CheckpointMeta,
+} from '@pserver/checkpoint';
+import { bucketsOfIds, shardOf } from '@pserver/proto';
+import { replay } from '../replication/replay';
+import type { PushRecord } from '../shard/push-record';
+import { Shard } from '../shard/shard';
+import { StoredTensor } from '../shard/stored-tensor';
+import { checkTableSpec, createShardTable } from '../shard/table-spec';
+import { restoreShare } from './restore-share';
+import { snapshotShard } from './shard-snapshot';
+
+const f32 = 'ELEMENT_TYPE_FLOAT32';
+const buckets = 16;
+const blocks = Array.from({ length: 8 }, (_, k) => `w@${k}`);
+const ids = Array.from({ length: 48 }, (_, k) => BigInt(k + 1));
+const trainer = 7;
+
+const bucketOf = (id: bigint): number =>
+  bucketsOfIds(new Uint8Array(BigInt64Array.of(id).buffer), buckets)[0]!;
+const ownerOf = (id: bigint, count: number): number => shardOf(`emb@${bucketOf(id)}`, count);
+
+/** Shard `index` of `count`: its blocks (each k+1, twice) and its part of table `emb`. */
+function oldShard(index: number, count: number): Shard {
+  const shard = new Shard(index, count, undefined);
+  blocks.forEach((name, k) => {
+    if (shardOf(name, count) !== index) return;
+    shard.put(
+      StoredTensor.create({
+        name,
+        elementType: f32,
+        shape: [],
+        content: new Uint8Array(new Float32Array([k + 1, k + 1]).buffer),
+        config: { learningRate: { base: 1 }, nonFinite: 'NON_FINITE_POLICY_REJECT' },
+        memory: undefined,
+      }),
+    );
+  });
+  shard.putTable(
+    createShardTable(
+      checkTableSpec({
+        name: 'emb',
+        dim: 1,
+        buckets,
+        valueType: 'ELEMENT_TYPE_UNSPECIFIED',
+        initializer: { constant: { value: 10 }, seed: 3, kind: 'constant' },
+        optimizer: { sgd: {}, learningRate: { base: 1 }, algorithm: 'sgd' },
+        admission: null,
+        eviction: null,
+        expectedRows: 0,
+        pullMissing: 'PULL_MISSING_UNSPECIFIED',
+      } as never),
+      index,
+      count,
+    ),
+  );
+  shard.markInitialized();
+  return shard;
+}
+
+/**
+ * Trainer 7's push of `step` to `shard`: gradient 1 on every block and row it holds — answered as
+ * a duplicate, as a primary answers it, where the shard counted the step already.
+ */
+function pushTo(shard: Shard, step: number): void {
+  if (shard.marks.lastStep(trainer) >= step) return;
+  const mine = ids.filter((id) => ownerOf(id, shard.shardCount) === shard.index);
+  const record: PushRecord = {
+    trainerId: trainer,
+    step,
+    grads: [...shard.tensors.keys()].map((name) => ({
+      name,
+      elementType: f32,
+      offset: 0,
+      content: Buffer.from(new Float32Array([1, 1]).buffer),
+      shape: [],
+    })),
+    sparse: [
+      {
+        table: 'emb',
+        ids: Buffer.from(BigInt64Array.from(mine).buffer),
+        grads: Buffer.from(new Float32Array(mine.length).fill(1).buffer),
+        counts: Buffer.alloc(0),
+      },
+    ],
+    evictions: [],
+  };
+  replay(shard, record);
+}
+
+/** Every block's values and every row's value of `shards`, by name and id. */
+function stateOf(shards: readonly Shard[]): Map<string, number[]> {
+  const state = new Map<string, number[]>();
+  for (const shard of shards) {
+    for (const [name, tensor] of shard.tensors)
+      state.set(name, [...new Float32Array(Uint8Array.from(tensor.bytes()).buffer)]);
+    const { table } = shard.tables.get('emb')!;
+    const mine = ids.filter((id) => ownerOf(id, shard.shardCount) === shard.index);
+    const rows = table.getRows(new Uint8Array(BigInt64Array.from(mine).buffer));
+    mine.forEach((id, k) => state.set(`emb:${id}`, [rows.values[k]!]));
+  }
+  return state;
+}
+
+async function checkpointOf(root: string, shard: Shard): Promise<CheckpointMeta> {
+  const snapshot = snapshotShard(
+    shard,
+    { shardEpoch: 1, seq: 1, uuid: `u${shard.index}` },
+    new SnapshotBuffers(),
+  );
+  const written = await writeCheckpointFile(snapshot, {
+    root,
+    path: `shard-${shard.index}/e1-s1.ckpt`,
+  });
+  return checkpointMeta(snapshot, written);
+}
+
+describe('restoring a share of a job written at another shard count', () => {
+  let root: string;
+  beforeEach(() => (root = fs.mkdtempSync(path.join(os.tmpdir(), 'restore-share-'))));
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it.each([
+    [2, 3],
+    [3, 2],
+    [2, 5],
+  ])(
+    'from %i shards onto %i: every slice on its new owner, and a step in flight applied once',
+    async (from, to) => {
+      // The job at `from`: step 1 everywhere, step 2 applied on shard 0 only (in flight when it
+      // stopped); the reference: step 2 applied everywhere once.
+      const old = Array.from({ length: from }, (_, i) => oldShard(i, from));
+      const reference = Array.from({ length: from }, (_, i) => oldShard(i, from));
+      for (const shard of [...old, ...reference]) pushTo(shard, 1);
+      pushTo(old[0]!, 2);
+      for (const shard of reference) pushTo(shard, 2);
+      const sources = new Map<number, CheckpointMeta>();
+      for (const shard of old) sources.set(shard.index, await checkpointOf(root, shard));
+
+      const restored: Shard[] = [];
+      for (let i = 0; i < to; i++) {
+        const shard = new Shard(i, to, undefined);
+        await restoreShare(root, { from, sources }, shard);
+        restored.push(shard);
+      }
+      // The same model, every slice where the rule puts it at `to`.
+      expect(stateOf(restored)).toEqual(stateOf(old));
+      for (const shard of restored)
+        for (const name of shard.tensors.keys()) expect(shardOf(name, to)).toBe(shard.index);
+      // Re-run step 2 everywhere: applied where it was not, left out where it was.
+      for (const shard of restored) pushTo(shard, 2);
+      expect(stateOf(restored)).toEqual(stateOf(reference));
+      for (const shard of restored) {
+        expect(shard.marks.lastStep(trainer)).toBe(2);
+        expect(shard.ahead.empty).toBe(true);
+      }
+    },
+  );
+
+  it('keeps the marks of slices whose shard counted the step in flight ahead of the new shard', async () => {
+    const old = [oldShard(0, 2), oldShard(1, 2)];
+    for (const shard of old) pushTo(shard, 1);
+    pushTo(old[0]!, 2);
+    const sources = new Map([
+      [0, await checkpointOf(root, old[0]!)],
+      [1, await checkpointOf(root, old[1]!)],
+    ]);
+    // Growing 2 → 3 keeps every slice that stays where it was: shard 2 of 3 is the one that takes
+    // slices from both old shards.
+    const shard = new Shard(2, 3, undefined);
+    await restoreShare(root, { from: 2, sources }, shard);
+    expect(shard.marks.lastStep(trainer)).toBe(1);
+    const [group] = shard.ahead.entries();
+    expect(group!.marks.map((m) => [m.trainerId, m.step])).toEqual([[trainer, 2]]);
+    // Every slice of the group came from old shard 0, the one that applied step 2.
+    for (const slice of group!.slices) expect(shardOf(slice, 2)).toBe(0);
+  });
+});
