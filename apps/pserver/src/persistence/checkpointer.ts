@@ -193,6 +193,9 @@ export class Checkpointer {
         tensors: read.tensors,
         tables: read.tables,
         bytesRead: read.bytes,
+        // Groups of slices whose shard counted more of a trainer's steps than this shard's marks
+        // say (its step was in flight when the job stopped).
+        marksAhead: shard.ahead.entries().length,
         ms: Math.round(performance.now() - started),
       });
       return { kind: 'reshaped', from: reshape.from, bytes: read.bytes, broken: [] };

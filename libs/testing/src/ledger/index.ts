@@ -9,6 +9,7 @@ export {
   killReplica,
   pausePserver,
   pauseTrainersThroughFailover,
+  reshapeOffline,
 } from './ledger-faults';
 export { describeLedgerReport } from './ledger-report';
 export type { FaultReport, LedgerReport, LedgerRunOptions, TrainerReport } from './ledger-run';

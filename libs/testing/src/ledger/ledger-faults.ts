@@ -279,3 +279,27 @@ export function etcdOutage(downMs: number): Fault {
     };
   };
 }
+
+/**
+ * The job stopped and restored onto `count` shards while its trainers train: every pserver stopped
+ * (SIGTERM, a final checkpoint each), the count changed, and `count` new pservers each restore
+ * their share of the old checkpoints. A step in flight when it stopped — applied on some shards,
+ * not on others — is run again under the new view, and must be applied exactly once. With
+ * `staggerMs`, the pservers stop that far apart: steps in flight between the stops are certain.
+ */
+export function reshapeOffline(count: number, options: { staggerMs?: number } = {}): Fault {
+  return async (cluster) => {
+    const from = cluster.options.shards;
+    const startMs = Date.now();
+    const { stoppedMs, changedMs } = await cluster.reshapeOffline(count, options);
+    const served = await cluster.waitUntilServed(changedMs, bound);
+    const servedMs = Math.max(...served.map((event) => event.atMs));
+    return {
+      name: `the job stopped and restored from ${from} onto ${count} shards`,
+      startMs,
+      referenceMs: servedMs,
+      reference: `every one of the ${count} shards serving its restored share`,
+      notes: { stoppedMs: stoppedMs - startMs, countChangedMs: changedMs - startMs },
+    };
+  };
+}

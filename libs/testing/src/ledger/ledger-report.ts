@@ -13,7 +13,11 @@ export function describeLedgerReport(report: LedgerReport): string {
   const lines = [
     `one-hot ledger, ${report.language} trainers: ${verdict.acknowledged} steps acknowledged, ` +
       `${report.restores} shard restores (${report.restoredDeltas} of a delta chain), ` +
-      `${report.adoptions} orphaned states adopted, ${ms(report.durationMs)} in all`,
+      `${report.adoptions} orphaned states adopted, ` +
+      (report.reshaped.shares > 0
+        ? `${report.reshaped.shares} shares restored onto another shard count (${report.reshaped.withMarksAhead} with marks ahead), `
+        : '') +
+      `${ms(report.durationMs)} in all`,
     `  doubles: ${describeEntries(verdict.doubles)}`,
     `  step errors: ${report.stepErrors.length}` +
       (report.stepErrors.length > 0

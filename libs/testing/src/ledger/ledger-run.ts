@@ -63,6 +63,11 @@ export interface LedgerReport {
   restoredDeltas: number;
   /** Shards that took up the state a fenced owner left instead of a checkpoint. */
   adoptions: number;
+  /**
+   * Shares restored from the checkpoints of another shard count (`reshapeOffline`), and how many
+   * of them held slices with marks ahead (a step in flight when the job stopped).
+   */
+  reshaped: { shares: number; withMarksAhead: number };
   /** Restored checkpoints the run could not read (their zeros cannot be explained). */
   unreadCheckpoints: string[];
   durationMs: number;
@@ -171,6 +176,10 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
       restores: restores.length,
       restoredDeltas: restores.filter((r) => r.checkpoint.delta).length,
       adoptions: cluster.serving.filter((event) => event.adopted !== undefined).length,
+      reshaped: {
+        shares: cluster.reshaped.length,
+        withMarksAhead: cluster.reshaped.filter((event) => event.marksAhead > 0).length,
+      },
       unreadCheckpoints: unread,
       durationMs: Date.now() - began,
     };

@@ -11,6 +11,7 @@ import {
   type EtcdServer,
   type ManagedProcess,
 } from '@pserver/local-cluster';
+import { MasterDriver } from '../master-driver';
 import { readRestoredCheckpoint, type RestoredCheckpoint } from './restored-checkpoint';
 
 export interface SupervisedClusterOptions {
@@ -102,6 +103,8 @@ export class SupervisedCluster {
   readonly inSync: InSyncEvent[] = [];
   readonly catchingUp: CatchUpEvent[] = [];
   readonly leading: LeadingEvent[] = [];
+  /** Shares restored from the checkpoints of another shard count, and their groups of marks ahead. */
+  readonly reshaped: { pserver: string; marksAhead: number; atMs: number }[] = [];
   readonly exits: ExitEvent[] = [];
   readonly checkpointDir: string;
   private readonly masterSlots: { port: number; process: ManagedProcess | undefined }[] = [];
@@ -109,6 +112,8 @@ export class SupervisedCluster {
   private nextPserver = 0;
   private nextMasterRun = 0;
   private stopping = false;
+  /** While the job is down for a change of its shard count: exited pservers are not started again. */
+  private holdingPservers = false;
 
   private constructor(
     readonly etcd: EtcdServer,
@@ -262,6 +267,56 @@ export class SupervisedCluster {
     return { killedMs, backMs: Date.now() };
   }
 
+  /**
+   * Changes the job's shard count while it is down, as an operator does: stops every pserver
+   * (SIGTERM: each commits a final checkpoint and frees its index; none is started again
+   * meanwhile; `staggerMs` apart), sets the count through a master (`SetDesiredShards`, retried until the leader
+   * answers), then starts the pservers of `count` shards (with the spares and replicas the options
+   * ask for) and supervises them again. Resolves with when the last pserver stopped and when the
+   * count changed; `options.shards` is `count` from then on.
+   */
+  async reshapeOffline(
+    count: number,
+    { staggerMs = 0 }: { staggerMs?: number } = {},
+  ): Promise<{ stoppedMs: number; changedMs: number }> {
+    this.holdingPservers = true;
+    try {
+      // One after another, as an operator stops pods: between two stops, the trainers' steps are
+      // applied on the shards still up and wait for the others.
+      const stopping: Promise<unknown>[] = [];
+      for (const [k, pserver] of [...this.pservers].entries()) {
+        if (k > 0 && staggerMs > 0) await sleep(staggerMs);
+        stopping.push(pserver.stop({ graceMs: 10_000 }));
+      }
+      await Promise.all(stopping);
+      const stoppedMs = Date.now();
+      await waitFor(
+        async () => {
+          for (const address of this.masterAddresses) {
+            const master = new MasterDriver(address, 5_000);
+            try {
+              await master.setDesiredShards(count);
+              return true;
+            } catch {
+              // A follower, a master that has not seen the indices freed yet: ask again.
+            } finally {
+              master.close();
+            }
+          }
+          return undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: `the shard count set to ${count}` },
+      );
+      const changedMs = Date.now();
+      this.options.shards = count;
+      const { spares, replicas } = this.options;
+      for (let i = 0; i < count * (1 + replicas) + spares; i++) this.runPserver();
+      return { stoppedMs, changedMs };
+    } finally {
+      this.holdingPservers = false;
+    }
+  }
+
   /** Stops supervising, then every process (SIGTERM, then SIGKILL), then etcd. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -319,7 +374,7 @@ export class SupervisedCluster {
     this.pservers.add(child);
     void child.exited.then(() => {
       this.pservers.delete(child);
-      this.restartLater(() => this.runPserver());
+      if (!this.holdingPservers) this.restartLater(() => this.runPserver());
     });
   }
 
@@ -382,6 +437,8 @@ export class SupervisedCluster {
         primaryEpoch: Number(entry.primaryEpoch),
         atMs,
       });
+    } else if (entry.msg === 'restored the shard from the checkpoints of another shard count') {
+      this.reshaped.push({ pserver: name, marksAhead: Number(entry.marksAhead), atMs });
     } else if (entry.msg === 'leading') {
       this.leading.push({ master: name, address: String(entry.address), atMs });
     }
