@@ -163,6 +163,23 @@ describe('restoring a share of a job written at another shard count', () => {
     },
   );
 
+  it('opens the SYNC step the fewest sources closed: the closed steps of a share are the lowest of its sources', async () => {
+    const old = [oldShard(0, 2), oldShard(1, 2)];
+    old[0]!.closedSteps = 5;
+    old[1]!.closedSteps = 4;
+    const sources = new Map([
+      [0, await checkpointOf(root, old[0]!)],
+      [1, await checkpointOf(root, old[1]!)],
+    ]);
+    // Shard 2 of 3 takes slices of both; shard 0 of 3 only old shard 0's.
+    const both = new Shard(2, 3, undefined);
+    await restoreShare(root, { from: 2, sources }, both);
+    expect(both.closedSteps).toBe(4);
+    const one = new Shard(0, 3, undefined);
+    await restoreShare(root, { from: 2, sources }, one);
+    expect(one.closedSteps).toBe(5);
+  });
+
   it('keeps the marks of slices whose shard counted the step in flight ahead of the new shard', async () => {
     const old = [oldShard(0, 2), oldShard(1, 2)];
     for (const shard of old) pushTo(shard, 1);

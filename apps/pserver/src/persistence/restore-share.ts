@@ -85,7 +85,9 @@ export async function restoreShare(
       for (const record of share.tensors) tensors.push(StoredTensor.restore(record, shard.memory));
     const tables = mergeTables(parts, index, shardCount, ownersOf);
     const { marks, ahead } = mergeMarks(parts.flatMap((part) => part.groups));
-    const closedSteps = Math.min(...parts.map(({ share }) => share.closedSteps), Infinity);
+    // The steps closed on every slice held: a source none of whose slices came here says nothing.
+    const holding = parts.filter((part) => part.groups.some((group) => group.slices.length > 0));
+    const closedSteps = Math.min(...holding.map(({ share }) => share.closedSteps), Infinity);
     const updatesApplied = [...reshape.sources.values()].reduce(
       (total, meta) => total + meta.updatesApplied,
       0,
