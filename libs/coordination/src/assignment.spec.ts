@@ -202,3 +202,32 @@ describe('JobKeys', () => {
     expect(() => new JobKeys('a/b')).toThrow('job name "a/b"');
   });
 });
+
+describe('during a live reshape', () => {
+  const live = { from: 3, to: 4, revision: 7, handedBack: [0, 2] };
+
+  it('leaves an index handed back free, and assigns one whose owner died before handing it back', () => {
+    const plan = planAssignments({
+      desired: 3,
+      blockSize: 64,
+      pservers: [pserver('a', 1), pserver('b', 2)],
+      assignments: [],
+      replicaAssignments: [],
+      liveReshape: live,
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([[1, 'a']]);
+  });
+
+  it('makes no new replica', () => {
+    const state = {
+      desired: 3,
+      blockSize: 64,
+      replicas: 1,
+      pservers: [pserver('a', 1), pserver('b', 2)],
+      assignments: [held(1, 'a')],
+      replicaAssignments: [],
+    };
+    expect(planReplicas(state, []).map((r) => r.pserver.member)).toEqual(['b']);
+    expect(planReplicas({ ...state, liveReshape: live }, [])).toEqual([]);
+  });
+});

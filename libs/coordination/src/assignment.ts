@@ -68,17 +68,24 @@ export function isCurrentAssignment(
  * (a promotion: its copy holds every acknowledged push). The others go, lowest free index first,
  * to the spares that registered first: pservers holding neither an index nor a replica (under
  * their current lease), so extra pservers stay hot spares until an index frees. An index whose
- * key exists, stale or not, is not free: a stale one is deleted first (`retire`).
+ * key exists, stale or not, is not free: a stale one is deleted first (`retire`); nor is one
+ * handed back for a live reshape. An index whose owner died before handing it back is assigned
+ * as ever (its replica promoted, or a spare restoring it), and that owner hands it back in turn.
  */
 export function planAssignments(
   state: Pick<
     JobState,
     'desired' | 'blockSize' | 'pservers' | 'assignments' | 'replicaAssignments'
-  >,
+  > &
+    Partial<Pick<JobState, 'liveReshape'>>,
 ): PlannedAssignment[] {
   const { desired, blockSize } = state;
   if (desired === undefined || blockSize === undefined) return [];
-  const taken = new Set(state.assignments.map((a) => a.index));
+  // An index handed back for a live reshape stays free: its final checkpoint is its state now.
+  const taken = new Set([
+    ...state.assignments.map((a) => a.index),
+    ...(state.liveReshape?.handedBack ?? []),
+  ]);
   const free = Array.from({ length: desired }, (_, i) => i).filter((i) => !taken.has(i));
   const planned: PlannedAssignment[] = [];
   const unpromoted: number[] = [];
@@ -123,10 +130,12 @@ export function planReplicas(
   state: Pick<
     JobState,
     'desired' | 'blockSize' | 'replicas' | 'pservers' | 'assignments' | 'replicaAssignments'
-  >,
+  > &
+    Partial<Pick<JobState, 'liveReshape'>>,
   assigning: readonly PlannedAssignment[],
 ): PlannedReplica[] {
-  if (state.replicas <= 0) return [];
+  // A shard being handed back for a live reshape gets no new copy: its state moves by checkpoint.
+  if (state.replicas <= 0 || state.liveReshape) return [];
   const used = new Set(assigning.map((p) => holderKey(p.pserver.member, p.pserver.lease)));
   const spares = sparesOf(state).filter((p) => !used.has(holderKey(p.member, p.lease)));
   const planned: PlannedReplica[] = [];

@@ -13,7 +13,11 @@ import {
   reshapeFilesToKeep,
   type ReshapeShare,
 } from './reshape-share';
+import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
+
+/** How often the `reshape/live` key is read again besides its watch (events alone are not trusted). */
+const liveReshapeRelistMs = 2_000;
 
 /**
  * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
@@ -25,7 +29,7 @@ import { TenureBase, TenureLostError } from './shard-tenure';
 export class EtcdShardTenure extends TenureBase {
   readonly mode = 'cluster';
   private stopWatching: (() => Promise<void>) | undefined;
-  private readonly replicaWatches = new Set<() => Promise<void>>();
+  private readonly watches = new Set<() => Promise<void>>();
   /** Aborted by `close` (and so when the tenure ends): `announceServing` stops trying. */
   private readonly closed = new AbortController();
   /**
@@ -175,11 +179,11 @@ export class EtcdShardTenure extends TenureBase {
     const stop = async (): Promise<void> => {
       stopped = true;
       clearInterval(timer);
-      this.replicaWatches.delete(stop);
+      this.watches.delete(stop);
       await watcher.cancel().catch(() => undefined);
     };
     // Ends with the tenure, if the holder does not stop it first.
-    this.replicaWatches.add(stop);
+    this.watches.add(stop);
     if (this.lost) await stop();
     return stop;
   }
@@ -203,12 +207,76 @@ export class EtcdShardTenure extends TenureBase {
     return result.succeeded;
   }
 
+  /**
+   * Calls `listener` once, when the job is asked to change its shard count while it runs
+   * (`reshape/live` from this tenure's count), at once if it already is: this shard is to be
+   * handed back (`handBack`). Watched until the tenure ends or is closed.
+   */
+  async onHandBackAsked(listener: (to: number) => void): Promise<void> {
+    const { signal } = this.closed;
+    let told = false;
+    const read = async (): Promise<void> => {
+      if (told || signal.aborted) return;
+      try {
+        const value = await this.client.get(this.keys.liveReshape).string();
+        if (value === null || told || signal.aborted) return;
+        const live = parseLiveReshape(value);
+        if (live.from !== this.shardCount) return;
+        told = true;
+        listener(live.to);
+      } catch (err) {
+        this.logger.warn('reading a change of the shard count asked (reshape/live) failed', {
+          err,
+        });
+      }
+    };
+    const watcher = await this.client.watch().key(this.keys.liveReshape).create();
+    watcher.on('put', () => void read());
+    const timer = setInterval(() => void read(), liveReshapeRelistMs);
+    timer.unref();
+    const stop = async (): Promise<void> => {
+      clearInterval(timer);
+      this.watches.delete(stop);
+      await watcher.cancel().catch(() => undefined);
+    };
+    this.watches.add(stop);
+    if (signal.aborted) await stop();
+    else await read();
+  }
+
+  /**
+   * Hands the index back for a live reshape, after its final checkpoint committed: deletes
+   * `assign/<i>` and the shard's replica keys and marks `reshape/handed-back/<i>` with this epoch,
+   * in one transaction that commits only while this tenure holds the index and the request is
+   * still pending. The tenure is closed first (its watch would take the deletion for a loss);
+   * throws `TenureLostError` when the transaction did not commit.
+   */
+  async handBack(): Promise<void> {
+    this.require();
+    await this.close();
+    const assign = this.keys.assign(this.index);
+    const result = await this.client
+      .if(assign, 'Create', '==', this.epoch)
+      .and(assign, 'Lease', '==', this.lease.id)
+      .and(this.keys.liveReshape, 'Create', '>', 0)
+      .then(
+        this.client.delete().key(assign),
+        this.client.delete().prefix(this.keys.replicaPrefix(this.index)),
+        this.client.put(this.keys.handedBack(this.index)).value(String(this.epoch)),
+      )
+      .commit();
+    if (!result.succeeded) {
+      this.lose(`assign/${this.index} with epoch ${this.epoch} could not be handed back`);
+      throw this.lost!;
+    }
+  }
+
   async close(): Promise<void> {
     this.closed.abort(new Error(`the tenure of shard ${this.index} is closed`));
     const stop = this.stopWatching;
     this.stopWatching = undefined;
     await stop?.().catch(() => undefined);
-    await Promise.all([...this.replicaWatches].map((s) => s()));
+    await Promise.all([...this.watches].map((s) => s()));
   }
 
   protected override stillTrusted(): boolean {

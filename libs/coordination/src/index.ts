@@ -49,7 +49,7 @@ export { LeaseKeeper } from './lease-keeper';
 export type { InitDecision } from './master-term';
 export { MasterTerm } from './master-term';
 export type { TermWrites } from './master-reshape';
-export { finishReshape } from './master-reshape';
+export { completeLiveReshape, finishReshape } from './master-reshape';
 export type { PendingReshape } from './reshape';
 export { encodeReshape, parseReshape, unrestoredIndices } from './reshape';
 export type { CompleteAssignment, MemberRole } from './membership';

@@ -2,7 +2,7 @@ import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
 import type { JobKeys } from './keys';
-import { parseReshape, type PendingReshape } from './reshape';
+import { parseLiveReshape, parseReshape, type LiveReshape, type PendingReshape } from './reshape';
 
 /** A pserver registered under `pservers/<member>`. */
 export interface RegisteredPserver {
@@ -88,6 +88,8 @@ export interface JobState {
   reshape: PendingReshape | undefined;
   /** Why the `reshape` key, which exists, holds no record (then `reshape` is undefined). */
   corruptReshape: string | undefined;
+  /** A change of the count asked while the job runs (`reshape/live`), its primaries handing back. */
+  liveReshape: LiveReshape | undefined;
   /** The etcd revision the state was read at. */
   revision: number;
 }
@@ -109,11 +111,14 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.get(keys.finished),
       client.get(keys.reshape),
       client.getAll().prefix(keys.reshapeRestoredPrefix),
+      client.get(keys.liveReshape),
+      client.getAll().prefix(keys.handedBackPrefix),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
   const single = (i: number): string | undefined => ranges[i]?.[0]?.value.toString();
   const reshape = parsePendingReshape(keys, ranges[10]?.[0], ranges[11] ?? []);
+  const live = parsePendingLiveReshape(keys, ranges[12]?.[0], ranges[13] ?? []);
   return {
     desired: optionalNumber(single(0)),
     blockSize: optionalNumber(single(1)),
@@ -126,6 +131,8 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     consistency: consistencyFromStored(single(8)),
     finished: single(9) !== undefined,
     ...reshape,
+    liveReshape: live.liveReshape,
+    corruptReshape: reshape.corruptReshape ?? live.corrupt,
     revision: Number(result.header.revision),
   };
 }
@@ -155,6 +162,33 @@ function parsePendingReshape(
     };
   } catch (err) {
     return { reshape: undefined, corruptReshape: (err as Error).message };
+  }
+}
+
+/**
+ * The live reshape of a `reshape/live` key and its `reshape/handed-back/<i>` marks; a key that
+ * holds no record is reported as corrupt, like `reshape`.
+ */
+function parsePendingLiveReshape(
+  keys: JobKeys,
+  kv: IKeyValue | undefined,
+  marks: IKeyValue[],
+): { liveReshape: LiveReshape | undefined; corrupt: string | undefined } {
+  if (!kv) return { liveReshape: undefined, corrupt: undefined };
+  try {
+    const handedBack = marks
+      .flatMap((mark) => keys.handedBackIndexOf(mark.key.toString()) ?? [])
+      .sort((a, b) => a - b);
+    return {
+      liveReshape: {
+        ...parseLiveReshape(kv.value.toString()),
+        revision: Number(kv.create_revision),
+        handedBack,
+      },
+      corrupt: undefined,
+    };
+  } catch (err) {
+    return { liveReshape: undefined, corrupt: `reshape/live: ${(err as Error).message}` };
   }
 }
 

@@ -18,6 +18,8 @@
  * | `ckpt/<i>/served` | the epoch of the latest owner of index i that announced serving it | none |
  * | `reshape` | `{from, to, sources: {"<j>": meta}}`: a change of the count while the job was down | none |
  * | `reshape/restored/<i>` | the epoch of the owner of index i that restored its share of `reshape` | none |
+ * | `reshape/live` | `{from, to}`: a change of the count asked while the job runs; every primary hands its shard back | none |
+ * | `reshape/handed-back/<i>` | the epoch of the owner of index i that committed a final checkpoint and handed it back | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
@@ -174,6 +176,30 @@ export class JobKeys {
   restoredIndexOf(key: string): number | undefined {
     if (!key.startsWith(this.reshapeRestoredPrefix)) return undefined;
     const rest = key.slice(this.reshapeRestoredPrefix.length);
+    return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+  }
+
+  /**
+   * A change of the shard count asked while the job runs (`{from, to}`): every primary commits a
+   * final checkpoint and hands its index back; once all did, the leader turns it into `reshape`.
+   */
+  get liveReshape(): string {
+    return `${this.root}reshape/live`;
+  }
+
+  /** The marks of the old indices whose owner handed them back for `reshape/live`. */
+  get handedBackPrefix(): string {
+    return `${this.root}reshape/handed-back/`;
+  }
+
+  handedBack(index: number): string {
+    return `${this.handedBackPrefix}${index}`;
+  }
+
+  /** The index of a `reshape/handed-back/<i>` key, or undefined for another key. */
+  handedBackIndexOf(key: string): number | undefined {
+    if (!key.startsWith(this.handedBackPrefix)) return undefined;
+    const rest = key.slice(this.handedBackPrefix.length);
     return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
   }
 

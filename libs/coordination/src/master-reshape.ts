@@ -7,11 +7,14 @@ import type { JobState } from './job-state';
 import type { JobKeys } from './keys';
 import { onKey, onPrefix, rangeTxn } from './range-txn';
 import {
+  encodeLiveReshape,
   encodeReshape,
   indexList,
   maxValueBytes,
+  notHandedBack,
   sourceMeta,
   unrestoredIndices,
+  type LiveReshape,
   type PendingReshape,
 } from './reshape';
 
@@ -38,6 +41,7 @@ export function reshapeRefusal(count: number, state: JobState): CoordinationErro
       'MASTER_RESHAPE_PENDING',
       `shardCount: a change of the count is pending, but its record (the job's \`reshape\` key) is unreadable: ${state.corruptReshape}; repair or delete it with etcdctl first`,
     );
+  if (state.liveReshape) return liveReshapePending(count, state.liveReshape);
   if (state.reshape) {
     const { from, to } = state.reshape;
     const waiting = unrestoredIndices(state.reshape);
@@ -60,6 +64,94 @@ export function reshapeRefusal(count: number, state: JobState): CoordinationErro
   return undefined;
 }
 
+function liveReshapePending(count: number, live: LiveReshape): CoordinationError {
+  const waiting = notHandedBack(live);
+  return new CoordinationError(
+    'MASTER_RESHAPE_PENDING',
+    `shardCount: the change from ${live.from} to ${live.to} shards is under way: ${waiting.length === 0 ? 'every index was handed back and the new count is being set' : `${waiting.length === 1 ? 'index' : 'indices'} ${indexList(waiting)} of ${live.from} have not been handed back yet`}; let it finish before changing the count to ${count}`,
+  );
+}
+
+/**
+ * Asks a running initialized job to change its shard count to `count`: puts `reshape/live`
+ * (`{from, to}`), guarded by the term, while the count is still the one read and no change is
+ * pending. Every primary then commits a final checkpoint and hands its index back
+ * (`reshape/handed-back/<i>`); `completeLiveReshape` turns the last hand-back into the change
+ * made while the job is down (`beginReshape`), and the pservers, spares again, restore their
+ * shares of the new count. Asking again for the same count while it is under way is no change.
+ */
+export async function askLiveReshape(
+  term: TermWrites,
+  count: number,
+  readState: () => Promise<JobState>,
+  initial: JobState,
+): Promise<void> {
+  const { client, keys, leader } = term;
+  let state = initial;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (state.liveReshape?.to === count) return;
+    const from = state.desired;
+    if (from === count) return;
+    if (from === undefined)
+      throw new CoordinationError(
+        'MASTER_PLACEMENT_FIXED',
+        'shardCount: the job is initialized but has no shard count (config/desired)',
+      );
+    if (state.liveReshape) throw liveReshapePending(count, state.liveReshape);
+    if (state.reshape || state.corruptReshape !== undefined) throw reshapeRefusal(count, state)!;
+    const result = await client
+      .if(leader.key, 'Create', '==', leader.revision)
+      .and(keys.initDone, 'Create', '>', 0)
+      .and(keys.desired, 'Value', '==', from)
+      .and(keys.reshape, 'Create', '==', 0)
+      .and(keys.liveReshape, 'Create', '==', 0)
+      .then(
+        client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
+        client.delete().prefix(keys.handedBackPrefix),
+      )
+      .commit();
+    if (result.succeeded) return;
+    if (!(await leads(term)))
+      throw new CoordinationError(
+        'MASTER_NOT_LEADER',
+        'SetDesiredShards: this master no longer leads; ask again',
+      );
+    state = await readState();
+  }
+  throw new CoordinationError(
+    'MASTER_NOT_LEADER',
+    `SetDesiredShards: the job's state changed ${attempts} times while the count was being changed (another write raced); ask again`,
+  );
+}
+
+/**
+ * Once every old index was handed back and no pserver holds a shard or a replica, makes the
+ * change of the live reshape as for a job that is down (`beginReshape`), deleting `reshape/live`
+ * and its marks in the same transaction. False when it is not time yet or another write raced
+ * (the next state decides again).
+ */
+export async function completeLiveReshape(
+  term: TermWrites,
+  readState: () => Promise<JobState>,
+  state: JobState,
+  logger: Logger,
+): Promise<boolean> {
+  const live = state.liveReshape;
+  if (!live || notHandedBack(live).length > 0) return false;
+  if (state.assignments.length > 0 || state.replicaAssignments.length > 0) return false;
+  try {
+    await beginReshape(term, live.to, readState, state, live);
+    logger.info('every index was handed back: the shard count changes', {
+      from: live.from,
+      to: live.to,
+    });
+    return true;
+  } catch (err) {
+    logger.warn('changing the shard count after the hand-backs failed; trying again', { err });
+    return false;
+  }
+}
+
 /**
  * Changes an initialized job's shard count from `state.desired` to `count` while it is down: one
  * transaction, guarded by the term, that puts `config/desired`, puts the `reshape` record with
@@ -74,6 +166,8 @@ export async function beginReshape(
   count: number,
   readState: () => Promise<JobState>,
   initial: JobState,
+  /** The live reshape this change completes: its record and marks go in the same transaction. */
+  live?: LiveReshape,
 ): Promise<void> {
   const { client, keys, leader } = term;
   let state = initial;
@@ -85,8 +179,13 @@ export async function beginReshape(
         'MASTER_PLACEMENT_FIXED',
         'shardCount: the job is initialized but has no shard count (config/desired)',
       );
-    const refusal = reshapeRefusal(count, state);
+    const refusal = reshapeRefusal(count, { ...state, liveReshape: undefined });
     if (refusal) throw refusal;
+    if (state.liveReshape?.revision !== live?.revision)
+      throw new CoordinationError(
+        'MASTER_RESHAPE_PENDING',
+        'shardCount: a change of the count asked while the job ran began or ended meanwhile; ask again',
+      );
     const { sources, revision } = await latestCheckpoints(term, from);
     const record = encodeReshape({ from, to: count, sources });
     const bytes = Buffer.byteLength(record);
@@ -103,6 +202,7 @@ export async function beginReshape(
       onPrefix(keys.reshapeRestoredPrefix, 'Create', '==', 0),
       onPrefix(keys.assignPrefix, 'Create', '==', 0),
       onPrefix(keys.replicaRoot, 'Create', '==', 0),
+      onKey(keys.liveReshape, 'Create', '==', live?.revision ?? 0),
       // Every checkpoint key as read: a commit or a new key since fails the compare.
       onPrefix(keys.checkpointRoot, 'Mod', '<', revision + 1),
     ];
@@ -110,6 +210,9 @@ export async function beginReshape(
       client.put(keys.desired).value(String(count)),
       client.put(keys.reshape).value(record),
       client.delete().prefix(keys.checkpointRoot),
+      ...(live
+        ? [client.delete().key(keys.liveReshape), client.delete().prefix(keys.handedBackPrefix)]
+        : []),
     ];
     let succeeded: boolean;
     try {

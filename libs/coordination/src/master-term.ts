@@ -4,7 +4,7 @@ import { CoordinationError } from './errors';
 import type { Leader } from './election';
 import { readJobState, type JobState } from './job-state';
 import type { JobKeys } from './keys';
-import { beginReshape } from './master-reshape';
+import { askLiveReshape, beginReshape } from './master-reshape';
 import type { TrainerSessions } from './trainer-sessions';
 
 export type InitDecision = 'INIT_DECISION_INITIALIZE' | 'INIT_DECISION_WAIT' | 'INIT_DECISION_DONE';
@@ -95,9 +95,10 @@ export class MasterTerm {
 
   /**
    * Changes the desired shard count. Before the parameters are initialized, refused while a
-   * pserver holds an index the new count would drop. After, the count changes only while the job
-   * is down, with the old indices' checkpoints recorded for the new ones to restore their shares
-   * from (`beginReshape`); the same count is a no-op.
+   * pserver holds an index the new count would drop. After, a job that is down changes it at
+   * once, with the old indices' checkpoints recorded for the new ones to restore their shares
+   * from (`beginReshape`); a running one is asked to hand its shards back first
+   * (`askLiveReshape`). The same count is a no-op.
    */
   async setDesired(count: number, state: JobState): Promise<void> {
     if (!Number.isSafeInteger(count) || count < 1) {
@@ -107,12 +108,14 @@ export class MasterTerm {
       );
     }
     if (state.initDone) {
-      await beginReshape(
-        { client: this.client, keys: this.keys, leader: this.leader },
-        count,
-        () => readJobState(this.client, this.keys),
-        state,
-      );
+      const term = { client: this.client, keys: this.keys, leader: this.leader };
+      const readState = (): Promise<JobState> => readJobState(this.client, this.keys);
+      const running =
+        state.assignments.length > 0 ||
+        state.replicaAssignments.length > 0 ||
+        state.liveReshape !== undefined;
+      if (running) await askLiveReshape(term, count, readState, state);
+      else await beginReshape(term, count, readState, state);
       return;
     }
     const orphaned = state.assignments.filter((a) => a.index >= count);

@@ -3,8 +3,11 @@ import { consistencyFromStored } from './consistency';
 import type { JobState } from './job-state';
 import { reshapeRefusal } from './master-reshape';
 import {
+  encodeLiveReshape,
   encodeReshape,
   indexList,
+  notHandedBack,
+  parseLiveReshape,
   parseReshape,
   unrestoredIndices,
   type PendingReshape,
@@ -38,6 +41,7 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   finished: false,
   reshape: undefined,
   corruptReshape: undefined,
+  liveReshape: undefined,
   revision: 10,
   ...overrides,
 });
@@ -99,6 +103,18 @@ describe('the progress of a reshape', () => {
   });
 });
 
+describe('the live reshape record', () => {
+  it('round-trips, and lists the old indices not handed back yet', () => {
+    expect(parseLiveReshape(encodeLiveReshape({ from: 2, to: 5 }))).toEqual({ from: 2, to: 5 });
+    expect(notHandedBack({ from: 4, handedBack: [0, 3] })).toEqual([1, 2]);
+  });
+
+  it('says what is wrong with a value that is not one', () => {
+    expect(() => parseLiveReshape('{"from":0,"to":2}')).toThrow('from: a shard count ≥ 1, got 0');
+    expect(() => parseLiveReshape('[')).toThrow(/not JSON/);
+  });
+});
+
 describe('reshapeRefusal', () => {
   const pending: PendingReshape = {
     from: 2,
@@ -117,6 +133,16 @@ describe('reshapeRefusal', () => {
       code: 'MASTER_RESHAPE_PENDING',
       message: expect.stringContaining(
         'the change from 2 to 3 shards is still pending: indices 0, 2 of 3 have not restored',
+      ),
+    });
+  });
+
+  it('refuses while a change asked of the running job is being handed back, naming the indices left', () => {
+    const liveReshape = { from: 3, to: 4, revision: 50, handedBack: [1] };
+    expect(reshapeRefusal(2, state({ desired: 3, liveReshape }))).toMatchObject({
+      code: 'MASTER_RESHAPE_PENDING',
+      message: expect.stringContaining(
+        'the change from 3 to 4 shards is under way: indices 0, 2 of 3 have not been handed back yet',
       ),
     });
   });

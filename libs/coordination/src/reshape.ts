@@ -65,6 +65,44 @@ export function sourceMeta(index: number, json: unknown): CheckpointMeta {
   return meta;
 }
 
+/**
+ * A change of the count asked while the job runs: from `from` to `to` shards, once every old
+ * index was handed back (`handedBack`, ascending) by an owner that committed a final checkpoint.
+ */
+export interface LiveReshape {
+  readonly from: number;
+  readonly to: number;
+  /** The `reshape/live` key's create revision: tells this request from any later one. */
+  readonly revision: number;
+  readonly handedBack: readonly number[];
+}
+
+/** The `reshape/live` value: `{from, to}`. */
+export function encodeLiveReshape({ from, to }: Pick<LiveReshape, 'from' | 'to'>): string {
+  return JSON.stringify({ from, to });
+}
+
+/** Reads a `reshape/live` value; throws an Error saying what is wrong with one that is not one. */
+export function parseLiveReshape(value: string): Pick<LiveReshape, 'from' | 'to'> {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch (err) {
+    throw new Error(`not JSON (${(err as Error).message})`, { cause: err });
+  }
+  if (typeof json !== 'object' || json === null) throw new Error('not a JSON object');
+  const { from, to } = json as Record<string, unknown>;
+  if (!isCount(from)) throw new Error(`from: a shard count ≥ 1, got ${JSON.stringify(from)}`);
+  if (!isCount(to)) throw new Error(`to: a shard count ≥ 1, got ${JSON.stringify(to)}`);
+  return { from, to };
+}
+
+/** The old indices not handed back yet, ascending. */
+export function notHandedBack(live: Pick<LiveReshape, 'from' | 'handedBack'>): number[] {
+  const done = new Set(live.handedBack);
+  return Array.from({ length: live.from }, (_, i) => i).filter((i) => !done.has(i));
+}
+
 /** The indices of the new count that have not restored their share yet, ascending. */
 export function unrestoredIndices(reshape: Pick<PendingReshape, 'to' | 'restored'>): number[] {
   const restored = new Set(reshape.restored);

@@ -43,6 +43,7 @@ const state = (overrides: Partial<JobState> = {}): JobState => ({
   replicaAssignments: [],
   reshape: undefined,
   corruptReshape: undefined,
+  liveReshape: undefined,
   ...overrides,
 });
 

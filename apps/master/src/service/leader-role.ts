@@ -1,11 +1,13 @@
 import {
   assign,
   assignReplica,
+  completeLiveReshape,
   DatasetStore,
   describeConsistency,
   finishReshape,
   JobWatcher,
   MasterTerm,
+  readJobState,
   planAssignments,
   planReplicas,
   retire,
@@ -168,15 +170,20 @@ export class LeaderRole {
    * written.
    */
   private async reconcile(state: JobState): Promise<boolean> {
-    // Every index of the new count restored its share: the old checkpoints are free to go.
+    const term = { client: this.client, keys: this.keys, leader: this.leader };
+    // Every index of the old count was handed back: the count changes as for a job that is down.
     if (
-      state.reshape &&
-      (await finishReshape(
-        { client: this.client, keys: this.keys, leader: this.leader },
-        state.reshape,
+      state.liveReshape &&
+      (await completeLiveReshape(
+        term,
+        () => readJobState(this.client, this.keys),
+        state,
         this.options.logger,
       ))
     )
+      return true;
+    // Every index of the new count restored its share: the old checkpoints are free to go.
+    if (state.reshape && (await finishReshape(term, state.reshape, this.options.logger)))
       return true;
     // The shard count is part of every assignment: one made under another count (or by an older
     // master, without one) is deleted first, and its index assigned again with a new epoch.

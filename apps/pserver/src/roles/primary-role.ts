@@ -247,6 +247,39 @@ export class PrimaryRole {
   }
 
   /**
+   * Calls `listener` once when the job asks its primaries to hand their shards back for a change
+   * of the shard count while it runs (cluster only).
+   */
+  onHandBackAsked(listener: (to: number) => void): void {
+    const { tenure } = this;
+    if (!(tenure instanceof EtcdShardTenure)) return;
+    tenure
+      .onHandBackAsked(listener)
+      .catch((err: unknown) =>
+        this.context.logger.warn('watching for a change of the shard count failed', { err }),
+      );
+  }
+
+  /**
+   * Hands the served shard back for a live reshape: changes are refused from now on (trainers
+   * wait for the new count and re-run their step), a final checkpoint commits every push
+   * applied, the replica links close, and the index is handed back (`EtcdShardTenure.handBack`).
+   * The shard is not served again by this role; throws when the hand-back did not commit.
+   */
+  async handBack(): Promise<void> {
+    const { tenure } = this;
+    if (!(tenure instanceof EtcdShardTenure) || !this.serving)
+      throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
+    this.beginShutdown();
+    this.context.setServing(false);
+    await this.checkpointer.stop();
+    if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
+    await this.stopWatchingReplicas?.();
+    this.serving.links?.close();
+    await tenure.handBack();
+  }
+
+  /**
    * Stops acting on the shard without a checkpoint: its index was assigned anew before it was
    * initialized, so nothing of it needs keeping.
    */

@@ -93,6 +93,26 @@ class FakePrimary implements KeptPrimary {
   drop(): void {
     this.dropped = true;
   }
+
+  handedBack = false;
+  /** Set to make the hand-back fail (its transaction did not commit). */
+  handBackFails = false;
+  private handBackAsked: ((to: number) => void) | undefined;
+
+  onHandBackAsked(listener: (to: number) => void): void {
+    this.handBackAsked = listener;
+  }
+
+  /** The job asks its primaries to hand their shards back for `to` shards. */
+  askHandBack(to: number): void {
+    this.handBackAsked?.(to);
+  }
+
+  handBack(): Promise<void> {
+    if (this.handBackFails) return Promise.reject(new Error('the compare failed'));
+    this.handedBack = true;
+    return Promise.resolve();
+  }
 }
 
 class FakeReplica implements KeptReplica {
@@ -346,5 +366,40 @@ describe('RoleKeeper', () => {
     await settle();
     abort.abort(new Error('stopping'));
     await expect(run).rejects.toThrow('stopping');
+  });
+
+  it('hands a served shard back when the job changes its count, then waits as a spare for an index of the new count', async () => {
+    const source = new FakeSource();
+    source.give(primaryOf(1, 11));
+    const { keeper, run, made, fences } = keeperWith(source);
+    await run;
+    const primary = keeper.current as FakePrimary;
+    primary.initialized = true;
+    primary.askHandBack(3);
+    await settle();
+    expect(primary.handedBack).toBe(true);
+    expect(keeper.current).toBeUndefined();
+    expect(source.withdrawn).toBe(1);
+    expect(source.waitingForRole).toBe(true);
+    // The tenure it handed back ends afterwards: that is no loss of the role held now.
+    primary.end('assign/1 was deleted');
+    source.give(primaryOf(2, 40));
+    await settle();
+    expect(made).toHaveLength(2);
+    expect((keeper.current as FakePrimary).tenure.epoch).toBe(40);
+    expect(fences).toEqual([]);
+  });
+
+  it('fences when the hand-back does not commit', async () => {
+    const source = new FakeSource();
+    source.give(primaryOf(0, 9));
+    const { keeper, run, fences } = keeperWith(source);
+    await run;
+    const primary = keeper.current as FakePrimary;
+    primary.handBackFails = true;
+    primary.askHandBack(2);
+    await settle();
+    expect(fences).toEqual(['handing the shard back failed: the compare failed']);
+    expect(source.waitingForRole).toBe(false);
   });
 });

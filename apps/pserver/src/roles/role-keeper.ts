@@ -37,6 +37,10 @@ export interface KeptPrimary {
   /** Recovers and serves the shard; resolves once it serves, or gave up on the way. */
   start(): Promise<void>;
   onEnded(listener: (reason: string) => void): void;
+  /** Calls `listener` once when the job asks its primaries to hand their shards back. */
+  onHandBackAsked(listener: (to: number) => void): void;
+  /** A final checkpoint, then the index handed back; throws when it could not be. */
+  handBack(): Promise<void>;
   /** Stops acting on the shard without keeping anything of it. */
   drop(): void;
 }
@@ -80,7 +84,8 @@ export type Ending = 'stopping' | 'fenced';
  * master promoted it (serving its copy, which holds every acknowledged push), a replica of
  * another key, or a spare again; a primary whose tenure ends is fenced — unless its shard was
  * never initialized and its lease holds (the master assigned every index anew under a new shard
- * count), when it drops the shard and waits for a role again. Once the process stops or is
+ * count), when it drops the shard and waits for a role again. A primary asked to hand its shard
+ * back (the job changes its shard count while it runs) does so and waits for a role again. Once the process stops or is
  * fenced (`end`), no role is taken up any more.
  */
 export class RoleKeeper<
@@ -180,7 +185,49 @@ export class RoleKeeper<
     const primary = this.factory.primary(tenure, copy);
     this.role = primary;
     primary.onEnded((reason) => this.primaryEnded(primary, tenure, reason));
-    await primary.start();
+    const started = primary.start();
+    primary.onHandBackAsked((to) => void this.handBack(primary, tenure, started, to));
+    await started;
+  }
+
+  /**
+   * The job changes its shard count while it runs: once the primary serves, it commits a final
+   * checkpoint and hands its index back, and this pserver waits as a spare for a role under the
+   * new count (the master gives every index of it anew, each restoring its share). A hand-back
+   * that fails fences: the shard's state is left for its next owner.
+   */
+  private async handBack(
+    primary: Primary,
+    tenure: P,
+    started: Promise<void>,
+    to: number,
+  ): Promise<void> {
+    await started.catch(() => undefined);
+    if (this.ending || this.role !== primary) return;
+    const { logger } = this.hooks;
+    logger.info('handing the shard back: the job changes its shard count', {
+      index: tenure.index,
+      to,
+    });
+    this.hooks.notServing();
+    try {
+      await primary.handBack();
+    } catch (err) {
+      if (this.ending || this.role !== primary) return;
+      this.hooks.fence(`handing the shard back failed: ${(err as Error).message}`);
+      return;
+    }
+    if (this.ending || this.role !== primary) return;
+    this.role = undefined;
+    logger.info('handed the shard back', { index: tenure.index, shardEpoch: tenure.epoch });
+    try {
+      await this.source.withdrawServing().catch(() => undefined);
+      await this.takeNext(tenure);
+    } catch (err) {
+      if (this.ending) return;
+      logger.fatal('waiting for a shard index again failed', { err });
+      this.hooks.fence(`waiting for a shard index again failed: ${(err as Error).message}`);
+    }
   }
 
   /**

@@ -177,8 +177,8 @@ export class PushService {
   }
 
   /**
-   * The consistency mode takes the staged push in (the tenure required right before, no await
-   * between); an applied push is forwarded to the replicas as `record` says it.
+   * The consistency mode takes the staged push in (the tenure required, and no stop begun, right
+   * before, no await between); an applied push is forwarded to the replicas as `record` says it.
    */
   private async take(
     { trainerId, step }: Pushing,
@@ -190,7 +190,8 @@ export class PushService {
     // only for a push the mode applies now (a push joining the open step is forwarded with it).
     const applies = this.consistency.classify(trainerId, step).kind === 'apply';
     const forwarded = this.replication && applies ? record() : undefined;
-    this.access.require();
+    // Not after a stop or a hand-back began: the final checkpoint must hold every push applied.
+    this.access.refuseIfStopping();
     const outcome = this.consistency.accept(trainerId, step, weight, push);
     if (forwarded && outcome.applied) forwarded.evictions = evictionsOf(outcome.applied);
     return this.acknowledged(this.reply(outcome), outcome.applied && forwarded);

@@ -9,6 +9,7 @@ export {
   killReplica,
   pausePserver,
   pauseTrainersThroughFailover,
+  reshapeLive,
   reshapeOffline,
 } from './ledger-faults';
 export { describeLedgerReport } from './ledger-report';

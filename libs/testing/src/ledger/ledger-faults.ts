@@ -303,3 +303,34 @@ export function reshapeOffline(count: number, options: { staggerMs?: number } = 
     };
   };
 }
+
+/**
+ * The running job's shard count changed to `count` while its trainers train (`SetDesiredShards`):
+ * every primary commits a final checkpoint and hands its index back, and the pservers — spares
+ * again, with more started for a growth — restore their shares of `count`. A step applied on a
+ * shard before its hand-back and re-run under the new view must be applied exactly once.
+ */
+export function reshapeLive(count: number): Fault {
+  return async (cluster) => {
+    const from = cluster.options.shards;
+    const handedBefore = cluster.handedBack.length;
+    const { askedMs } = await cluster.reshapeLive(count);
+    const served = await cluster.waitUntilServed(askedMs, bound);
+    const servedMs = Math.max(...served.map((event) => event.atMs));
+    const handBacks = cluster.handedBack.slice(handedBefore).map((h) => h.atMs);
+    return {
+      name: `the running job changed from ${from} to ${count} shards`,
+      startMs: askedMs,
+      referenceMs: servedMs,
+      reference: `every one of the ${count} shards serving its restored share`,
+      earlier:
+        handBacks.length > 0
+          ? { what: 'the last shard handed back', atMs: Math.max(...handBacks) }
+          : undefined,
+      notes: {
+        handedBack: handBacks.length,
+        firstHandBackMs: handBacks.length > 0 ? Math.min(...handBacks) - askedMs : null,
+      },
+    };
+  };
+}

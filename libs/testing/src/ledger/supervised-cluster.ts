@@ -106,7 +106,11 @@ export class SupervisedCluster {
   /** Shares restored from the checkpoints of another shard count, and their groups of marks ahead. */
   readonly reshaped: { pserver: string; marksAhead: number; atMs: number }[] = [];
   readonly exits: ExitEvent[] = [];
+  /** Shards handed back for a change of the count while the job ran: by whom, when. */
+  readonly handedBack: { pserver: string; index: number; epoch: number; atMs: number }[] = [];
   readonly checkpointDir: string;
+  /** What each pserver serves now: its latest 'serving' line, until it hands that shard back. */
+  private readonly servingByPserver = new Map<string, ServingEvent>();
   private readonly masterSlots: { port: number; process: ManagedProcess | undefined }[] = [];
   private readonly pservers = new Set<ManagedProcess>();
   private nextPserver = 0;
@@ -147,14 +151,16 @@ export class SupervisedCluster {
     return this.masterSlots.map((slot) => `127.0.0.1:${slot.port}`);
   }
 
-  /** The running pserver serving each index now (its latest 'serving' line, highest epoch). */
+  /**
+   * The running pserver serving each index now: of each pserver, its latest 'serving' line unless
+   * it handed that shard back since; of each index, the highest epoch.
+   */
   servingNow(): Map<number, { process: ManagedProcess; event: ServingEvent }> {
     const byIndex = new Map<number, { process: ManagedProcess; event: ServingEvent }>();
-    for (const event of this.serving) {
+    for (const event of this.servingByPserver.values()) {
       const process = [...this.pservers].find((p) => p.name === event.pserver && p.running);
       if (!process) continue;
       const known = byIndex.get(event.index);
-      // A pserver serves one shard for its life: its last line of the index is its latest.
       if (!known || known.event.epoch <= event.epoch) byIndex.set(event.index, { process, event });
     }
     return byIndex;
@@ -290,23 +296,7 @@ export class SupervisedCluster {
       }
       await Promise.all(stopping);
       const stoppedMs = Date.now();
-      await waitFor(
-        async () => {
-          for (const address of this.masterAddresses) {
-            const master = new MasterDriver(address, 5_000);
-            try {
-              await master.setDesiredShards(count);
-              return true;
-            } catch {
-              // A follower, a master that has not seen the indices freed yet: ask again.
-            } finally {
-              master.close();
-            }
-          }
-          return undefined;
-        },
-        { timeoutMs: 30_000, intervalMs: 100, description: `the shard count set to ${count}` },
-      );
+      await this.setDesiredShards(count);
       const changedMs = Date.now();
       this.options.shards = count;
       const { spares, replicas } = this.options;
@@ -317,12 +307,49 @@ export class SupervisedCluster {
     }
   }
 
+  /**
+   * Changes the shard count of the running job, as an operator does: starts the pservers `count`
+   * shards need (with the spares and replicas the options ask for; on a shrink the pservers freed
+   * stay as spares), then sets the count through a master (`SetDesiredShards`, retried until the
+   * leader answers). The primaries hand their shards back and the pservers restore their shares
+   * of `count`; `options.shards` is `count` from then on. Resolves with when the count was asked.
+   */
+  async reshapeLive(count: number): Promise<{ askedMs: number }> {
+    const { spares, replicas } = this.options;
+    for (let n = this.pservers.size; n < count * (1 + replicas) + spares; n++) this.runPserver();
+    const askedMs = Date.now();
+    await this.setDesiredShards(count);
+    this.options.shards = count;
+    return { askedMs };
+  }
+
   /** Stops supervising, then every process (SIGTERM, then SIGKILL), then etcd. */
   async stop(): Promise<void> {
     this.stopping = true;
     const processes = [...this.pservers, ...this.masterSlots.flatMap((s) => s.process ?? [])];
     await Promise.all(processes.map((p) => p.stop({ graceMs: 5_000 })));
     await this.etcd.stop();
+  }
+
+  /** `SetDesiredShards(count)`, asked of each master until one (the leader) takes it. */
+  private async setDesiredShards(count: number): Promise<void> {
+    await waitFor(
+      async () => {
+        for (const address of this.masterAddresses) {
+          const master = new MasterDriver(address, 5_000);
+          try {
+            await master.setDesiredShards(count);
+            return true;
+          } catch {
+            // A follower, a master that has not seen the indices freed yet: ask again.
+          } finally {
+            master.close();
+          }
+        }
+        return undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: `the shard count set to ${count}` },
+    );
   }
 
   private runMaster(slot: number): void {
@@ -414,7 +441,7 @@ export class SupervisedCluster {
         : undefined;
       // Read now, judged later: keep an unread file from being an unhandled rejection meanwhile.
       restored?.catch(() => undefined);
-      this.serving.push({
+      const event: ServingEvent = {
         pserver: name,
         index: Number(entry.index),
         epoch: Number(entry.shardEpoch),
@@ -422,7 +449,13 @@ export class SupervisedCluster {
         atMs,
         restored,
         adopted: typeof entry.adopted === 'string' ? entry.adopted : undefined,
-      });
+      };
+      this.serving.push(event);
+      this.servingByPserver.set(name, event);
+    } else if (entry.msg === 'handed the shard back') {
+      const index = Number(entry.index);
+      this.handedBack.push({ pserver: name, index, epoch: Number(entry.shardEpoch), atMs });
+      if (this.servingByPserver.get(name)?.index === index) this.servingByPserver.delete(name);
     } else if (entry.msg === 'in sync with the primary: promotable') {
       this.inSync.push({
         pserver: name,
