@@ -65,18 +65,20 @@ case "${1:-}" in
     etcdctl role grant-permission --prefix "$master" read "${root}pservers/"
     # A pserver: its registration and its shard's checkpoint metas; it reads the desired shard
     # count, the block size, the init state, whether the job is finished and a pending reshape,
-    # and marks its share of the reshape restored; a replica marks its replica/ key in sync. It
+    # and marks its share of the reshape restored; it reads a change of the count asked while
+    # the job runs and marks its index handed back; a replica marks its replica/ key in sync. It
     # writes assign/ only through etcd's lease rule: revoking its lease (a graceful stop frees its
     # index at once) needs write permission on every key of the lease, and the master puts
     # assign/<i> under it.
     etcdctl role add "$pserver"
-    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/; do
+    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
     for prefix in config/ init/ finish/; do
       etcdctl role grant-permission --prefix "$pserver" read "$root$prefix"
     done
     etcdctl role grant-permission "$pserver" read "${root}reshape"
+    etcdctl role grant-permission "$pserver" read "${root}reshape/live"
     if [[ $# -eq 4 ]]; then
       add_user "$master" "$master_password"
       add_user "$pserver" "$pserver_password"

@@ -323,6 +323,18 @@ describe('etcd with authentication: a user per process, with only its key prefix
     );
     await asMaster.delete().prefix(keys.reshapeRestoredPrefix);
     await asMaster.delete().key(keys.reshape);
+    // A change asked while the job runs: the master writes the request; a pserver reads it and
+    // marks its index handed back, but cannot ask for a change itself. (From a count the job's
+    // pservers do not serve at: none of them acts on it.)
+    const live = JSON.stringify({ from: 9, to: 10 });
+    await asMaster.put(keys.liveReshape).value(live);
+    expect(await asPserver.get(keys.liveReshape).string()).toBe(live);
+    await expect(asPserver.put(keys.liveReshape).value(live)).rejects.toBeInstanceOf(
+      EtcdPermissionDeniedError,
+    );
+    await asPserver.put(keys.handedBack(0)).value('7');
+    await asMaster.delete().prefix(keys.handedBackPrefix);
+    await asMaster.delete().key(keys.liveReshape);
     // The reshape transaction's reads, compares and writes are all within the master's role: as
     // a master that does not lead (and a job it takes for down), only its term's compare fails.
     const notLeading = new MasterTerm(asMaster, keys, {
