@@ -14,6 +14,7 @@ import { Connection } from './connection';
 import { drain, drainText } from './drain';
 import { jobStatus, type JobStatus } from './job-status';
 import { pendingReshapeOf, shardsText } from './reshape-text';
+import { setShardCount } from './shard-count';
 import { statusText } from './status-text';
 
 /**
@@ -121,24 +122,38 @@ program
 program
   .command('shards')
   .description(
-    'sets the job’s shard count; once the model is initialized, only while the job is down: its pservers then restore their shares of the old checkpoints',
+    'sets the job’s shard count; once the model is initialized, its pservers restore their shares of the old checkpoints (a running job’s primaries hand their shards back first); waits until the job serves at the new count',
   )
   .argument('<count>', 'the new shard count', positive)
-  .action((count: number) =>
+  .option('--force', 'change a running job even when it has fewer pservers than the new count')
+  .option('--no-wait', 'return once the change is asked')
+  .addOption(
+    new Option('--wait-s <s>', 'how long to wait for the job to serve at the new count')
+      .default(120)
+      .argParser(positive),
+  )
+  .action((count: number, local: { force?: boolean; wait: boolean; waitS: number }) =>
     withConnection(async (connection, options) => {
-      const status = await jobStatus(connection, options.master);
-      const leader = status.masters.find((m) => m.role === 'leader');
-      if (!leader) throw new Error('no master leads the job');
-      const answer = await connection.setDesiredShards(leader.address, count);
+      const { answer, servedAfterSeconds } = await setShardCount(
+        connection,
+        options.master,
+        count,
+        { force: local.force === true, waitMs: local.wait ? local.waitS * 1000 : undefined },
+      );
       const reshape = pendingReshapeOf(answer.reshape);
+      const served =
+        servedAfterSeconds === undefined
+          ? ''
+          : `the job serves at ${count} shards, ${servedAfterSeconds.toFixed(1)} s after the change was asked\n`;
       print(
         options,
         {
           shards: answer.shardCount,
           previous: answer.previousShardCount,
           ...(reshape && { reshape }),
+          ...(servedAfterSeconds !== undefined && { servedAfterSeconds }),
         },
-        shardsText(answer),
+        shardsText(answer) + served,
       );
       return exitCodes.ok;
     }),

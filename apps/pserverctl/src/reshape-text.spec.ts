@@ -6,12 +6,14 @@ const pending = {
   sources: [0, 1],
   restored: [1],
   corrupt: '',
+  live: false,
+  handedBack: [],
 };
 
 describe('shardsText', () => {
   it('a change before initialization: the counts', () => {
     expect(shardsText({ shardCount: 3, previousShardCount: 2, reshape: null })).toBe(
-      "the job's shard count is now 3 (was 2)\n",
+      "the job's shard count is set to 3 (was 2)\n",
     );
   });
 
@@ -20,9 +22,21 @@ describe('shardsText', () => {
       shardsText({ shardCount: 3, previousShardCount: 2, reshape: { ...pending, restored: [] } }),
     ).toBe(
       [
-        "the job's shard count is now 3 (was 2)",
+        "the job's shard count is set to 3 (was 2)",
         'its checkpoints were written by 2 shards: start 3 pservers; each restores its share of them before it serves',
         'reshape 2 → 3 pending: restored none; waiting for 0, 1, 2 (from the checkpoints of old indices 0, 1)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a change of a running job: its shards handed back first, and which were', () => {
+    const live = { ...pending, sources: [], restored: [], live: true, handedBack: [1] };
+    expect(shardsText({ shardCount: 3, previousShardCount: 2, reshape: live })).toBe(
+      [
+        "the job's shard count is set to 3 (was 2)",
+        "the job runs at 2 shards: each primary commits a final checkpoint and hands its shard back, then 3 of the job's pservers each restore their share and serve (trainers wait meanwhile and re-run their step)",
+        'reshape 2 → 3 under way: shards handed back 1; waiting for 0 (each commits a final checkpoint first)',
         '',
       ].join('\n'),
     );
@@ -52,6 +66,8 @@ describe('reshapeLine', () => {
           sources: [],
           restored: [],
           corrupt: 'not JSON',
+          live: false,
+          handedBack: [],
         })!,
       ),
     ).toBe('reshape: CORRUPT record (not JSON); repair or delete it with etcdctl');

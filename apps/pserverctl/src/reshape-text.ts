@@ -10,6 +10,8 @@ export interface PendingReshape {
   restored: number[];
   /** Why the record cannot be read (the counts are then 0). */
   corrupt?: string;
+  /** The job runs and its primaries are handing their shards back: those that did. */
+  handedBack?: number[];
 }
 
 /** The master's `ReshapeStatus`, or undefined when none is pending. */
@@ -23,6 +25,7 @@ export function pendingReshapeOf(
     sources: status.sources,
     restored: status.restored,
     ...(status.corrupt && { corrupt: status.corrupt }),
+    ...(status.live && { handedBack: status.handedBack }),
   };
 }
 
@@ -30,6 +33,11 @@ export function pendingReshapeOf(
 export function reshapeLine(reshape: PendingReshape): string {
   if (reshape.corrupt !== undefined)
     return `reshape: CORRUPT record (${reshape.corrupt}); repair or delete it with etcdctl`;
+  if (reshape.handedBack) {
+    const done = new Set(reshape.handedBack);
+    const waiting = Array.from({ length: reshape.from }, (_, i) => i).filter((i) => !done.has(i));
+    return `reshape ${reshape.from} → ${reshape.to} under way: shards handed back ${list(reshape.handedBack)}; waiting for ${list(waiting)} (each commits a final checkpoint first)`;
+  }
   const restored = new Set(reshape.restored);
   const waiting = Array.from({ length: reshape.to }, (_, i) => i).filter((i) => !restored.has(i));
   const sources =
@@ -45,10 +53,14 @@ export function shardsText(answer: SetDesiredShardsResponse__Output): string {
   const changed = answer.previousShardCount !== answer.shardCount;
   const lines = [
     changed
-      ? `the job's shard count is now ${answer.shardCount} (was ${answer.previousShardCount})`
+      ? `the job's shard count is set to ${answer.shardCount} (was ${answer.previousShardCount})`
       : `the job's shard count is ${answer.shardCount} already: nothing changed`,
   ];
-  if (changed && reshape && reshape.corrupt === undefined)
+  if (changed && reshape?.handedBack)
+    lines.push(
+      `the job runs at ${reshape.from} shards: each primary commits a final checkpoint and hands its shard back, then ${reshape.to} of the job's pservers each restore their share and serve (trainers wait meanwhile and re-run their step)`,
+    );
+  else if (changed && reshape && reshape.corrupt === undefined)
     lines.push(
       `its checkpoints were written by ${reshape.from} shards: start ${reshape.to} pservers; each restores its share of them before it serves`,
     );

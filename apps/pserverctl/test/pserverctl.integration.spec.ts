@@ -14,7 +14,8 @@ import path from 'node:path';
 // pserverctl against a real cluster (etcd, a master, two pservers and a spare): status while a
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
 // shard (verified, exported and digested), the shard count of an initialized job refused while
-// it runs and changed once it is down (a reshape, in status), a drain that hands a shard to a
+// it runs with too few pservers and changed once it is down (a reshape, in status), a running
+// job grown from 2 to 3 shards, a drain that hands a shard to a
 // spare while a trainer pushes (no acknowledged push lost), every command with --json.
 afterAll(stopAllProcesses);
 
@@ -154,10 +155,11 @@ describe('pserverctl', () => {
       expect(digestText.code).toBe(0);
       expect(digestText.stdout).toContain(`digest ${digest.digest}\n2 shards, 1 tensors`);
 
-      // Once the model is initialized, the shard count changes only while the job is down:
-      // refused while its pservers run, exit code 1.
+      // A running job with fewer pservers than the new count would stop training: refused
+      // (exit code 1), saying how many more it needs.
       const shards = await run('--master', master, 'shards', '3');
       expect(shards.code).toBe(1);
+      expect(shards.stdout).toContain('the job has 2 pservers and 3 shards need 3: start 1 more');
 
       const top = await run(
         '--master',
@@ -187,9 +189,9 @@ describe('pserverctl', () => {
         { timeoutMs: 15_000, description: 'no shard assigned' },
       );
       expect(down).toHaveLength(2);
-      const reshaped = await run('--master', master, 'shards', '3');
+      const reshaped = await run('--master', master, 'shards', '3', '--no-wait');
       expect(reshaped.code).toBe(0);
-      expect(reshaped.stdout).toContain("the job's shard count is now 3 (was 2)");
+      expect(reshaped.stdout).toContain("the job's shard count is set to 3 (was 2)");
       expect(reshaped.stdout).toContain('start 3 pservers');
       const pending = await run('--master', master, 'status');
       expect(pending.code).toBe(3);
@@ -197,6 +199,67 @@ describe('pserverctl', () => {
         'reshape 2 → 3 pending: restored none; waiting for 0, 1, 2 (from the checkpoints of old indices 0, 1)',
       );
     } finally {
+      await trainer.close();
+      await cluster.stop();
+    }
+  }, 120_000);
+
+  it('grows a running job from 2 to 3 shards while a trainer pushes, and waits until it serves at 3; no acknowledged push is lost', async () => {
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 1,
+      masters: 1,
+      blockSize: 512,
+    });
+    const master = cluster.masterAddresses.join(',');
+    const trainer = await connect({ master: cluster.masterAddresses, name: 'grow-trainer' });
+    let pushing = true;
+    let pushes: Promise<void> = Promise.resolve();
+    try {
+      // SGD at rate 1 with a gradient of −1 everywhere: every element counts the pushes applied.
+      const size = 4096;
+      await trainer.initParams(
+        { w: new Float32Array(size) },
+        { sgd: {}, learningRate: { base: 1 } },
+      );
+      let acknowledged = 0;
+      pushes = (async () => {
+        while (pushing) {
+          await trainer.step(async (ctx) => {
+            await ctx.sendGrads({ w: new Float32Array(size).fill(-1) });
+          });
+          acknowledged++;
+        }
+      })();
+      await waitFor(() => acknowledged >= 20, { timeoutMs: 30_000, description: '20 pushes' });
+      const grown = await run('--master', master, 'shards', '3');
+      expect(grown.code).toBe(0);
+      expect(grown.stdout).toContain("the job's shard count is set to 3 (was 2)");
+      expect(grown.stdout).toContain(
+        'each primary commits a final checkpoint and hands its shard back',
+      );
+      expect(grown.stdout).toMatch(
+        /the job serves at 3 shards, [\d.]+ s after the change was asked/,
+      );
+      const status = JSON.parse(
+        (await run('--master', master, '--json', 'status')).stdout,
+      ) as Status;
+      expect(status.healthy).toBe(true);
+      expect(status.shards.map((s) => s.state)).toEqual(['serving', 'serving', 'serving']);
+      const atGrow = acknowledged;
+      await waitFor(() => acknowledged >= atGrow + 20, {
+        timeoutMs: 30_000,
+        description: '20 more pushes at 3 shards',
+      });
+      pushing = false;
+      await pushes;
+      // Every element of the three shards holds exactly the acknowledged pushes.
+      const { w } = await trainer.getParams(['w'], Float32Array);
+      expect(new Set(w)).toEqual(new Set([acknowledged]));
+      console.log(`grow: ${grown.stdout.trim()}; ${acknowledged} pushes, all applied once`);
+    } finally {
+      pushing = false;
+      await pushes.catch(() => undefined);
       await trainer.close();
       await cluster.stop();
     }

@@ -61,7 +61,10 @@ export const backoffPolicies = {
   /** Watching for the job's end again after etcd failed the watch or the read. */
   jobFinishedWatch: { firstMs: 1_000, maxMs: 1_000, growth: 'constant', jitter: 'none' },
 
-  /** `pserverctl drain` looking again whether another pserver serves the drained shard. */
+  /**
+   * `pserverctl drain` looking again whether another pserver serves the drained shard, and
+   * `pserverctl shards` whether the job serves at the new count.
+   */
   drainPoll: { firstMs: 200, maxMs: 200, growth: 'constant', jitter: 'none' },
 
   /** A primary sending one push to a replica again until the replica applied it. */

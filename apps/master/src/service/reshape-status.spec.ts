@@ -39,6 +39,8 @@ describe('reshapeStatusOf', () => {
       sources: [0, 3],
       restored: [1],
       corrupt: '',
+      live: false,
+      handedBack: [],
     });
   });
 
@@ -49,6 +51,23 @@ describe('reshapeStatusOf', () => {
       sources: [],
       restored: [],
       corrupt: 'not JSON (x)',
+      live: false,
+      handedBack: [],
     });
+  });
+
+  it('says a change asked of the running job is being handed back, and which old indices were', () => {
+    const liveReshape = { from: 3, to: 4, revision: 90, handedBack: [0, 2] };
+    expect(reshapeStatusOf({ reshape: undefined, corruptReshape: undefined, liveReshape })).toEqual(
+      {
+        fromShardCount: 3,
+        toShardCount: 4,
+        sources: [],
+        restored: [],
+        corrupt: '',
+        live: true,
+        handedBack: [0, 2],
+      },
+    );
   });
 });

@@ -191,9 +191,11 @@ class MasterServicer(object):
     def SetDesiredShards(self, request, context):
         """Admin: sets the desired shard count. Before the parameters are initialized: refused
         (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
-        while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
-        no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
-        the new count each restore their share of the checkpoints written at the old one.
+        while no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the
+        pservers of the new count each restore their share of the checkpoints written at the old
+        one. A job that is down changes at once; a running one first has every primary commit a
+        final checkpoint and hand its shard back (`ReshapeStatus.live`), then changes, its pservers
+        spares again: the job needs as many pservers as the new count has shards.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

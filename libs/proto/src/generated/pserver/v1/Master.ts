@@ -176,9 +176,11 @@ export interface MasterClient extends grpc.Client {
   /**
    * Admin: sets the desired shard count. Before the parameters are initialized: refused
    * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
-   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
-   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
-   * the new count each restore their share of the checkpoints written at the old one.
+   * while no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the
+   * pservers of the new count each restore their share of the checkpoints written at the old
+   * one. A job that is down changes at once; a running one first has every primary commit a
+   * final checkpoint and hand its shard back (`ReshapeStatus.live`), then changes, its pservers
+   * spares again: the job needs as many pservers as the new count has shards.
    */
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   SetDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
@@ -187,9 +189,11 @@ export interface MasterClient extends grpc.Client {
   /**
    * Admin: sets the desired shard count. Before the parameters are initialized: refused
    * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
-   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
-   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
-   * the new count each restore their share of the checkpoints written at the old one.
+   * while no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the
+   * pservers of the new count each restore their share of the checkpoints written at the old
+   * one. A job that is down changes at once; a running one first has every primary commit a
+   * final checkpoint and hand its shard back (`ReshapeStatus.live`), then changes, its pservers
+   * spares again: the job needs as many pservers as the new count has shards.
    */
   setDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
   setDesiredShards(argument: _pserver_v1_SetDesiredShardsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_SetDesiredShardsResponse__Output>): grpc.ClientUnaryCall;
@@ -331,9 +335,11 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   /**
    * Admin: sets the desired shard count. Before the parameters are initialized: refused
    * (FAILED_PRECONDITION, MASTER_SHARDS_IN_USE) while it would orphan a live shard. After: only
-   * while the job is down (no pserver holds a shard or a replica, else MASTER_SHARDS_IN_USE) and
-   * no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the pservers of
-   * the new count each restore their share of the checkpoints written at the old one.
+   * while no earlier change is pending (MASTER_RESHAPE_PENDING); it begins a reshape: the
+   * pservers of the new count each restore their share of the checkpoints written at the old
+   * one. A job that is down changes at once; a running one first has every primary commit a
+   * final checkpoint and hand its shard back (`ReshapeStatus.live`), then changes, its pservers
+   * spares again: the job needs as many pservers as the new count has shards.
    */
   SetDesiredShards: grpc.handleUnaryCall<_pserver_v1_SetDesiredShardsRequest__Output, _pserver_v1_SetDesiredShardsResponse>;
   

@@ -27,6 +27,16 @@ export interface ReshapeStatus {
    * Set when the pending record cannot be read (the counts are then 0): why.
    */
   'corrupt'?: (string);
+  /**
+   * The change was asked while the job ran and its primaries are still handing their shards
+   * back (a final checkpoint each): the job serves at from_shard_count until all did; `sources`
+   * and `restored` are empty until then.
+   */
+  'live'?: (boolean);
+  /**
+   * While `live`: the old indices handed back so far, ascending.
+   */
+  'handedBack'?: (number)[];
 }
 
 /**
@@ -55,4 +65,14 @@ export interface ReshapeStatus__Output {
    * Set when the pending record cannot be read (the counts are then 0): why.
    */
   'corrupt': (string);
+  /**
+   * The change was asked while the job ran and its primaries are still handing their shards
+   * back (a final checkpoint each): the job serves at from_shard_count until all did; `sources`
+   * and `restored` are empty until then.
+   */
+  'live': (boolean);
+  /**
+   * While `live`: the old indices handed back so far, ascending.
+   */
+  'handedBack': (number)[];
 }

@@ -7,7 +7,8 @@ import type { ReshapeStatus as _pserver_v1_ReshapeStatus, ReshapeStatus__Output 
  */
 export interface SetDesiredShardsResponse {
   /**
-   * The count now in effect.
+   * The count asked (in effect at once for a job that is down; once every shard was handed back
+   * for a running one).
    */
   'shardCount'?: (number);
   /**
@@ -25,7 +26,8 @@ export interface SetDesiredShardsResponse {
  */
 export interface SetDesiredShardsResponse__Output {
   /**
-   * The count now in effect.
+   * The count asked (in effect at once for a job that is down; once every shard was handed back
+   * for a running one).
    */
   'shardCount': (number);
   /**
