@@ -10,6 +10,7 @@ export {
   pausePserver,
   pauseTrainersThroughFailover,
   reshapeLive,
+  type ReshapeVictim,
   reshapeOffline,
 } from './ledger-faults';
 export { describeLedgerReport } from './ledger-report';

@@ -304,22 +304,53 @@ export function reshapeOffline(count: number, options: { staggerMs?: number } = 
   };
 }
 
+/** Who a live reshape's fault kills (kill -9) in the middle of it. */
+export type ReshapeVictim = 'old owner' | 'new owner' | 'leading master';
+
 /**
  * The running job's shard count changed to `count` while its trainers train (`SetDesiredShards`):
  * every primary commits a final checkpoint and hands its index back, and the pservers — spares
  * again, with more started for a growth — restore their shares of `count`. A step applied on a
- * shard before its hand-back and re-run under the new view must be applied exactly once.
+ * shard before its hand-back and re-run under the new view must be applied exactly once. With
+ * `kill`, one process is killed in the middle: the `old owner` (a primary of the old count, the
+ * moment the change is asked: it has not handed back yet; a job with replicas promotes its
+ * replica, which hands back in turn), a `new owner` (the first pserver assigned an index of
+ * `count`, while it restores its share: a spare restores it again), or the `leading master` (the
+ * moment the change is asked: the next leader carries it on from etcd).
  */
-export function reshapeLive(count: number): Fault {
+export function reshapeLive(count: number, { kill }: { kill?: ReshapeVictim } = {}): Fault {
   return async (cluster) => {
     const from = cluster.options.shards;
     const handedBefore = cluster.handedBack.length;
+    // The victims, chosen before the change is asked.
+    const oldOwner = kill === 'old owner' ? serving(cluster, 0).process : undefined;
+    if (oldOwner && cluster.options.replicas > 0) await inSyncReplica(cluster, 0);
+    const master = kill === 'leading master' ? cluster.leader() : undefined;
+    if (kill === 'leading master' && !master) throw new Error('no master leads');
     const { askedMs } = await cluster.reshapeLive(count);
+    const notes: Record<string, number | string | null> = {};
+    if (oldOwner) {
+      notes['oldOwnerHandedBackBeforeKill'] = cluster.handedBack
+        .slice(handedBefore)
+        .some((h) => h.pserver === oldOwner.name)
+        ? 'yes'
+        : 'no';
+      await oldOwner.kill();
+    }
+    if (master) await master.kill();
+    if (kill === 'new owner') {
+      const assigned = await waitFor(
+        () => cluster.assigned.find((a) => a.shardCount === count && a.atMs >= askedMs),
+        { timeoutMs: bound, intervalMs: 1, description: `an index of ${count} assigned` },
+      );
+      await cluster.pserver(assigned.pserver)?.kill();
+      notes['newOwnerKilledMs'] = Date.now() - askedMs;
+    }
     const served = await cluster.waitUntilServed(askedMs, bound);
     const servedMs = Math.max(...served.map((event) => event.atMs));
     const handBacks = cluster.handedBack.slice(handedBefore).map((h) => h.atMs);
     return {
-      name: `the running job changed from ${from} to ${count} shards`,
+      name: `the running job changed from ${from} to ${count} shards${kill ? `, its ${kill} killed (-9) on the way` : ''}`,
       startMs: askedMs,
       referenceMs: servedMs,
       reference: `every one of the ${count} shards serving its restored share`,
@@ -328,6 +359,7 @@ export function reshapeLive(count: number): Fault {
           ? { what: 'the last shard handed back', atMs: Math.max(...handBacks) }
           : undefined,
       notes: {
+        ...notes,
         handedBack: handBacks.length,
         firstHandBackMs: handBacks.length > 0 ? Math.min(...handBacks) - askedMs : null,
       },

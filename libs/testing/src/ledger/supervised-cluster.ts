@@ -106,6 +106,8 @@ export class SupervisedCluster {
   /** Shares restored from the checkpoints of another shard count, and their groups of marks ahead. */
   readonly reshaped: { pserver: string; marksAhead: number; atMs: number }[] = [];
   readonly exits: ExitEvent[] = [];
+  /** Shards assigned (before their recovery): to whom, under which count, when. */
+  readonly assigned: { pserver: string; index: number; shardCount: number; atMs: number }[] = [];
   /** Shards handed back for a change of the count while the job ran: by whom, when. */
   readonly handedBack: { pserver: string; index: number; epoch: number; atMs: number }[] = [];
   readonly checkpointDir: string;
@@ -250,6 +252,11 @@ export class SupervisedCluster {
       timeoutMs,
       description: `a master leading since ${sinceMs}`,
     });
+  }
+
+  /** The running pserver named `name`, if any. */
+  pserver(name: string): ManagedProcess | undefined {
+    return [...this.pservers].find((p) => p.name === name && p.running);
   }
 
   /** The running master that said 'leading' last. */
@@ -452,6 +459,13 @@ export class SupervisedCluster {
       };
       this.serving.push(event);
       this.servingByPserver.set(name, event);
+    } else if (entry.msg === 'assigned a shard') {
+      this.assigned.push({
+        pserver: name,
+        index: Number(entry.index),
+        shardCount: Number(entry.shardCount),
+        atMs,
+      });
     } else if (entry.msg === 'handed the shard back') {
       const index = Number(entry.index);
       this.handedBack.push({ pserver: name, index, epoch: Number(entry.shardEpoch), atMs });
