@@ -9,8 +9,8 @@ export type AssignmentKind = 'spare' | 'promotion' | 'replica';
  * The master's Prometheus registry: Node.js process metrics, the RPC metrics the server's
  * interceptor records, the assignments this process committed while it led (a failover is a
  * `spare` or a `promotion` after the job's first assignments), and, read at each scrape,
- * leadership, live trainers and the current pass's tasks by state (those only on the leader,
- * which holds them).
+ * leadership, live trainers, the current pass's tasks by state and a change of the shard count
+ * under way (those only on the leader, which holds them).
  */
 export function masterMetrics(role: () => LeaderRole | undefined): {
   registry: Registry;
@@ -109,6 +109,20 @@ export function masterMetrics(role: () => LeaderRole | undefined): {
       return pass ? Number(pass.pass) : undefined;
     },
   );
+  new Gauge({
+    name: 'pserver_master_reshape',
+    help: "A change of the initialized job's shard count under way, by phase (leader only): handing_back (a running job's primaries commit a final checkpoint and hand their shards back), restoring (the new count's indices restore their shares); 1 in the phase it is in.",
+    labelNames: ['phase'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const leading = role();
+      if (!leading) return;
+      const { liveReshape, reshape } = leading.state;
+      this.set({ phase: 'handing_back' }, liveReshape ? 1 : 0);
+      this.set({ phase: 'restoring' }, reshape ? 1 : 0);
+    },
+  });
   return {
     registry,
     assigned: (kind) => assignments.inc({ kind }),

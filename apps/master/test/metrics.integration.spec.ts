@@ -154,6 +154,9 @@ describe('metrics', () => {
       expect(samples.get('pserver_master_trainers')).toBeGreaterThanOrEqual(1);
       expect(samples.get('pserver_master_tasks{state="todo"}')).toBe(2);
       expect(samples.get('pserver_master_pass')).toBe(0);
+      // No change of the shard count under way.
+      expect(samples.get('pserver_master_reshape{phase="handing_back"}')).toBe(0);
+      expect(samples.get('pserver_master_reshape{phase="restoring"}')).toBe(0);
       // The job's shards went to spares when it started; nothing was promoted.
       expect(samples.get('pserver_master_assignments_total{kind="spare"}')).toBeGreaterThanOrEqual(
         1,

@@ -38,6 +38,8 @@ export interface PserverMetrics {
   duplicatePushes: Counter;
   lostContributions: Counter;
   checkpoints: { seconds: Histogram; failures: Counter };
+  /** From a hand-back asked (a change of the running job's shard count) to the shard handed back. */
+  handBackSeconds: Histogram;
 }
 
 export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
@@ -137,6 +139,12 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
         registers: [registry],
       }),
     },
+    handBackSeconds: new Histogram({
+      name: 'pserver_hand_back_duration_seconds',
+      help: "How long handing a served shard back took (the running job's shard count changing): pushes refused, a final checkpoint committed, the index handed back.",
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers: [registry],
+    }),
   };
 }
 

@@ -270,6 +270,7 @@ export class PrimaryRole {
     const { tenure } = this;
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
+    const timer = this.context.metrics.handBackSeconds.startTimer();
     this.beginShutdown();
     this.context.setServing(false);
     await this.checkpointer.stop();
@@ -277,6 +278,7 @@ export class PrimaryRole {
     await this.stopWatchingReplicas?.();
     this.serving.links?.close();
     await tenure.handBack();
+    timer();
   }
 
   /**
