@@ -4,9 +4,10 @@ import { connectEtcd, JobKeys, readJobState, type EtcdClient } from '@pserver/co
 import { RpcError } from '@pserver/rpc';
 import { LocalCluster, MasterDriver, stopAllProcesses, waitFor } from '@pserver/testing';
 
-// A change of an initialized job's shard count through a real master: refused while the job's
-// pservers run, a reshape once they stopped (the record holds the metas they committed, Status
-// says it is pending), and ended by the leader once every new index marked its share restored.
+// A change of an initialized job's shard count through a real master, asked while the job runs:
+// its primaries hand their shards back (Status says so), the count changes (the record holds the
+// metas they committed), the pservers restore their shares, and the leader ends the reshape once
+// every index of the new count did — the last one once a third pserver joins.
 afterAll(stopAllProcesses);
 
 function rejection(promise: Promise<unknown>): Promise<RpcError> {
@@ -40,7 +41,7 @@ describe('the shard count of an initialized job: 1 master, 2 pservers', () => {
     await cluster?.stop();
   });
 
-  it('changes only while the job is down; the reshape shows in Status until every index restored', async () => {
+  it('changes while the job runs: handed back, then restored; Status shows each phase until every index restored', async () => {
     const keys = new JobKeys(cluster.options.job);
     const master = new MasterDriver(cluster.masters[0]!.address);
     const trainer = await connect({ master: cluster.masterAddresses });
@@ -52,39 +53,34 @@ describe('the shard count of an initialized job: 1 master, 2 pservers', () => {
     } finally {
       await trainer.close();
     }
-    const inUse = await rejection(master.setDesiredShards(3));
-    expect(inUse).toMatchObject({
-      status: status.FAILED_PRECONDITION,
-      code: 'MASTER_SHARDS_IN_USE',
-    });
-    expect(inUse.message).toContain('stop them first');
-
-    // Stopped (SIGTERM): each commits a final checkpoint and frees its index.
-    for (const pserver of cluster.pservers) await pserver.process.stop();
-    await waitFor(async () => (await readJobState(etcd, keys)).assignments.length === 0, {
-      timeoutMs: 15_000,
-      description: 'no index assigned',
-    });
-    const latest = await Promise.all(
-      [0, 1].map(async (i) => JSON.parse((await etcd.get(keys.checkpointLatest(i)).string())!)),
-    );
-
+    // Asked of the running job: its primaries hand their shards back first.
     const answer = await master.setDesiredShards(3);
-    const pending = {
+    expect(answer).toMatchObject({
+      shardCount: 3,
+      previousShardCount: 2,
+      reshape: { fromShardCount: 2, toShardCount: 3, live: true, sources: [], restored: [] },
+    });
+    // Every index handed back with a final checkpoint: the count changed, and the two pservers,
+    // spares again, restored their shares of indices 0 and 1; index 2 waits for a third pserver.
+    const pending = await waitFor(
+      async () => {
+        const reshape = (await master.status()).reshape;
+        return reshape && !reshape.live && reshape.restored.length === 2 ? reshape : undefined;
+      },
+      { timeoutMs: 30_000, description: 'indices 0 and 1 of 3 restored' },
+    );
+    expect(pending).toEqual({
       fromShardCount: 2,
       toShardCount: 3,
       sources: [0, 1],
-      restored: [],
+      restored: [0, 1],
       corrupt: '',
-    };
-    expect(answer).toEqual({ shardCount: 3, previousShardCount: 2, reshape: pending });
-    expect((await master.status()).reshape).toEqual(pending);
-    expect(JSON.parse((await etcd.get(keys.reshape).string())!)).toEqual({
-      from: 2,
-      to: 3,
-      sources: { '0': latest[0], '1': latest[1] },
+      live: false,
+      handedBack: [],
     });
-    expect(await etcd.getAll().prefix(keys.checkpointRoot).keys()).toEqual([]);
+    expect(await etcd.get(keys.liveReshape).exists()).toBe(false);
+    expect(await etcd.getAll().prefix(keys.handedBackPrefix).keys()).toEqual([]);
+    expect(JSON.parse((await etcd.get(keys.reshape).string())!)).toMatchObject({ from: 2, to: 3 });
     expect((await master.clusterView()).shardCount).toBe(3);
 
     const again = await rejection(master.setDesiredShards(4));
@@ -92,22 +88,24 @@ describe('the shard count of an initialized job: 1 master, 2 pservers', () => {
       status: status.FAILED_PRECONDITION,
       code: 'MASTER_RESHAPE_PENDING',
     });
-    expect(again.message).toContain('indices 0, 1, 2 of 3 have not restored');
+    expect(again.message).toContain('index 2 of 3 have not restored');
 
-    // The marks the new indices' owners write once they restored and committed their shares.
-    for (const index of [0, 1]) await etcd.put(keys.reshapeRestored(index)).value('100');
-    await waitFor(async () => (await master.status()).reshape?.restored.length === 2, {
-      timeoutMs: 10_000,
-      description: 'Status shows two indices restored',
-    });
-    expect(await etcd.get(keys.reshape).exists()).toBe(true);
-    await etcd.put(keys.reshapeRestored(2)).value('101');
+    // A third pserver restores the last share: the leader ends the reshape.
+    await cluster.startPserver();
     await waitFor(async () => !(await etcd.get(keys.reshape).exists()), {
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
       description: 'the leader ends the reshape',
     });
     expect(await etcd.getAll().prefix(keys.reshapeRestoredPrefix).keys()).toEqual([]);
     expect((await master.status()).reshape).toBeNull();
+    // The model is the one initialized, read at 3 shards.
+    const reader = await connect({ master: cluster.masterAddresses, initializer: false });
+    try {
+      const { w } = await reader.getParams(['w'], Float32Array);
+      expect(Array.from(w!)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+    } finally {
+      await reader.close();
+    }
     master.close();
   }, 90_000);
 });

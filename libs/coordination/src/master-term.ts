@@ -114,8 +114,14 @@ export class MasterTerm {
         state.assignments.length > 0 ||
         state.replicaAssignments.length > 0 ||
         state.liveReshape !== undefined;
-      if (running) await askLiveReshape(term, count, readState, state);
-      else await beginReshape(term, count, readState, state);
+      if (running) return askLiveReshape(term, count, readState, state);
+      try {
+        await beginReshape(term, count, readState, state);
+      } catch (err) {
+        // The job started since the state was read: ask it to hand its shards back instead.
+        if (!(err instanceof CoordinationError) || err.code !== 'MASTER_SHARDS_IN_USE') throw err;
+        await askLiveReshape(term, count, readState, await readState());
+      }
       return;
     }
     const orphaned = state.assignments.filter((a) => a.index >= count);

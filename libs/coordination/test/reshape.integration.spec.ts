@@ -5,6 +5,7 @@ import { startEtcd, type EtcdServer } from '@pserver/testing';
 import {
   assign,
   ClusterMember,
+  completeLiveReshape,
   connectEtcd,
   finishReshape,
   JobKeys,
@@ -142,22 +143,59 @@ const ckptKeys = (keys: JobKeys): Promise<string[]> =>
   client.getAll().prefix(keys.checkpointRoot).keys();
 
 describe('changing the shard count of an initialized job', () => {
-  it('is refused while a primary is assigned, also from a state read before it was', async () => {
+  it('of a running job asks its primaries to hand their shards back, also from a state read before it ran; the last hand-back makes the change', async () => {
     const j = await job(2, [0, 1]);
     const before = await readJobState(client, j.keys);
-    await join(j.keys, 'ps-a');
+    const a = await join(j.keys, 'ps-a');
+    const b = await join(j.keys, 'ps-b');
     await reconcile(j);
-    await expect(j.term.setDesired(3, await readJobState(client, j.keys))).rejects.toMatchObject({
-      code: 'MASTER_SHARDS_IN_USE',
-      message: expect.stringContaining('pservers still hold shards 0 (ps-a); stop them first'),
-    });
-    // The state said the job was down: the transaction's compare refuses, the fresh state says why.
-    await expect(j.term.setDesired(3, before)).rejects.toMatchObject({
-      code: 'MASTER_SHARDS_IN_USE',
-    });
+    const tenures = [await primary(a), await primary(b)];
+    // The state said the job was down: the transaction's compare refuses, and the change is
+    // asked of the running job instead.
+    await j.term.setDesired(3, before);
     expect(await client.get(j.keys.desired).string()).toBe('2');
     expect(await client.get(j.keys.reshape).exists()).toBe(false);
     expect(await ckptKeys(j.keys)).toHaveLength(8);
+    const asked = await readJobState(client, j.keys);
+    expect(asked.liveReshape).toMatchObject({ from: 2, to: 3, handedBack: [] });
+    // The same count again is no change; another is refused while this one is under way.
+    await j.term.setDesired(3, asked);
+    await expect(j.term.setDesired(4, asked)).rejects.toMatchObject({
+      code: 'MASTER_RESHAPE_PENDING',
+      message: expect.stringContaining(
+        'the change from 2 to 3 shards is under way: indices 0, 1 of 2 have not been handed back yet',
+      ),
+    });
+    // Each primary hears of it and hands its index back: the assignment goes, the mark stays.
+    const told = await Promise.all(
+      tenures.map((t) => new Promise<number>((resolve) => void t.onHandBackAsked(resolve))),
+    );
+    expect(told).toEqual([3, 3]);
+    await tenures[0]!.handBack();
+    const half = await readJobState(client, j.keys);
+    expect(half.liveReshape?.handedBack).toEqual([0]);
+    expect(half.assignments.map((x) => x.index)).toEqual([1]);
+    // An index handed back is not assigned again meanwhile.
+    expect(planAssignments(half)).toEqual([]);
+    expect(
+      await completeLiveReshape(j.writes, () => readJobState(client, j.keys), half, silentLogger),
+    ).toBe(false);
+    await tenures[1]!.handBack();
+    // A tenure that handed back holds nothing: a second hand-back is refused.
+    await expect(tenures[1]!.handBack()).rejects.toBeInstanceOf(TenureLostError);
+    const all = await readJobState(client, j.keys);
+    expect(all.liveReshape?.handedBack).toEqual([0, 1]);
+    expect(all.assignments).toEqual([]);
+    expect(
+      await completeLiveReshape(j.writes, () => readJobState(client, j.keys), all, silentLogger),
+    ).toBe(true);
+    const after = await readJobState(client, j.keys);
+    expect(after.desired).toBe(3);
+    expect(after.liveReshape).toBeUndefined();
+    expect(after.reshape).toMatchObject({ from: 2, to: 3, restored: [] });
+    expect([...after.reshape!.sources.keys()]).toEqual([0, 1]);
+    expect(await client.getAll().prefix(j.keys.handedBackPrefix).keys()).toEqual([]);
+    expect(await ckptKeys(j.keys)).toEqual([]);
   });
 
   it('before initialization changes only the count: no record, the checkpoint keys stay', async () => {
