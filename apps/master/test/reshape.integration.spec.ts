@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { connect } from '@pserver/client';
-import { connectEtcd, JobKeys, readJobState, type EtcdClient } from '@pserver/coordination';
+import { connectEtcd, JobKeys, type EtcdClient } from '@pserver/coordination';
 import { RpcError } from '@pserver/rpc';
 import { LocalCluster, MasterDriver, stopAllProcesses, waitFor } from '@pserver/testing';
 
