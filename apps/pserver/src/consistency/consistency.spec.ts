@@ -185,6 +185,27 @@ describe('SYNC', () => {
     });
   });
 
+  it('tells of its step boundary at once with no contribution open, else as the open step closes: a stop begun then refuses the next step’s pushes', async () => {
+    const { push, service, shard } = await shardUnder(sync(2));
+    const boundaries: string[] = [];
+    service.consistency.onStepBoundary(() => boundaries.push('idle'));
+    expect(boundaries).toEqual(['idle']);
+    await push(1, 1, [2, 0, 0, 0]);
+    // Trainer 1's push of step 2 parks until step 1 closes.
+    const next = push(1, 2, [2, 0, 0, 0]).catch((err: unknown) => err);
+    service.consistency.onStepBoundary(() => {
+      boundaries.push('step 1 closed');
+      service.beginShutdown();
+    });
+    expect(boundaries).toEqual(['idle']);
+    await push(2, 1, [4, 0, 0, 0]);
+    expect(boundaries).toEqual(['idle', 'step 1 closed']);
+    expect(await next).toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
+    // Step 1 closed with both contributions, nothing of step 2 applied.
+    expect(shard.closedSteps).toBe(1);
+    expect(shard.marks.lastStep(1)).toBe(1);
+  });
+
   it('sums in ascending trainer order whatever order the contributions arrive in', async () => {
     // Float32 sums of these differ by order: a + b + c ≠ c + a + b in the last bits.
     const grads = [

@@ -103,6 +103,15 @@ export abstract class ShardConsistency {
     return this.shard.marks.lastStep(trainerId);
   }
 
+  /**
+   * Calls `listener` synchronously at the shard's next step boundary: at once where pushes apply
+   * on arrival, or no push joined the open SYNC step; else as the open step closes, before the
+   * calls parked for it go on (so the listener can refuse the next step's pushes first).
+   */
+  onStepBoundary(listener: () => void): void {
+    listener();
+  }
+
   /** The open SYNC step; undefined where pushes apply on arrival. */
   protected get openStep(): number | undefined {
     return undefined;

@@ -24,6 +24,8 @@ type Sync = Extract<JobConsistency, { mode: 'sync' }>;
 export class SyncConsistency extends ShardConsistency {
   private open: OpenStep | undefined;
   private readonly unsubscribe: () => void;
+  /** Called once as the open step closes (`onStepBoundary`). */
+  private boundaryListeners: (() => void)[] = [];
   /** The steps closed whose reads may go (with replicas: once the replicas hold them). */
   private released: number;
 
@@ -48,6 +50,11 @@ export class SyncConsistency extends ShardConsistency {
   override lastStep(trainerId: number): number {
     const mark = this.shard.marks.lastStep(trainerId);
     return this.open?.has(trainerId) ? Math.max(mark, this.open.step) : mark;
+  }
+
+  override onStepBoundary(listener: () => void): void {
+    if (!this.open || this.open.contributors.length === 0) listener();
+    else this.boundaryListeners.push(listener);
   }
 
   protected override get openStep(): number {
@@ -198,6 +205,7 @@ export class SyncConsistency extends ShardConsistency {
         evictions,
       }),
     );
+    for (const listener of this.boundaryListeners.splice(0)) listener();
     if (!replicated) this.release(closed);
     // A failed forward ends the tenure: the reads waiting are abandoned with it.
     else

@@ -20,6 +20,8 @@ import type { RoleContext } from './role-context';
 
 /** How often the trainer roster is read again even without a change seen (SYNC and SSP). */
 const rosterRelistMs = 5_000;
+/** How long a hand-back waits for the open SYNC step to close (its trainers' pushes on the way). */
+const stepBoundaryWaitMs = 10_000;
 
 /** The job's consistency mode and the trainers a step counts. */
 export interface Steps {
@@ -271,7 +273,7 @@ export class PrimaryRole {
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
     const timer = this.context.metrics.handBackSeconds.startTimer();
-    this.beginShutdown();
+    await this.atStepBoundary(this.serving.service);
     this.context.setServing(false);
     await this.checkpointer.stop();
     if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
@@ -279,6 +281,28 @@ export class PrimaryRole {
     this.serving.links?.close();
     await tenure.handBack();
     timer();
+  }
+
+  /**
+   * Refuses changes from the shard's next step boundary on: at once, but for a SYNC step some
+   * trainers contributed to, which is let close first (within `stepBoundaryWaitMs`) — the final
+   * checkpoint then holds whole steps, and the contributions acknowledged to it are not lost.
+   */
+  private atStepBoundary(service: ParameterService): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = (): void => {
+        clearTimeout(timer);
+        this.beginShutdown();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.context.logger.warn(
+          `the open step did not close within ${stepBoundaryWaitMs} ms: handing the shard back without its contributions, as a crash of this shard would lose them`,
+        );
+        stop();
+      }, stepBoundaryWaitMs);
+      service.consistency.onStepBoundary(stop);
+    });
   }
 
   /**
