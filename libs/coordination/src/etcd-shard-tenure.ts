@@ -16,8 +16,8 @@ import {
 import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
 
-/** How often the `reshape/live` key is read again besides its watch (events alone are not trusted). */
-const liveReshapeRelistMs = 2_000;
+/** How often a primary reads `reshape/live`: the longest it takes to hear a change was asked. */
+const liveReshapePollMs = 250;
 
 /**
  * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
@@ -210,34 +210,39 @@ export class EtcdShardTenure extends TenureBase {
   /**
    * Calls `listener` once, when the job is asked to change its shard count while it runs
    * (`reshape/live` from this tenure's count), at once if it already is: this shard is to be
-   * handed back (`handBack`). Watched until the tenure ends or is closed.
+   * handed back (`handBack`). Read every `liveReshapePollMs` until the tenure ends or is closed —
+   * a read, not a watch: a second watch created beside the replicas' on the same client could
+   * hold their creation up, and replicas then never hear of the primary.
    */
   async onHandBackAsked(listener: (to: number) => void): Promise<void> {
     const { signal } = this.closed;
     let told = false;
+    let reading = false;
     const read = async (): Promise<void> => {
-      if (told || signal.aborted) return;
+      if (told || reading || signal.aborted) return;
+      reading = true;
       try {
         const value = await this.client.get(this.keys.liveReshape).string();
         if (value === null || told || signal.aborted) return;
         const live = parseLiveReshape(value);
         if (live.from !== this.shardCount) return;
         told = true;
+        void stop();
         listener(live.to);
       } catch (err) {
         this.logger.warn('reading a change of the shard count asked (reshape/live) failed', {
           err,
         });
+      } finally {
+        reading = false;
       }
     };
-    const watcher = await this.client.watch().key(this.keys.liveReshape).create();
-    watcher.on('put', () => void read());
-    const timer = setInterval(() => void read(), liveReshapeRelistMs);
+    const timer = setInterval(() => void read(), liveReshapePollMs);
     timer.unref();
-    const stop = async (): Promise<void> => {
+    const stop = (): Promise<void> => {
       clearInterval(timer);
       this.watches.delete(stop);
-      await watcher.cancel().catch(() => undefined);
+      return Promise.resolve();
     };
     this.watches.add(stop);
     if (signal.aborted) await stop();
