@@ -10,7 +10,7 @@ import { AckAudit, type AuditResult } from './ack-audit';
 import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
 import type { DemoModel, Judgement } from './demo-model';
-import { LiveGrowth, type Growth } from './live-growth';
+import { LiveGrowth, whyNoGrowth, type Growth } from './live-growth';
 import { TrainingProgress } from './training-progress';
 
 export interface DemoOptions {
@@ -37,6 +37,8 @@ export interface DemoResult {
   failures: Failure[];
   /** The job grown by a shard while it trained, when it was. */
   growth?: Growth;
+  /** Why the chaos did not grow the job although asked to (`whyNoGrowth`). */
+  noGrowth?: string;
   /** Acknowledged updates lost and applied twice (a model the demo initializes). */
   audit?: AuditResult;
   durationMs: number;
@@ -109,22 +111,11 @@ export async function runDemo(
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
-    const auditing = audit;
-    const auditCheck = auditing ? () => auditing.check() : undefined;
+    const growing = options.chaos && options.grow;
+    const noGrowth = growing ? whyNoGrowth(options.consistency) : undefined;
+    if (noGrowth) record({ kind: 'growth skipped', reason: noGrowth }, noGrowth);
     const growth =
-      options.chaos && options.grow
-        ? new LiveGrowth(
-            demo,
-            progress,
-            (event) => {
-              if (event.kind === 'growth asked')
-                for (const { name, pid } of event.growth.started)
-                  record({ kind: 'started', name, pid });
-              record({ kind: event.kind, ...event.growth }, chaosLine(event));
-            },
-            { from: options.pservers, replicas: options.replicas, audit: auditCheck },
-          )
-        : undefined;
+      growing && !noGrowth ? liveGrowth(options, demo, progress, record, audit) : undefined;
     const chaos = new Chaos({
       cluster: demo,
       progress,
@@ -198,6 +189,7 @@ export async function runDemo(
       judgement,
       failures: chaos.failures,
       growth: grown,
+      noGrowth,
       audit: audited,
       durationMs: finishedAt - startedAt,
       longestPauseMs: pause?.ms ?? 0,
@@ -210,6 +202,30 @@ export async function runDemo(
     if (demo) await demo.stop();
     record({ kind: 'stopped' });
   }
+}
+
+/** The growth the chaos begins at its moment, its events recorded. */
+function liveGrowth(
+  options: DemoOptions,
+  demo: DemoCluster,
+  progress: TrainingProgress,
+  record: (event: Record<string, unknown>, text?: string) => void,
+  audit: AckAudit | undefined,
+): LiveGrowth {
+  return new LiveGrowth(
+    demo,
+    progress,
+    (event) => {
+      if (event.kind === 'growth asked')
+        for (const { name, pid } of event.growth.started) record({ kind: 'started', name, pid });
+      record({ kind: event.kind, ...event.growth }, chaosLine(event));
+    },
+    {
+      from: options.pservers,
+      replicas: options.replicas,
+      audit: audit ? () => audit.check() : undefined,
+    },
+  );
 }
 
 function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: number): DemoSnapshot {
