@@ -1,6 +1,6 @@
 // `npm run demo`: the digits MLP (or, with `--model ctr`, the click-through-rate model of PyTorch
-// trainers) trained on a local fault-tolerant cluster, with a pserver and the leading master
-// killed halfway; prints how good the model is and the time each failure cost.
+// trainers) trained on a local fault-tolerant cluster, grown by a shard while it trains, then with
+// a pserver and the leading master killed; prints how good the model is and what each change cost.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Command, Option } from 'commander';
@@ -14,22 +14,28 @@ import type { DemoModel } from './run/demo-model';
 import { defaultOutDir } from './run/out-dir';
 import { runDemo } from './run/demo-run';
 import { lineupOf, withTrainerOptions, type TrainerCounts } from './run/trainer-programs';
+import { growthSummary } from './view/chaos-line';
 import { PlainView } from './view/plain-view';
 import { TerminalView } from './view/terminal-view';
 
 const command = withTrainerOptions(
   new Command('demo')
     .description(
-      'Trains a model on a local cluster (etcd, 2 masters, pservers, a spare, trainers) and kills\n' +
-        'a pserver and the leading master halfway: MNIST digits by default, or a click-through-\n' +
-        'rate model of PyTorch trainers with --model ctr.',
+      'Trains a model on a local cluster (etcd, 2 masters, pservers, a spare, trainers), grows it\n' +
+        'by one shard while it trains, then kills a pserver and the leading master: MNIST digits by\n' +
+        'default, or a click-through-rate model of PyTorch trainers with --model ctr.',
     )
     .addOption(
       new Option('--model <name>', 'what to train: mnist digits, or ctr (PyTorch trainers)')
         .choices(['mnist', 'ctr'])
         .default('mnist'),
     )
-    .option('--pservers <n>', 'shards (one pserver each; one more waits as a spare)', positive, 3)
+    .option(
+      '--pservers <n>',
+      'shards to start with (one pserver each; one more waits as a spare); the chaos grows them by one',
+      positive,
+      3,
+    )
     .option(
       '--replicas <n>',
       'replicas of each shard (one more pserver per shard each): a failover promotes one and loses no acknowledged update',
@@ -40,7 +46,8 @@ const command = withTrainerOptions(
   .addOption(consistencyOption())
   .option('--passes <n>', 'passes over the training data (mnist: 4, 2 with --ci; ctr: 1)', positive)
   .option('--seed <n>', 'seed of the data split, the initial weights and the chaos', positive, 1)
-  .option('--no-chaos', 'kill nothing')
+  .option('--no-chaos', 'kill nothing, grow nothing')
+  .option('--no-grow', 'keep the shard count (the kills still come)')
   .option('--ci', 'a shorter run with plain output, for scripts and CI')
   .option('--out <dir>', 'where data, logs, events and the report go (default tmp/demo/<time>)')
   .parse();
@@ -53,6 +60,7 @@ const options = command.opts<
     passes?: number;
     seed: number;
     chaos: boolean;
+    grow: boolean;
     ci?: boolean;
     out?: string;
   }
@@ -105,6 +113,7 @@ async function main(): Promise<number> {
       passes,
       seed: options.seed,
       chaos: options.chaos,
+      grow: options.grow,
       outDir,
       timeoutMs: 10 * 60_000,
     },
@@ -113,8 +122,10 @@ async function main(): Promise<number> {
     interrupted.signal,
   );
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-  const { judgement } = result;
+  const { judgement, growth } = result;
   console.log(`\n${capitalized(judgement.text)} after ${seconds(result.durationMs)}.`);
+  if (growth) console.log(growthSummary(growth));
+  if (result.noGrowth) console.log(`  ${result.noGrowth}`);
   for (const f of result.failures)
     console.log(
       `  kill -9 ${f.victim}: ${f.takenOverBy ?? 'nobody'} took over after ${f.takenOverAt ? seconds(f.takenOverAt - f.killedAt) : '-'}; ` +
@@ -122,8 +133,10 @@ async function main(): Promise<number> {
     );
   if (result.audit)
     console.log(
-      `Acknowledged updates lost: ${result.audit.lost} of ${result.audit.acknowledged} (applied twice: ${result.audit.doubled})` +
-        (options.replicas > 0 ? '' : '; with --replicas 1 a failover loses none'),
+      `Acknowledged updates lost over the whole run: ${result.audit.lost} of ${result.audit.acknowledged} (applied twice: ${result.audit.doubled})` +
+        (options.replicas > 0 || result.failures.length === 0
+          ? ''
+          : '; with --replicas 1 a failover loses none'),
     );
   const stalled = result.longestPauseMs >= demoStallMs;
   console.log(
@@ -134,6 +147,10 @@ async function main(): Promise<number> {
   const unrecovered = result.failures.filter((f) => f.resumedAt === undefined);
   const shortfalls = [
     judgement.shortOf,
+    growth && growth.resumedAt === undefined
+      ? `training did not resume at ${growth.to} shards after the ask to grow`
+      : '',
+    growth?.audit?.lost ? `${growth.audit.lost} acknowledged updates lost across the growth` : '',
     unrecovered.length ? `not recovered from ${unrecovered.map((f) => f.victim).join(', ')}` : '',
     stalled ? `training stalled for ${seconds(result.longestPauseMs)}` : '',
     result.audit?.doubled ? `${result.audit.doubled} updates applied twice` : '',

@@ -91,8 +91,34 @@ const alive = (pid: number): boolean => {
 
 afterAll(stopAllProcesses);
 
+/**
+ * The growth from 3 to 4 shards as the events tell it: asked, the old shards handed back, every
+ * shard of 4 serving, every trainer stepping again, in that order, all before the first kill.
+ */
+function expectGrowth(events: DemoEvent[]): void {
+  expect(events.filter((e) => e.kind.startsWith('growth ')).map((e) => e.kind)).toEqual(
+    expect.arrayContaining(['growth asked', 'growth served', 'growth resumed']),
+  );
+  const growth = events.find((e) => e.kind === 'growth resumed')!;
+  expect(growth).toMatchObject({ from: 3, to: 4, askedOf: expect.stringMatching(/^master-/) });
+  expect(growth.handedBackAt).toBeGreaterThan(growth.askedAt as number);
+  expect(growth.servedAt).toBeGreaterThan(growth.handedBackAt as number);
+  expect(growth.resumedAt).toBeGreaterThanOrEqual(growth.servedAt as number);
+  expect(events.find((e) => e.kind === 'killed')?.killedAt).toBeGreaterThan(
+    growth.resumedAt as number,
+  );
+}
+
+/** SYNC: no growth (`whyNoGrowth`), said in the story. */
+function expectNoGrowthInSync(events: DemoEvent[]): void {
+  expect(events.find((e) => e.kind === 'growth skipped')?.reason).toMatch(/^no growth in sync: /);
+  expect(events.filter((e) => e.kind.startsWith('growth ')).map((e) => e.kind)).toEqual([
+    'growth skipped',
+  ]);
+}
+
 describe('npm run demo -- --ci', () => {
-  it('trains past the promised accuracy through a pserver and a master kill, and leaves no process behind', async () => {
+  it('trains past the promised accuracy through a growth to 4 shards, a pserver and a master kill, and leaves no process behind', async () => {
     const outDir = tempDir('demo-ci');
     const demo = spawnNode(demoBundle, ['--ci', '--out', outDir], { name: 'demo-ci' });
     const status = await demo.exited;
@@ -101,6 +127,12 @@ describe('npm run demo -- --ci', () => {
     const events = eventsOf(outDir);
     const accuracy = events.find((e) => e.kind === 'accuracy')?.accuracy;
     expect(accuracy).toBeGreaterThanOrEqual(0.88);
+    // Grown 3 → 4 with one more pserver: a spare is left for the kill's failover.
+    expectGrowth(events);
+    const grown = events.find((e) => e.kind === 'growth audited')!;
+    expect(grown.started).toEqual([{ name: 'pserver-4', pid: expect.any(Number) }]);
+    expect(grown.audit).toEqual({ acknowledged: expect.any(Number), lost: 0, doubled: 0 });
+    expect((grown.audit as { acknowledged: number }).acknowledged).toBeGreaterThan(20);
     const killed = events.filter((e) => e.kind === 'killed');
     expect(killed.map((e) => e.kind === 'killed' && e.index !== undefined)).toEqual([true, false]);
     for (const failure of killed) {
@@ -127,6 +159,7 @@ describe('npm run demo -- --ci', () => {
       'pserver-1',
       'pserver-2',
       'pserver-3',
+      'pserver-4',
       'trainer-0',
       'trainer-1',
       'trainer-2',
@@ -136,10 +169,19 @@ describe('npm run demo -- --ci', () => {
     const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
     expect(report).toContain('<svg');
     expect(report).toContain(`kill -9 ${String(killed[0]!.victim)}`);
+    expect(report).toContain('<h2>Live growth: 3 → 4 shards</h2>');
     expect(demo.lines.join('\n')).toContain('demo-report.html');
+    expect(
+      demo.lines.some((line) => /^ {2}grow 3 → 4 shards: serving at 4 after /.test(line)),
+    ).toBe(true);
 
-    // Every process's log lines are JSON with each key once, for jq and Loki to read whole.
+    // Every shard of 4 restored its share of the 3 old ones' checkpoints.
     const logDir = path.join(outDir, 'logs');
+    const shares = jsonLinesOf(logDir, /^pserver-/).filter(
+      (line) => line['msg'] === 'restored the shard from the checkpoints of another shard count',
+    );
+    expect(shares.map((line) => [line['from'], line['to']])).toEqual(Array(4).fill([3, 4]));
+    // Every process's log lines are JSON with each key once, for jq and Loki to read whole.
     expect(fs.readdirSync(logDir).length).toBeGreaterThanOrEqual(started.length);
     expect(badJsonLines(logDir).slice(0, 5)).toEqual([]);
   });
@@ -159,11 +201,16 @@ describe('npm run demo -- --ci', () => {
     const audit = events.find((e) => e.kind === 'audit')!;
     expect(audit.acknowledged).toBeGreaterThan(100);
     expect({ lost: audit.lost, doubled: audit.doubled }).toEqual({ lost: 0, doubled: 0 });
+    expectGrowth(events);
+    expect(events.find((e) => e.kind === 'growth audited')?.audit).toMatchObject({
+      lost: 0,
+      doubled: 0,
+    });
     const report = fs.readFileSync(path.join(outDir, 'demo-report.html'), 'utf8');
     expect(report).toContain(`<b>0</b> of ${String(audit.acknowledged)} acknowledged updates lost`);
-    // 3 primaries, their 3 replicas and a spare.
+    // 3 primaries, their 3 replicas and a spare; then 2 more for the 4th shard and its replica.
     const started = events.filter((e) => e.kind === 'started' && /^pserver-/.test(String(e.name)));
-    expect(started).toHaveLength(7);
+    expect(started).toHaveLength(9);
     for (const { pid } of events.filter((e) => e.kind === 'started'))
       expect(alive(pid as number)).toBe(false);
   });
@@ -213,6 +260,7 @@ describe('npm run demo -- --model ctr --consistency sync --ci', () => {
     const evaluations = events.filter((e) => e.kind === 'model' && e.trainer === 'ctr-0');
     expect(evaluations.length).toBeGreaterThanOrEqual(5);
 
+    expectNoGrowthInSync(events);
     const killed = events.filter((e) => e.kind === 'killed');
     expect(killed.map((e) => e.index)).toEqual([expect.any(Number)]);
     const takenOver = events.find((e) => e.kind === 'taken over')!;
@@ -295,5 +343,6 @@ describe('mixed training in SYNC steps', () => {
     );
     expect(Object.keys(steps).sort()).toEqual(['go-0', 'python-0', 'trainer-0', 'trainer-1']);
     for (const count of Object.values(steps)) expect(count).toBeGreaterThan(10);
+    expectNoGrowthInSync(events);
   });
 });

@@ -61,14 +61,28 @@ export class AckAudit {
     }
   }
 
+  /**
+   * Reads back every row acknowledged so far while the audit goes on stepping: after a change of
+   * the job (its shard count grown), what that change lost or applied twice.
+   */
+  check(): Promise<AuditResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    return this.readBack(this.acked.slice());
+  }
+
   /** Stops stepping and reads every acknowledged row back. */
   async finish(): Promise<AuditResult> {
     this.stopped = true;
     await this.loop;
     if (this.failure) throw this.failure;
-    const result: AuditResult = { acknowledged: this.acked.length, lost: 0, doubled: 0 };
-    for (let i = 0; i < this.acked.length; i += readBatch) {
-      const ids = BigInt64Array.from(this.acked.slice(i, i + readBatch));
+    return this.readBack(this.acked);
+  }
+
+  /** Looks each row up (through the client's current view of the shards) and counts. */
+  private async readBack(rows: readonly bigint[]): Promise<AuditResult> {
+    const result: AuditResult = { acknowledged: rows.length, lost: 0, doubled: 0 };
+    for (let i = 0; i < rows.length; i += readBatch) {
+      const ids = BigInt64Array.from(rows.slice(i, i + readBatch));
       for (const value of await this.client.lookup(ackTable.name, ids)) {
         if (value === 0) result.lost++;
         else if (value !== 1) result.doubled++;

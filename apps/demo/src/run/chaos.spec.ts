@@ -1,28 +1,8 @@
-import { Chaos, type ChaosCluster, type ChaosEvent, type ChaosProcess } from './chaos';
+import { Chaos, chaosPlan, type ChaosCluster, type ChaosProcess, type FailureEvent } from './chaos';
+import { FakeProcess } from './fake-process';
+import { LiveGrowth, type GrowthHost } from './live-growth';
+import { servingNow } from './serving-now';
 import { TrainingProgress } from './training-progress';
-
-/** A process that is killed by a flag and whose latest lines the test writes. */
-class FakeProcess implements ChaosProcess {
-  killedBy: NodeJS.Signals | undefined;
-  private readonly logs = new Map<string, Record<string, unknown>>();
-
-  constructor(
-    readonly name: string,
-    readonly pid: number,
-  ) {}
-
-  signal(signal: NodeJS.Signals): void {
-    this.killedBy = signal;
-  }
-
-  lastLog(msg: string): Record<string, unknown> | undefined {
-    return this.logs.get(msg);
-  }
-
-  log(at: number, msg: string, fields: Record<string, unknown> = {}): void {
-    this.logs.set(msg, { msg, time: new Date(at).toISOString(), ...fields });
-  }
-}
 
 /** Two pservers and a spare for one shard, two masters; who serves and leads is set by hand. */
 class FakeCluster implements ChaosCluster {
@@ -47,8 +27,13 @@ describe('Chaos', () => {
   it('counts the time lost from the kill until every trainer completed a step after the takeover', () => {
     const cluster = new FakeCluster();
     const progress = new TrainingProgress(['a', 'b'], 1, 1000);
-    const events: ChaosEvent['kind'][] = [];
-    const chaos = new Chaos(cluster, progress, 0, (e) => events.push(e.kind));
+    const events: FailureEvent['kind'][] = [];
+    const chaos = new Chaos({
+      cluster,
+      progress,
+      victimIndex: 0,
+      onEvent: (e) => events.push(e.kind),
+    });
 
     // 40 % done: the pserver of shard 0 is killed; the spare serves it at a new lease epoch.
     progress.onTrainerLine('a', step(400, 0, 900));
@@ -85,7 +70,13 @@ describe('Chaos', () => {
   it('kills only what its plan names', () => {
     const cluster = new FakeCluster();
     const progress = new TrainingProgress(['a'], 1, 1000);
-    const chaos = new Chaos(cluster, progress, 0, () => undefined, ['pserver']);
+    const chaos = new Chaos({
+      cluster,
+      progress,
+      victimIndex: 0,
+      onEvent: () => undefined,
+      kills: ['pserver'],
+    });
     progress.onTrainerLine('a', step(500, 0, 900));
     chaos.tick(1_000);
     progress.onTrainerLine('a', step(400, 1_000, 1_900));
@@ -93,5 +84,71 @@ describe('Chaos', () => {
     expect(cluster.pservers[0]!.killedBy).toBe('SIGKILL');
     expect(cluster.masters[0]!.killedBy).toBeUndefined();
     expect(chaos.failures.map((f) => f.target)).toEqual(['pserver']);
+  });
+
+  it('grows the job first, and kills only once training resumed at the new count', async () => {
+    const cluster = new FakeCluster();
+    const progress = new TrainingProgress(['a'], 1, 1000);
+    // Growing 1 → 2 shards: the pservers of the new count (one of them started by the growth).
+    const newOwners = [new FakeProcess('pserver-1', 11), new FakeProcess('pserver-2', 12)];
+    const host: GrowthHost = {
+      runningPservers: () => 2,
+      startSpare: () => Promise.resolve({ name: 'pserver-2', pid: 12 }),
+      askShardCount: () => Promise.resolve('master-0'),
+      serving: () => servingNow(newOwners.map((process) => ({ process }))),
+      pserverProcesses: () => newOwners,
+    };
+    let now = 1_000;
+    const growth = new LiveGrowth(
+      host,
+      progress,
+      () => undefined,
+      { from: 1, replicas: 0 },
+      () => now,
+    );
+    const chaos = new Chaos({
+      cluster,
+      progress,
+      victimIndex: 0,
+      onEvent: () => undefined,
+      kills: ['pserver'],
+      growth,
+    });
+
+    // 45 % done at once: the growth (due at 20 %) comes first, and the kill (40 %) waits for it.
+    progress.onTrainerLine('a', step(450, 0, 900));
+    chaos.tick(now);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(growth.growth).toMatchObject({ askedAt: 1_000, askedOf: 'master-0' });
+    now = 1_100;
+    chaos.tick(now);
+    expect(cluster.pservers[0]!.killedBy).toBeUndefined();
+
+    newOwners.forEach((p, index) =>
+      p.log(1_500 + index * 100, 'serving', { index, shardEpoch: 50 + index, shardCount: 2 }),
+    );
+    progress.onTrainerLine('a', step(10, 1_650, 1_700));
+    now = 1_800;
+    chaos.tick(now); // the growth is over: training resumed at 2 shards
+    expect(growth.growth).toMatchObject({ servedAt: 1_600, resumedAt: 1_700 });
+    expect(cluster.pservers[0]!.killedBy).toBeUndefined();
+    chaos.tick(1_900);
+    expect(cluster.pservers[0]!.killedBy).toBe('SIGKILL');
+    expect(chaos.failures[0]).toMatchObject({ victim: 'pserver-0', killedAt: 1_900 });
+  });
+});
+
+describe('chaosPlan', () => {
+  it('grows the job at 20 % of the run, before the kills at 40 and 65 %', () => {
+    expect(chaosPlan(['pserver', 'master'], true)).toEqual([
+      { at: 0.2, action: 'grow' },
+      { at: 0.4, action: 'pserver' },
+      { at: 0.65, action: 'master' },
+    ]);
+    expect(chaosPlan(['pserver'], true).map((s) => s.action)).toEqual(['grow', 'pserver']);
+    expect(chaosPlan(['pserver', 'master'], false)).toEqual([
+      { at: 0.4, action: 'pserver' },
+      { at: 0.65, action: 'master' },
+    ]);
   });
 });

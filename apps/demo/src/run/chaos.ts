@@ -1,4 +1,5 @@
 import type { ManagedProcess } from '@pserver/local-cluster';
+import type { LiveGrowth } from './live-growth';
 import type { TrainingProgress } from './training-progress';
 
 /** A failure the demo injected, and what it has seen of the recovery so far (ms since the epoch). */
@@ -27,10 +28,16 @@ export interface Failure {
   resumedAt?: number;
 }
 
-export type ChaosEvent =
-  | { kind: 'killed'; failure: Failure }
-  | { kind: 'taken over'; failure: Failure }
-  | { kind: 'resumed'; failure: Failure };
+export interface FailureEvent {
+  kind: 'killed' | 'taken over' | 'resumed';
+  failure: Failure;
+}
+
+/** What the chaos kills: the pserver of one shard, or the leading master. */
+export type KillTarget = Failure['target'];
+
+/** One step of the chaos: the job grown by a shard while it trains, or a kill. */
+export type ChaosAction = 'grow' | KillTarget;
 
 /** What the chaos needs of a process: to kill it, and its latest line with a message. */
 export type ChaosProcess = Pick<ManagedProcess, 'name' | 'pid' | 'signal' | 'lastLog'>;
@@ -44,41 +51,92 @@ export interface ChaosCluster {
 const logTime = (entry: Record<string, unknown> | undefined): number =>
   entry ? Date.parse(String(entry.time)) : NaN;
 
-/** When in the run (the share of it done) each kill comes: the first at 40 %, the second at 65 %. */
+/** When in the run (the share of it done) the growth comes, and each kill after it. */
+const growAt = 0.2;
 const killAt = [0.4, 0.65];
 
 /**
- * The demo's chaos: `kill -9` of the pserver serving one shard when the run is 40 % done, then
- * (by default) of the leading master at 65 %; then it watches the logs and the trainers' steps
- * for the recovery.
+ * The chaos's steps in order, each with the share of the run done when it is due: the growth at
+ * 20 % (when asked for), then the kills named, the first at 40 %, the second at 65 %. The growth
+ * comes first so that the kills strike the job at its new count, a spare left for the failover.
+ */
+export function chaosPlan(
+  kills: readonly KillTarget[],
+  grow: boolean,
+): { at: number; action: ChaosAction }[] {
+  return [
+    ...(grow ? [{ at: growAt, action: 'grow' as const }] : []),
+    ...kills.slice(0, killAt.length).map((action, k) => ({ at: killAt[k]!, action })),
+  ];
+}
+
+export interface ChaosOptions {
+  cluster: ChaosCluster;
+  progress: TrainingProgress;
+  /** The shard whose pserver is killed. */
+  victimIndex: number;
+  onEvent: (event: FailureEvent) => void;
+  /** What is killed, in order (default: a pserver, then the leading master). */
+  kills?: readonly KillTarget[];
+  /** The job grown by a shard before the kills (it tells its own events). */
+  growth?: LiveGrowth;
+}
+
+/**
+ * The demo's chaos: the job grown by one shard while it trains when the run is 20 % done, then
+ * `kill -9` of the pserver serving one shard at 40 %, then (by default) of the leading master at
+ * 65 %; it watches the logs and the trainers' steps for each recovery. A step is due only once
+ * training resumed after the one before: each one's cost is measured alone.
  */
 export class Chaos {
   readonly failures: Failure[] = [];
-  private readonly plan: { at: number; target: Failure['target'] }[];
+  readonly growth: LiveGrowth | undefined;
+  private readonly cluster: ChaosCluster;
+  private readonly progress: TrainingProgress;
+  private readonly victimIndex: number;
+  private readonly onEvent: (event: FailureEvent) => void;
+  private readonly plan: { at: number; action: ChaosAction }[];
 
-  constructor(
-    private readonly cluster: ChaosCluster,
-    private readonly progress: TrainingProgress,
-    /** The shard whose pserver is killed. */
-    private readonly victimIndex: number,
-    private readonly onEvent: (event: ChaosEvent) => void,
-    targets: readonly Failure['target'][] = ['pserver', 'master'],
-  ) {
-    this.plan = targets.slice(0, killAt.length).map((target, k) => ({ at: killAt[k]!, target }));
+  constructor(options: ChaosOptions) {
+    this.cluster = options.cluster;
+    this.progress = options.progress;
+    this.victimIndex = options.victimIndex;
+    this.onEvent = options.onEvent;
+    this.growth = options.growth;
+    this.plan = chaosPlan(options.kills ?? ['pserver', 'master'], this.growth !== undefined);
   }
 
   /** Injects what is due and notes recoveries; called on every tick of the demo's loop. */
   tick(now = Date.now()): void {
     const next = this.plan[0];
-    if (next && this.progress.fraction() >= next.at) {
-      const failure = next.target === 'pserver' ? this.killPserver(now) : this.killLeader(now);
-      if (failure) {
+    if (next && this.progress.fraction() >= next.at && this.settled()) {
+      if (next.action === 'grow') {
+        this.growth!.begin();
         this.plan.shift();
-        this.failures.push(failure);
-        this.onEvent({ kind: 'killed', failure });
+      } else {
+        const failure = next.action === 'pserver' ? this.killPserver(now) : this.killLeader(now);
+        if (failure) {
+          this.plan.shift();
+          this.failures.push(failure);
+          this.onEvent({ kind: 'killed', failure });
+        }
       }
     }
+    this.growth?.tick();
     for (const failure of this.failures) this.watch(failure);
+  }
+
+  /** Waits for the growth's work under way (its audit's read-back); rejects with its failure. */
+  async finish(): Promise<void> {
+    await this.growth?.finish();
+  }
+
+  /** Every step so far is over: training resumed after it. */
+  private settled(): boolean {
+    const growth = this.growth;
+    return (
+      this.failures.every((f) => f.resumedAt !== undefined) && (!growth?.begun || growth.settled)
+    );
   }
 
   private killPserver(now: number): Failure | undefined {

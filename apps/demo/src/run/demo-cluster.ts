@@ -1,6 +1,15 @@
 import { describeConsistency, type JobConsistency } from '@pserver/coordination';
-import { LocalCluster, spawnProcess, type ManagedProcess } from '@pserver/local-cluster';
+import {
+  LocalCluster,
+  spawnProcess,
+  type AppProcess,
+  type ManagedProcess,
+  type PserverProcess,
+} from '@pserver/local-cluster';
 import type { TrainerCommand } from './demo-model';
+import type { GrowthHost } from './live-growth';
+import { servingNow, type Served } from './serving-now';
+import { askShardCount } from './shard-count-ask';
 
 /**
  * How long a trainer may hold a task before the master hands it to another. A task is some 60
@@ -27,13 +36,16 @@ export interface DemoClusterOptions {
   onLine: (name: string, line: string) => void;
 }
 
+/** What a pserver logs once it is registered and waits as a spare (the pserver's `RoleKeeper`). */
+const spareLine = 'waiting for a shard index or a replica to keep (a hot spare until then)';
+
 /**
  * The demo's job on this machine: etcd, two master replicas, the pservers and one spare (a short
  * lease so that a failure is noticed in seconds, a checkpoint every second so that little is
  * rolled back), and the trainer processes. Every process is tied to this one: it exits when this
- * process does, even by SIGKILL.
+ * process does, even by SIGKILL. The chaos kills its processes and grows it by a shard.
  */
-export class DemoCluster {
+export class DemoCluster implements GrowthHost {
   readonly trainers: ManagedProcess[] = [];
 
   private constructor(
@@ -73,6 +85,45 @@ export class DemoCluster {
           onLine: (line) => options.onLine(name, line),
         }),
       );
+  }
+
+  /**
+   * Who serves each index now, from the pservers' logs (`servingNow`: a shard handed back while
+   * the job changes its shard count is served by nobody until its new owner says so).
+   */
+  serving(): Map<number, Served<PserverProcess>> {
+    return servingNow(this.cluster.pservers);
+  }
+
+  leadingMaster(): AppProcess | undefined {
+    return this.cluster.leadingMaster();
+  }
+
+  runningPservers(): number {
+    return this.cluster.pservers.filter((p) => p.process.running).length;
+  }
+
+  pserverProcesses(): ManagedProcess[] {
+    return this.cluster.pservers.map((p) => p.process);
+  }
+
+  /** Starts one more pserver and waits until it is registered, a spare. */
+  async startSpare(): Promise<ManagedProcess> {
+    const { process } = await this.cluster.startPserver();
+    await process.waitForLog((entry) => entry.msg === spareLine, { timeoutMs: 20_000 });
+    return process;
+  }
+
+  /** Sets the job's shard count through the masters, the leader first; the master that took it. */
+  async askShardCount(count: number): Promise<string> {
+    const { cluster } = this;
+    const byAddress = new Map(cluster.masters.map((m) => [m.address, m.process.name]));
+    const { master } = await askShardCount(() => {
+      const leader = cluster.leadingMaster()?.address;
+      const running = cluster.masterAddresses;
+      return leader ? [leader, ...running.filter((a) => a !== leader)] : running;
+    }, count);
+    return byAddress.get(master) ?? master;
   }
 
   /** Every process started, running or not: etcd, masters, pservers, trainers. */

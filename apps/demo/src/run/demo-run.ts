@@ -10,6 +10,7 @@ import { AckAudit, type AuditResult } from './ack-audit';
 import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
 import type { DemoModel, Judgement } from './demo-model';
+import { LiveGrowth, whyNoGrowth, type Growth } from './live-growth';
 import { TrainingProgress } from './training-progress';
 
 export interface DemoOptions {
@@ -23,6 +24,8 @@ export interface DemoOptions {
   /** Picks the shard whose pserver is killed. */
   seed: number;
   chaos: boolean;
+  /** With chaos: grow the job by one shard while it trains, before the kills. */
+  grow: boolean;
   /** Where the data, logs, events and report go. */
   outDir: string;
   /** A generous bound on the whole run: past it, the demo stops with an error. */
@@ -32,6 +35,10 @@ export interface DemoOptions {
 export interface DemoResult {
   judgement: Judgement;
   failures: Failure[];
+  /** The job grown by a shard while it trained, when it was. */
+  growth?: Growth;
+  /** Why the chaos did not grow the job although asked to (`whyNoGrowth`). */
+  noGrowth?: string;
   /** Acknowledged updates lost and applied twice (a model the demo initializes). */
   audit?: AuditResult;
   durationMs: number;
@@ -104,13 +111,19 @@ export async function runDemo(
     for (const p of demo.processes())
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
-    const chaos = new Chaos(
-      demo.cluster,
+    const growing = options.chaos && options.grow;
+    const noGrowth = growing ? whyNoGrowth(options.consistency) : undefined;
+    if (noGrowth) record({ kind: 'growth skipped', reason: noGrowth }, noGrowth);
+    const growth =
+      growing && !noGrowth ? liveGrowth(options, demo, progress, record, audit) : undefined;
+    const chaos = new Chaos({
+      cluster: demo,
       progress,
-      options.seed % options.pservers,
-      (event) => record({ kind: event.kind, ...event.failure }, chaosLine(event)),
-      model.kills,
-    );
+      victimIndex: options.seed % options.pservers,
+      onEvent: (event) => record({ kind: event.kind, ...event.failure }, chaosLine(event)),
+      kills: model.kills,
+      growth,
+    });
     let passesOver = 0;
     while (!progress.allFinished()) {
       interrupted();
@@ -126,6 +139,7 @@ export async function runDemo(
       view.render(snapshot(cluster, progress, startedAt));
       await sleep(100);
     }
+    await chaos.finish();
     view.render(snapshot(cluster, progress, startedAt));
     const failed = [...progress.trainers.values()].find((t) => t.phase === 'failed');
     if (failed) throw new Error(`${failed.name} failed: ${failed.error}`);
@@ -139,20 +153,21 @@ export async function runDemo(
     if (audited)
       record(
         { kind: 'audit', ...audited },
-        `acknowledged updates lost: ${audited.lost} of ${audited.acknowledged} (applied twice: ${audited.doubled})`,
+        `acknowledged updates lost over the whole run: ${audited.lost} of ${audited.acknowledged} (applied twice: ${audited.doubled})`,
       );
     interrupted();
     const judgement = await model.judge(cluster.cluster, logDir);
     interrupted();
     record(judgement.event, judgement.text);
     const finishedAt = Date.now();
+    const grown = growth?.begun ? growth.growth : undefined;
     const reportPath = path.join(options.outDir, 'demo-report.html');
     fs.writeFileSync(
       reportPath,
       renderReport({
         title: model.title,
         settings: {
-          pservers: options.pservers,
+          shards: grown ? `${grown.from} → ${grown.to} (grown live)` : options.pservers,
           replicas: options.replicas,
           consistency: describeConsistency(options.consistency),
           ...model.settings,
@@ -163,6 +178,7 @@ export async function runDemo(
         finishedAt,
         steps: progress.steps,
         failures: chaos.failures,
+        growth: grown,
         headline: judgement.headline,
         audit: audited,
         lossLabel: model.lossLabel,
@@ -172,6 +188,8 @@ export async function runDemo(
     return {
       judgement,
       failures: chaos.failures,
+      growth: grown,
+      noGrowth,
       audit: audited,
       durationMs: finishedAt - startedAt,
       longestPauseMs: pause?.ms ?? 0,
@@ -186,6 +204,30 @@ export async function runDemo(
   }
 }
 
+/** The growth the chaos begins at its moment, its events recorded. */
+function liveGrowth(
+  options: DemoOptions,
+  demo: DemoCluster,
+  progress: TrainingProgress,
+  record: (event: Record<string, unknown>, text?: string) => void,
+  audit: AckAudit | undefined,
+): LiveGrowth {
+  return new LiveGrowth(
+    demo,
+    progress,
+    (event) => {
+      if (event.kind === 'growth asked')
+        for (const { name, pid } of event.growth.started) record({ kind: 'started', name, pid });
+      record({ kind: event.kind, ...event.growth }, chaosLine(event));
+    },
+    {
+      from: options.pservers,
+      replicas: options.replicas,
+      audit: audit ? () => audit.check() : undefined,
+    },
+  );
+}
+
 function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: number): DemoSnapshot {
   const { cluster } = demo;
   const leader = cluster.leadingMaster();
@@ -193,14 +235,18 @@ function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: numb
     now: Date.now(),
     startedAt,
     progress,
-    shards: [...cluster.serving()]
+    shards: [...demo.serving()]
       .sort(([a], [b]) => a - b)
-      .map(([index, { pserver, epoch }]) => ({
-        index,
-        name: pserver.process.name,
-        epoch,
-        restored: pserver.process.lastLog('recovered the shard from a checkpoint') !== undefined,
-      })),
+      .map(([index, { pserver, epoch, line }]) => {
+        const reshaped = line.reshaped as { from?: unknown } | undefined;
+        return {
+          index,
+          name: pserver.process.name,
+          epoch,
+          restored: line.recovered !== undefined,
+          ...(reshaped ? { reshapedFrom: Number(reshaped.from) } : {}),
+        };
+      }),
     masters: cluster.masters.map((m) => ({
       name: m.process.name,
       state: !m.process.running ? 'killed' : m === leader ? 'leading' : 'standby',

@@ -1,8 +1,12 @@
-import type { ChaosEvent } from '../run/chaos';
+import type { FailureEvent } from '../run/chaos';
+import type { Growth, GrowthEvent } from '../run/live-growth';
 
-/** The story's line for a kill, a takeover or a resumption. */
-export function chaosLine({ kind, failure: f }: ChaosEvent): string {
-  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** The story's line for a kill, a takeover or a resumption, or a step of the growth. */
+export function chaosLine(event: FailureEvent | GrowthEvent): string {
+  if ('growth' in event) return growthLine(event);
+  const { kind, failure: f } = event;
   switch (kind) {
     case 'killed':
       return f.target === 'pserver'
@@ -18,4 +22,56 @@ export function chaosLine({ kind, failure: f }: ChaosEvent): string {
     case 'resumed':
       return `every trainer is stepping again: ${seconds(f.resumedAt! - f.killedAt)} lost to the kill of ${f.victim}`;
   }
+}
+
+function growthLine({ kind, growth: g }: GrowthEvent): string {
+  const sinceAsk = (at: number | undefined): string => seconds(at! - g.askedAt!);
+  switch (kind) {
+    case 'growth asked':
+      return (
+        `grow the job from ${g.from} to ${g.to} shards while it trains: ` +
+        (g.started.length
+          ? `started ${g.started.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}, then `
+          : '') +
+        `asked ${g.askedOf} for ${g.to} shards`
+      );
+    case 'growth served': {
+      const details = [
+        g.handedBackAt !== undefined
+          ? `the ${g.from} old ones handed back after ${sinceAsk(g.handedBackAt)}`
+          : '',
+        g.restoreMs !== undefined
+          ? `each share restored from their checkpoints in ${g.restoreMs} ms or less`
+          : '',
+      ].filter(Boolean);
+      return (
+        `${g.to} shards serve ${sinceAsk(g.servedAt)} after the ask` +
+        (details.length ? `: ${details.join(', ')}` : '')
+      );
+    }
+    case 'growth resumed':
+      return `every trainer is stepping again: ${sinceAsk(g.resumedAt)} from the ask to training on ${g.to} shards`;
+    case 'growth audited':
+      return `acknowledged updates lost across the growth: ${g.audit!.lost} of ${g.audit!.acknowledged} (applied twice: ${g.audit!.doubled})`;
+  }
+}
+
+/**
+ * The growth in the demo's last lines: `grow 3 → 4 shards: serving at 4 after 1.4 s; training
+ * resumed after 1.6 s; acknowledged updates lost across it: 0 of 212 (applied twice: 0)`.
+ */
+export function growthSummary(g: Growth): string {
+  const after = (at: number): string => `after ${seconds(at - g.askedAt!)}`;
+  return (
+    `  grow ${g.from} → ${g.to} shards: ` +
+    (g.servedAt !== undefined
+      ? `serving at ${g.to} ${after(g.servedAt)}`
+      : `not serving at ${g.to}`) +
+    (g.resumedAt !== undefined
+      ? `; training resumed ${after(g.resumedAt)}`
+      : '; training did not resume') +
+    (g.audit
+      ? `; acknowledged updates lost across it: ${g.audit.lost} of ${g.audit.acknowledged} (applied twice: ${g.audit.doubled})`
+      : '')
+  );
 }

@@ -5,8 +5,17 @@ export interface DemoSnapshot {
   now: number;
   startedAt: number;
   progress: TrainingProgress;
-  /** Which pserver serves each shard, at which lease epoch; `restored` when it came from a checkpoint. */
-  shards: { index: number; name: string; epoch: number; restored: boolean }[];
+  /**
+   * Which pserver serves each shard, at which lease epoch; `restored` when it came from its
+   * checkpoint, `reshapedFrom` when from the checkpoints of that many shards (the job grew).
+   */
+  shards: {
+    index: number;
+    name: string;
+    epoch: number;
+    restored: boolean;
+    reshapedFrom?: number;
+  }[];
   masters: { name: string; state: 'leading' | 'standby' | 'killed' }[];
 }
 
@@ -26,7 +35,11 @@ export const clock = (at: number, startedAt: number): string =>
 
 export function shardLine(snapshot: Pick<DemoSnapshot, 'shards'>): string {
   return snapshot.shards
-    .map((s) => `${s.index}: ${s.name} lease epoch ${s.epoch}${s.restored ? ' (restored)' : ''}`)
+    .map(
+      (s) =>
+        `${s.index}: ${s.name} lease epoch ${s.epoch}` +
+        (s.restored ? ' (restored)' : s.reshapedFrom ? ` (from ${s.reshapedFrom} shards)` : ''),
+    )
     .join(' · ');
 }
 

@@ -104,4 +104,40 @@ describe('renderReport', () => {
         '15 s',
       ]);
   });
+
+  it('marks the growth on the charts and gives its times from the ask, and its audit', () => {
+    const html = renderReport({
+      title: 'growth',
+      settings: { shards: '3 → 4 (grown live)', replicas: 0 },
+      startedAt: 0,
+      finishedAt: 20_000,
+      steps: [{ trainer: 't', pass: 0, loss: 0.5, samples: 32, started: 900, t: 1_000 }],
+      failures: [],
+      growth: {
+        from: 3,
+        to: 4,
+        started: [{ name: 'pserver-4', pid: 9 }],
+        askedOf: 'master-0',
+        askedAt: 5_000,
+        handedBackAt: 5_300,
+        servedAt: 6_400,
+        restoreMs: 41,
+        resumedAt: 6_600,
+        audit: { acknowledged: 212, lost: 0, doubled: 0 },
+      },
+      audit: { acknowledged: 600, lost: 0, doubled: 0 },
+      headline: 'test accuracy <b>92.0 %</b>',
+      lossLabel: 'cross-entropy',
+    });
+    // A blue span on the loss and the throughput charts.
+    expect(html.match(/>3 → 4 shards<\/text>/g)).toHaveLength(2);
+    expect(html).toContain('<h2>Live growth: 3 → 4 shards</h2>');
+    expect(html).toContain('started pserver-4');
+    expect(html).toContain(
+      '<td>5.0 s</td><td>master-0</td><td>0.3 s</td><td>1.4 s (each share restored in 41 ms or less)</td><td>1.6 s</td>' +
+        '<td><b>0</b> of 212 lost · 0 applied twice</td>',
+    );
+    expect(html).toContain('a growth hands every shard over in a final checkpoint: it loses none');
+    expect(html).toContain('<td colspan="4">none</td></tr>');
+  });
 });

@@ -1,4 +1,5 @@
 import type { Failure } from '../run/chaos';
+import type { Growth } from '../run/live-growth';
 import type { StepRecord } from '../run/training-progress';
 import { niceTicks, tickLabel } from './nice-ticks';
 
@@ -10,6 +11,8 @@ export interface ReportData {
   finishedAt: number;
   steps: readonly StepRecord[];
   failures: readonly Failure[];
+  /** The job grown by a shard while it trained, when it was. */
+  growth?: Growth;
   /** Acknowledged updates the audit found lost and applied twice, when the run was audited. */
   audit?: { acknowledged: number; lost: number; doubled: number };
   /** The result in one phrase, HTML: `test accuracy <b>91.2 %</b>`. */
@@ -48,11 +51,38 @@ const escape = (text: string): string =>
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-/** One chart: x is seconds since the start; failures are drawn as marked spans. */
+/** A stretch of the run marked on every chart: from a kill or the ask to grow until resumed. */
+interface Span {
+  /** ms since the epoch. */
+  from: number;
+  to: number;
+  label: string;
+  color: string;
+}
+
+/** The spans of the run's chaos: red for each kill, blue for the growth. */
+function spansOf(failures: readonly Failure[], growth: Growth | undefined): Span[] {
+  const spans = failures.map((f) => ({
+    from: f.killedAt,
+    to: f.resumedAt ?? f.killedAt,
+    label: `kill -9 ${f.victim}`,
+    color: '#d33',
+  }));
+  if (growth?.askedAt !== undefined)
+    spans.push({
+      from: growth.askedAt,
+      to: growth.resumedAt ?? growth.askedAt,
+      label: `${growth.from} → ${growth.to} shards`,
+      color: '#36c',
+    });
+  return spans.sort((a, b) => a.from - b.from);
+}
+
+/** One chart: x is seconds since the start; the chaos is drawn as marked spans. */
 function chart(
   series: Series[],
   yLabel: string,
-  failures: readonly Failure[],
+  spans: readonly Span[],
   t0: number,
   x1: number,
 ): string {
@@ -73,13 +103,13 @@ function chart(
     parts.push(
       `<text x="${sx(x)}" y="${height - margin.bottom + 16}" text-anchor="middle">${tickLabel(x)} s</text>`,
     );
-  for (const f of failures) {
-    const from = (f.killedAt - t0) / 1000;
-    const to = ((f.resumedAt ?? f.killedAt) - t0) / 1000;
+  for (const span of spans) {
+    const from = (span.from - t0) / 1000;
+    const to = (span.to - t0) / 1000;
     parts.push(
-      `<rect x="${sx(from)}" y="${margin.top}" width="${Math.max(1, sx(to) - sx(from))}" height="${height - margin.top - margin.bottom}" fill="#d33" opacity="0.12"/>`,
-      `<line x1="${sx(from)}" x2="${sx(from)}" y1="${margin.top}" y2="${height - margin.bottom}" stroke="#d33" stroke-dasharray="4 3"/>`,
-      `<text x="${sx(from) + 4}" y="${margin.top + 12}" fill="#b22">kill -9 ${escape(f.victim)}</text>`,
+      `<rect x="${sx(from)}" y="${margin.top}" width="${Math.max(1, sx(to) - sx(from))}" height="${height - margin.top - margin.bottom}" fill="${span.color}" opacity="0.12"/>`,
+      `<line x1="${sx(from)}" x2="${sx(from)}" y1="${margin.top}" y2="${height - margin.bottom}" stroke="${span.color}" stroke-dasharray="4 3"/>`,
+      `<text x="${sx(from) + 4}" y="${margin.top + 12}" fill="${span.color}">${escape(span.label)}</text>`,
     );
   }
   for (const s of series) {
@@ -114,7 +144,7 @@ function movingAverage(points: [number, number][], window: number): [number, num
 }
 
 /** A curve's chart: its points as a line with dots, and its reference level dashed. */
-function curveChart(curve: Curve, failures: readonly Failure[], t0: number, x1: number): string {
+function curveChart(curve: Curve, spans: readonly Span[], t0: number, x1: number): string {
   const points = curve.points.map(([t, y]): [number, number] => [(t - t0) / 1000, y]);
   const series: Series[] = [
     { points, style: 'line', color: '#36c' },
@@ -131,13 +161,14 @@ function curveChart(curve: Curve, failures: readonly Failure[], t0: number, x1: 
       label: curve.reference.label,
     });
   return `<h2>${escape(curve.title)}</h2>
-${curve.caption ? `<p>${escape(curve.caption)}</p>\n` : ''}${chart(series, curve.yLabel, failures, t0, x1)}`;
+${curve.caption ? `<p>${escape(curve.caption)}</p>\n` : ''}${chart(series, curve.yLabel, spans, t0, x1)}`;
 }
 
 /** The report of a demo run: one self-contained HTML page (no scripts, no network). */
 export function renderReport(data: ReportData): string {
   const t0 = data.startedAt;
   const x1 = Math.max(1, (data.finishedAt - t0) / 1000);
+  const spans = spansOf(data.failures, data.growth);
   const steps = [...data.steps].sort((a, b) => a.t - b.t);
   const loss: [number, number][] = steps.map((s) => [(s.t - t0) / 1000, s.loss]);
   const perSecond = new Map<number, number>();
@@ -165,40 +196,56 @@ export function renderReport(data: ReportData): string {
 <h1>${escape(data.title)}</h1>
 <p>${settings} · ${steps.length} steps in ${seconds(data.finishedAt - t0)} · ${data.headline}</p>
 <h2>Loss</h2>
-<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had completed a step after the takeover.</p>
+<p>Each dot is one step of one trainer; the line is the average of the last 25 steps. Red: from a kill until every trainer had completed a step after the takeover. Blue: from the ask to grow the job by a shard until every trainer had completed a step at the new count.</p>
 ${chart(
   [
     { points: loss, style: 'dots', color: '#36c' },
     { points: movingAverage(loss, 25), style: 'line', color: '#124' },
   ],
   data.lossLabel,
-  data.failures,
+  spans,
   t0,
   x1,
 )}
 <h2>Throughput</h2>
-${chart([{ points: throughput, style: 'line', color: '#2a7' }], 'samples/s', data.failures, t0, x1)}
-${(data.curves ?? []).map((c) => curveChart(c, data.failures, t0, x1)).join('\n')}
+${chart([{ points: throughput, style: 'line', color: '#2a7' }], 'samples/s', spans, t0, x1)}
+${(data.curves ?? []).map((c) => curveChart(c, spans, t0, x1)).join('\n')}
+${data.growth ? growthSection(data.growth, t0) : ''}
 <h2>Failures</h2>
-<table><tr><th>at</th><th>what</th><th>taken over by</th><th>time lost</th></tr>${rows.join('') || '<tr><td colspan="4">none (run without chaos)</td></tr>'}</table>
-${data.audit ? auditSection(data.audit, data.settings.replicas) : ''}
+<table><tr><th>at</th><th>what</th><th>taken over by</th><th>time lost</th></tr>${rows.join('') || `<tr><td colspan="4">none${data.growth ? '' : ' (run without chaos)'}</td></tr>`}</table>
+${data.audit ? auditSection(data.audit, data.settings.replicas, data.growth !== undefined) : ''}
 </body></html>
 `;
 }
 
+/** The growth: when it was asked, and how long each stage took from the ask. */
+function growthSection(g: Growth, t0: number): string {
+  const after = (at: number | undefined): string =>
+    at !== undefined && g.askedAt !== undefined ? seconds(at - g.askedAt) : 'never';
+  const audit = g.audit
+    ? `<b>${g.audit.lost}</b> of ${g.audit.acknowledged} lost · ${g.audit.doubled} applied twice`
+    : 'not audited';
+  return `<h2>Live growth: ${g.from} → ${g.to} shards</h2>
+<p>While the trainers trained, the demo started ${g.started.length ? escape(g.started.map((p) => p.name).join(', ')) : 'no pserver'} (so that, with a pserver for every copy of the ${g.to} shards, one is left as a spare for a failover) and asked the leading master for ${g.to} shards: every primary committed a final checkpoint and handed its shard back, then the pservers, spares again, restored their shares of ${g.to} from those checkpoints. Meanwhile the trainers' calls were refused and retried; a step not acknowledged ran again at the new count.</p>
+<table><tr><th>asked at</th><th>of</th><th>${g.from} shards handed back</th><th>${g.to} shards serving</th><th>training resumed</th><th>acknowledged updates until then, read back at ${g.to} shards</th></tr>
+<tr><td>${g.askedAt !== undefined ? seconds(g.askedAt - t0) : 'never'}</td><td>${escape(g.askedOf ?? '-')}</td><td>${after(g.handedBackAt)}</td><td>${after(g.servedAt)}${g.restoreMs !== undefined ? ` (each share restored in ${g.restoreMs} ms or less)` : ''}</td><td>${after(g.resumedAt)}</td><td>${audit}</td></tr></table>`;
+}
+
 /**
  * What the audit counted, beside what the job's setting promises: with replicas 0 a failover
- * loses what the shard acknowledged after its last checkpoint; with replicas, nothing.
+ * loses what the shard acknowledged after its last checkpoint; with replicas, nothing; a growth
+ * never loses anything (each primary hands back a final checkpoint).
  */
 function auditSection(
   audit: { acknowledged: number; lost: number; doubled: number },
   replicas: unknown,
+  grew: boolean,
 ): string {
   const promise =
     Number(replicas) > 0
       ? 'with replicas, a failover promotes a replica that holds every acknowledged push: none may be lost'
       : 'with replicas 0, a failover restores the last checkpoint: the pushes the shard acknowledged after it are lost';
   return `<h2>Acknowledged updates</h2>
-<p>A client of the demo's own pushed one row of table <code>acks</code> per step, through the same failures; each row it was told was applied must read exactly 1 at the end (${escape(promise)}).</p>
+<p>A client of the demo's own pushed one row of table <code>acks</code> per step, through the same ${grew ? 'growth and ' : ''}failures; each row it was told was applied must read exactly 1 at the end (${escape(promise)}${grew ? '; a growth hands every shard over in a final checkpoint: it loses none' : ''}).</p>
 <p><b>${audit.lost}</b> of ${audit.acknowledged} acknowledged updates lost · ${audit.doubled} applied twice</p>`;
 }
