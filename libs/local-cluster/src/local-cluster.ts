@@ -156,8 +156,8 @@ export class LocalCluster {
   }
 
   /**
-   * The shard each running pserver says it serves (its latest 'serving' log line): index → the
-   * process, its address and its shard epoch.
+   * The shard each running pserver says it serves (its latest 'serving' log line, unless it
+   * handed that shard back since): index → the process, its address and its shard epoch.
    */
   serving(): Map<number, { pserver: PserverProcess; epoch: number }> {
     const byIndex = new Map<number, { pserver: PserverProcess; epoch: number }>();
@@ -165,6 +165,9 @@ export class LocalCluster {
       if (!pserver.process.running) continue;
       const line = pserver.process.lastLog('serving');
       if (!line) continue;
+      // A shard handed back since (the job changed its count) is no longer this pserver's.
+      const handedBack = pserver.process.lastLog('handed the shard back');
+      if (handedBack && String(handedBack.time) >= String(line.time)) continue;
       const index = Number(line.index);
       const epoch = Number(line.shardEpoch);
       const known = byIndex.get(index);
