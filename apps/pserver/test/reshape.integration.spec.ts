@@ -47,7 +47,7 @@ describe('a job restored onto another shard count', () => {
     const etcdFlags = ['--etcd-endpoints', cluster.etcd.endpoint, '--job', cluster.options.job];
     const digest = async (): Promise<{ digest: string; shards: number; rows: number }> => {
       const out = await run('digest', '--json', ...etcdFlags, cluster.checkpointDir);
-      expect(out.code).toBe(0);
+      expect(out).toMatchObject({ code: 0 });
       return JSON.parse(out.stdout) as { digest: string; shards: number; rows: number };
     };
     /** Stops every running pserver (each commits a final checkpoint), and waits until none serves. */
@@ -61,8 +61,9 @@ describe('a job restored onto another shard count', () => {
     };
     /** Changes the count, starts that many pservers, waits until each restored and the master ended the reshape. */
     const reshapeTo = async (count: number): Promise<void> => {
-      const changed = await run('--master', master, 'shards', String(count));
-      expect(changed.code).toBe(0);
+      // --no-wait: the job is down, and serves at the new count only once the pservers below start.
+      const changed = await run('--master', master, 'shards', String(count), '--no-wait');
+      expect(changed).toMatchObject({ code: 0 });
       for (let i = 0; i < count; i++) await cluster.startPserver();
       // Only the new pservers run: each index served is one restored.
       await waitFor(() => (cluster.serving().size === count ? true : undefined), {
