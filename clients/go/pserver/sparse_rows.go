@@ -231,23 +231,32 @@ func (s *StepContext) sparseByShard() map[int][]*pb.SparseGrad {
 		l, _ := s.client.tables.get(table)
 		merged := mergeRows(l.Dim, s.staged[table])
 		groups := groupByShard(merged.ids, l, s.client.tables.shardsOf(l, s.view.ShardCount))
-		for _, shard := range shardsOf(groups) {
-			indices := groups[shard]
-			grad := &pb.SparseGrad{Table: table, Ids: make([]byte, 8*len(indices)), Grads: make([]byte, 4*l.Dim*len(indices))}
-			if merged.counts != nil {
-				grad.Counts = make([]byte, 4*len(indices))
-			}
-			for j, k := range indices {
-				binary.LittleEndian.PutUint64(grad.Ids[8*j:], uint64(merged.ids[k]))
-				for e, v := range merged.grads[k*l.Dim : (k+1)*l.Dim] {
-					binary.LittleEndian.PutUint32(grad.Grads[4*(j*l.Dim+e):], math.Float32bits(v))
-				}
-				if merged.counts != nil {
-					binary.LittleEndian.PutUint32(grad.Counts[4*j:], merged.counts[k])
-				}
-			}
+		for shard, grad := range sparseGradsByShard(table, merged, l.Dim, groups) {
 			out[shard] = append(out[shard], grad)
 		}
+	}
+	return out
+}
+
+// sparseGradsByShard is each shard's SparseGrad of a table's merged rows: groups (groupByShard)
+// holds the indices of each shard's rows.
+func sparseGradsByShard(table string, merged mergedRows, dim int, groups map[int][]int) map[int]*pb.SparseGrad {
+	out := make(map[int]*pb.SparseGrad, len(groups))
+	for shard, indices := range groups {
+		grad := &pb.SparseGrad{Table: table, Ids: make([]byte, 8*len(indices)), Grads: make([]byte, 4*dim*len(indices))}
+		if merged.counts != nil {
+			grad.Counts = make([]byte, 4*len(indices))
+		}
+		for j, k := range indices {
+			binary.LittleEndian.PutUint64(grad.Ids[8*j:], uint64(merged.ids[k]))
+			for e, v := range merged.grads[k*dim : (k+1)*dim] {
+				binary.LittleEndian.PutUint32(grad.Grads[4*(j*dim+e):], math.Float32bits(v))
+			}
+			if merged.counts != nil {
+				binary.LittleEndian.PutUint32(grad.Counts[4*j:], merged.counts[k])
+			}
+		}
+		out[shard] = grad
 	}
 	return out
 }

@@ -45,8 +45,9 @@ type StepContext struct {
 	pushedTo map[int]uint64
 	// droppedLate says a shard answered DROPPED_LATE: its step closed without this trainer.
 	droppedLate bool
-	// sent holds, under SYNC, what the step sent to each shard: the client keeps it once the step
-	// is done (Client.lastStepPushes), for a shard that fails over without it.
+	// sent holds, under SYNC, what the step sent to each shard under the view's shard count: the
+	// client keeps it once the step is done (Client.lastStepPushes), for a shard that fails over
+	// without it.
 	sent *stepPushes
 }
 
@@ -86,7 +87,7 @@ type stepIdentity struct {
 
 func newStepContext(parent context.Context, c *Client, view View, id stepIdentity, deadline time.Time) *StepContext {
 	ctx, cancel := context.WithDeadline(parent, deadline)
-	return &StepContext{client: c, view: view, trainerID: id.trainerID, step: id.step, pass: id.pass, ctx: ctx, cancel: cancel, sent: newStepPushes(id)}
+	return &StepContext{client: c, view: view, trainerID: id.trainerID, step: id.step, pass: id.pass, ctx: ctx, cancel: cancel, sent: newStepPushes(id, view.ShardCount)}
 }
 
 // Context is the step's context: it ends at the step's deadline, or when the client ends the step.
@@ -376,14 +377,15 @@ func (s *StepContext) retrying(shard int, resend bool, call shardCall) error {
 }
 
 // resendLastStep sends this trainer's push of the step before to shard again — the shard failed
-// over without it and asked (PSERVER_RESEND_STEP) — with what the client kept, under the
-// identity that step had and the shard's epoch in this step's view. A trainer that took no part
-// in that step there (it joined after, or has a new id) says so with a zero-sample push. Its
-// outcome (accumulated, duplicate, dropped late) is no part of this step's report.
+// over without it and asked (PSERVER_RESEND_STEP) — with what the client kept (placed anew if the
+// shard count changed since), under the identity that step had and the shard's epoch in this
+// step's view. A trainer that took no part in that step there (it joined after, or has a new id)
+// says so with a zero-sample push. Its outcome (accumulated, duplicate, dropped late) is no part
+// of this step's report.
 func (s *StepContext) resendLastStep(shard int) error {
 	step := s.step - 1
 	kept := s.client.lastStep()
-	push, ok := kept.sentTo(shard, s.trainerID, step)
+	push, ok := kept.sentTo(shard, s.trainerID, step, placement{shardCount: s.view.ShardCount, tables: s.client.tables})
 	pass := s.pass
 	if ok {
 		pass = kept.id.pass

@@ -98,7 +98,7 @@ class StepContext:
         self._dropped_late = False
         #: SYNC: what the step sent to each shard, kept once the step is done (the client's
         #: `last_step_pushes`).
-        self.sent = StepPushes(trainer_id, step, pass_)
+        self.sent = StepPushes(trainer_id, step, pass_, view.shard_count)
 
     # --- lifecycle (used by the client) ---
 
@@ -340,14 +340,18 @@ class StepContext:
 
     def _resend_last_step(self, shard: int) -> None:
         """SYNC: sends this trainer's push of the step before to `shard` again — the shard failed
-        over without it and asked (PSERVER_RESEND_STEP) — with what the client kept, under the
-        identity that step had and the shard's epoch in this context's view. A trainer that took
-        no part in that step there (it joined after, or has a new id) says so with a zero-sample
-        push. The re-send's outcome (accumulated, duplicate, dropped late) does not matter: the
-        shard holds the step from then on."""
+        over without it and asked (PSERVER_RESEND_STEP) — with what the client kept (placed anew if
+        the shard count changed since), under the identity that step had and the shard's epoch in
+        this context's view. A trainer that took no part in that step there (it joined after, or
+        has a new id) says so with a zero-sample push. The re-send's outcome (accumulated,
+        duplicate, dropped late) does not matter: the shard holds the step from then on."""
         step = self.step - 1
         kept = self._host.last_step_pushes
-        push = kept.sent_to(shard, self.trainer_id, step) if kept is not None else None
+        push = None
+        if kept is not None:
+            push = kept.sent_to(
+                shard, self.trainer_id, step, shard_count=self.view.shard_count, tables=self._host.table_directory
+            )
         log.info(
             "shard %d failed over without the last step: sending step %d again (%s)",
             shard,

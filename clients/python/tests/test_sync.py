@@ -495,7 +495,8 @@ def test_reads_outside_a_step_do_not_replace_the_kept_pushes(sync):
     assert (resent.sample_count, len(resent.grads) > 0) == (5, True)
     # The step went through: its pushes (the skip) are kept now.
     assert sync.last_step_pushes is not kept and sync.last_step_pushes.step == 2
-    assert sync.last_step_pushes.sent_to(FAILED, 2, 2).sample_count == 0
+    resend = sync.last_step_pushes.sent_to(FAILED, 2, 2, shard_count=SHARDS, tables=sync.table_directory)
+    assert resend.sample_count == 0
 
 
 def test_under_async_nothing_is_kept():
@@ -504,6 +505,7 @@ def test_under_async_nothing_is_kept():
         client.init_params({"w": np.zeros(LONG, np.float32)})
         client.step(lambda ctx: ctx.send_grads({"w": np.ones(LONG, np.float32)}))
         kept = client.last_step_pushes
-        assert all(kept.sent_to(s, client.trainer_id, 1) is None for s in range(SHARDS))
+        tables = client.table_directory
+        assert all(kept.sent_to(s, client.trainer_id, 1, shard_count=SHARDS, tables=tables) is None for s in range(SHARDS))
     finally:
         client.close()

@@ -298,7 +298,7 @@ describe('StepContext', () => {
     it('says it took no part in step 41 with a zero-sample push when it kept nothing for it', async () => {
       const { shards, ctx, host } = await afterStep41(Float32Array.of(1, 1));
       // The pushes kept are another trainer id's (its session expired and it registered again).
-      host.lastStepPushes = new StepPushes({ trainerId: 6, step: 41, pass: 1 });
+      host.lastStepPushes = new StepPushes({ trainerId: 6, step: 41, pass: 1 }, 3);
       shards.failures.push(resendStep());
       await ctx.getParams(['w']);
       expect(shards.pushes.map((p) => [p.context, p.names, p.sampleCount])).toEqual([

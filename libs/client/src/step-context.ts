@@ -154,7 +154,7 @@ export class StepContext {
       () => new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
     );
     this.linked = createLinkedAbortController(this.deadlineSignal.signal);
-    this.sent = new StepPushes(identity);
+    this.sent = new StepPushes(identity, view.shardCount);
   }
 
   /** The trainer id the step began with (the same on every run, whatever the session does). */
@@ -531,14 +531,17 @@ export class StepContext {
 
   /**
    * SYNC: sends this trainer's push of the step before to `shard` again — the shard failed over
-   * without it and asked (PSERVER_RESEND_STEP) — with the bytes the client kept, under the
-   * identity that step had. A trainer that took no part in that step there (it joined after, or
+   * without it and asked (PSERVER_RESEND_STEP) — with the bytes the client kept (placed anew if
+   * the shard count changed since), under the identity that step had. A trainer that took no part in that step there (it joined after, or
    * has a new id) says so with a zero-sample push.
    */
   private async resendLastStep(shard: number): Promise<void> {
     const step = this.step - 1;
     const kept = this.host.lastStepPushes;
-    const push = kept?.sentTo(shard, this.trainerId, step);
+    const push = kept?.sentTo(shard, this.trainerId, step, {
+      shardCount: this.view.shardCount,
+      tables: this.host.tables,
+    });
     const pass = push ? kept!.identity.pass : this.pass;
     this.host.logger.info('a shard failed over without the last step: sending it again', {
       shard,
