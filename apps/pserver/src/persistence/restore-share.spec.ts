@@ -180,6 +180,31 @@ describe('restoring a share of a job written at another shard count', () => {
     expect(one.closedSteps).toBe(5);
   });
 
+  it('puts a share of no slice at every source’s lowest clock and marks', async () => {
+    // One old shard holding one block: at 2 shards, one of them holds nothing.
+    const lone = new Shard(0, 1, undefined);
+    lone.put(
+      StoredTensor.create({
+        name: 'v',
+        elementType: f32,
+        shape: [],
+        content: new Uint8Array(new Float32Array([1]).buffer),
+        config: { learningRate: { base: 1 }, nonFinite: 'NON_FINITE_POLICY_REJECT' },
+        memory: undefined,
+      }),
+    );
+    lone.markInitialized();
+    lone.closedSteps = 6;
+    replay(lone, { trainerId: trainer, step: 6, grads: [], sparse: [], evictions: [] });
+    const sources = new Map([[0, await checkpointOf(root, lone)]]);
+    const empty = new Shard(1 - shardOf('v', 2), 2, undefined);
+    await restoreShare(root, { from: 1, sources }, empty);
+    expect(empty.tensors.size).toBe(0);
+    expect(empty.closedSteps).toBe(6);
+    expect(empty.marks.lastStep(trainer)).toBe(6);
+    expect(empty.ahead.empty).toBe(true);
+  });
+
   it('keeps the marks of slices whose shard counted the step in flight ahead of the new shard', async () => {
     const old = [oldShard(0, 2), oldShard(1, 2)];
     for (const shard of old) pushTo(shard, 1);

@@ -84,10 +84,17 @@ export async function restoreShare(
     for (const { share } of parts)
       for (const record of share.tensors) tensors.push(StoredTensor.restore(record, shard.memory));
     const tables = mergeTables(parts, index, shardCount, ownersOf);
-    const { marks, ahead } = mergeMarks(parts.flatMap((part) => part.groups));
     // The steps closed on every slice held: a source none of whose slices came here says nothing.
+    // A share of no slice at all (the job has fewer blocks and buckets than shards) is at every
+    // source's lowest clock and marks: it then neither waits for the steps the job closed nor
+    // counts them closed without their contributions.
     const holding = parts.filter((part) => part.groups.some((group) => group.slices.length > 0));
-    const closedSteps = Math.min(...holding.map(({ share }) => share.closedSteps), Infinity);
+    const { marks, ahead } =
+      holding.length > 0
+        ? mergeMarks(holding.flatMap((part) => part.groups))
+        : { marks: lowestMarks(parts.map(({ share }) => share.marks.map(toMark))), ahead: [] };
+    const clocks = (holding.length > 0 ? holding : parts).map(({ share }) => share.closedSteps);
+    const closedSteps = Math.min(...clocks, Infinity);
     const updatesApplied = [...reshape.sources.values()].reduce(
       (total, meta) => total + meta.updatesApplied,
       0,
@@ -150,9 +157,14 @@ function mergeMarks(all: readonly SliceGroupSnapshot[]): {
 } {
   // A group of no slice (a source none of whose slices came here) says nothing.
   const groups = all.filter((group) => group.slices.length > 0);
+  return { marks: lowestMarks(groups.map((group) => group.marks)), ahead: groups };
+}
+
+/** Per trainer the lowest of the sets' marks (0 where a set has none), updated at its latest. */
+function lowestMarks(sets: readonly (readonly SliceMark[])[]): SliceMark[] {
   const trainers = new Map<number, SliceMark>();
-  for (const group of groups)
-    for (const mark of group.marks) {
+  for (const marks of sets)
+    for (const mark of marks) {
       const known = trainers.get(mark.trainerId);
       trainers.set(mark.trainerId, {
         trainerId: mark.trainerId,
@@ -160,11 +172,11 @@ function mergeMarks(all: readonly SliceGroupSnapshot[]): {
         updatedUnixMs: Math.max(known?.updatedUnixMs ?? 0, mark.updatedUnixMs),
       });
     }
-  for (const group of groups) {
-    const present = new Set(group.marks.map((m) => m.trainerId));
+  for (const marks of sets) {
+    const present = new Set(marks.map((m) => m.trainerId));
     for (const mark of trainers.values()) if (!present.has(mark.trainerId)) mark.step = 0;
   }
-  return { marks: [...trainers.values()], ahead: groups };
+  return [...trainers.values()];
 }
 
 /**
