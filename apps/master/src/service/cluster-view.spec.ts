@@ -125,6 +125,31 @@ describe('clusterViewOf', () => {
     expect(view.shards.map((s) => s.address)).toEqual(['', '', '', '']);
   });
 
+  it('shows an index handed back during a live change of the count as it was until the count changes', () => {
+    const before = clusterViewOf('job', state());
+    const live = { from: 3, to: 4, revision: 50, handedBack: [0] };
+    // Index 0 handed back: its assignment is gone, its pserver announces nothing.
+    const handedBack = state({
+      assignments: state().assignments.slice(1),
+      pservers: [{ ...state().pservers[0]!, serving: undefined }, state().pservers[1]!],
+      liveReshape: live,
+    });
+    expect(clusterViewOf('job', handedBack, before).shards[0]).toEqual(before.shards[0]);
+    expect(sameView(clusterViewOf('job', handedBack, before), before)).toBe(true);
+    // Without a change under way, or once the count changed, the view is the state's.
+    const over = { ...handedBack, liveReshape: undefined };
+    expect(clusterViewOf('job', over, before).shards[0]!.address).toBe('');
+    const changed = clusterViewOf('job', { ...handedBack, desired: 4 }, before);
+    expect(changed.shards.map((s) => s.address)).toEqual(['', '', '', '']);
+    // An index never published as assigned stays unassigned.
+    const fresh = clusterViewOf(
+      'job',
+      state({ liveReshape: { ...live, handedBack: [1] } }),
+      before,
+    );
+    expect(fresh.shards[1]!.address).toBe('');
+  });
+
   it('calls two views the same when only the revision differs', () => {
     expect(
       sameView(clusterViewOf('job', state()), clusterViewOf('job', state({ revision: 50 }))),

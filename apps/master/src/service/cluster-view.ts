@@ -28,8 +28,24 @@ export interface View {
  * The view of a job state: desired count, block size, and per index its pserver, epoch and
  * whether it serves. An assignment made under another count is shown as unassigned: it is about
  * to be replaced, and its pserver checks placement against the old count.
+ *
+ * During a live change of the count, an index handed back stays as `previous` (the view last
+ * published) showed it until the count changes: every trainer's step under way would otherwise
+ * run again at once — under SYNC without its contributions to the shards still waiting for it, so
+ * they would wait out their hand-back bound. Its old owner refuses calls to it meanwhile (not
+ * serving), which clients retry until the view at the new count comes.
  */
-export function clusterViewOf(job: string, state: JobState): View {
+export function clusterViewOf(job: string, state: JobState, previous?: View): View {
+  const view = currentViewOf(job, state);
+  const live = state.liveReshape;
+  if (!live || !previous || previous.shardCount !== view.shardCount) return view;
+  for (const index of live.handedBack)
+    if (index < view.shardCount && view.shards[index]!.address === '')
+      view.shards[index] = { ...previous.shards[index]!, replicas: [] };
+  return view;
+}
+
+function currentViewOf(job: string, state: JobState): View {
   const shardCount = state.desired ?? 0;
   const byIndex = new Map(
     state.assignments.filter((a) => isCurrentAssignment(a, state)).map((a) => [a.index, a]),

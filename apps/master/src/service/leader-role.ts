@@ -159,7 +159,7 @@ export class LeaderRole {
       void this.refresh();
       return;
     }
-    const view = clusterViewOf(this.options.job, state);
+    const view = clusterViewOf(this.options.job, state, this.published);
     if (this.published && sameView(this.published, view)) return;
     this.published = view;
     for (const listener of this.viewListeners) listener(view);
