@@ -4,6 +4,8 @@ import path from 'node:path';
 import { metaFromJson, readCheckpointChain } from '@pserver/checkpoint';
 import { parseBlockName } from '@pserver/proto';
 import {
+  LocalCluster,
+  MasterDriver,
   PserverDriver,
   spawnProcess,
   startPserverProcess,
@@ -26,7 +28,9 @@ const testdata = path.join(workspaceRoot(), 'proto', 'testdata');
 const scenarioFile = path.join(testdata, 'conformance', 'sync_steps.json');
 
 interface Scenario {
+  blockSize: number;
   shardCounts: number[];
+  liveReshape: { from: number; to: number; pauseBefore: number };
   trainers: { id: number; language: Language }[];
 }
 const scenario = JSON.parse(fs.readFileSync(scenarioFile, 'utf8')) as Scenario;
@@ -58,16 +62,29 @@ function reference(): Record<string, FinalTensor> {
   >;
 }
 
-/** The tensors of each shard's latest checkpoint, blocks in order, as the reference prints them. */
-async function checkpointed(pservers: PserverProcess[]): Promise<Record<string, FinalTensor>> {
-  const blocks = new Map<string, { block: number; values: Buffer; slots: Map<string, Buffer> }[]>();
-  const states = new Map<string, Pick<FinalTensor, 'updates' | 'scalars'>[]>();
-  for (const [index, pserver] of pservers.entries()) {
-    const manifest = path.join(pserver.checkpointDir, `shard-${index}`, 'manifest.json');
+/** A shard's latest checkpoint: where its files are, and its meta (proto3 JSON). */
+interface LatestCheckpoint {
+  root: string;
+  meta: unknown;
+}
+
+/** Standalone pservers' latest checkpoints, from their manifests. */
+function fromManifests(pservers: PserverProcess[]): LatestCheckpoint[] {
+  return pservers.map(({ checkpointDir }, index) => {
+    const manifest = path.join(checkpointDir, `shard-${index}`, 'manifest.json');
     const { checkpoints } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as {
       checkpoints: unknown[];
     };
-    await readCheckpointChain(pserver.checkpointDir, metaFromJson(checkpoints[0]), {
+    return { root: checkpointDir, meta: checkpoints[0] };
+  });
+}
+
+/** The tensors of each shard's latest checkpoint, blocks in order, as the reference prints them. */
+async function checkpointed(shards: LatestCheckpoint[]): Promise<Record<string, FinalTensor>> {
+  const blocks = new Map<string, { block: number; values: Buffer; slots: Map<string, Buffer> }[]>();
+  const states = new Map<string, Pick<FinalTensor, 'updates' | 'scalars'>[]>();
+  for (const { root, meta } of shards) {
+    await readCheckpointChain(root, metaFromJson(meta), {
       tensor: ({ tensor, state }) => {
         const { tensor: name, block } = parseBlockName(tensor!.name);
         const slots = new Map(state!.slots.map((s) => [s.name, Buffer.from(s.content)]));
@@ -121,6 +138,8 @@ function trainer(
     if (status.code !== 0) throw child.failure(`exited ${String(status.code ?? status.signal)}`);
     return JSON.parse(child.lines.find((line) => line.startsWith('{"trainer"'))!) as unknown;
   });
+  // A test that fails before it waits for the report stops the trainer: that is not a second failure.
+  report.catch(() => undefined);
   return { process: child, report };
 }
 
@@ -132,12 +151,14 @@ function expectAccumulatedOnly(reports: unknown[]): void {
     ]);
 }
 
-/** Checkpoints every shard: what the reference is compared with. */
-async function checkpointAll(pservers: PserverProcess[]): Promise<void> {
+/** Checkpoints every shard (what the reference is compared with); their metas, in that order. */
+async function checkpointAll(pservers: Pick<PserverProcess, 'address'>[]): Promise<unknown[]> {
+  const metas: unknown[] = [];
   for (const pserver of pservers) {
     const driver = new PserverDriver(pserver.address);
-    await driver.saveCheckpoint().finally(() => driver.close());
+    metas.push((await driver.saveCheckpoint().finally(() => driver.close())).meta);
   }
+  return metas;
 }
 
 afterAll(() => stopAllProcesses());
@@ -173,7 +194,7 @@ describe('SYNC: three trainers in three languages', () => {
       );
       expectAccumulatedOnly(reports);
       await checkpointAll(pservers);
-      expect(await checkpointed(pservers)).toEqual(expected);
+      expect(await checkpointed(fromManifests(pservers))).toEqual(expected);
       await Promise.all(pservers.map((p) => p.process.stop()));
     },
     120_000,
@@ -232,7 +253,112 @@ describe('SYNC: three trainers in three languages', () => {
 
     expectAccumulatedOnly(await Promise.all(trainers.map((t) => t.report)));
     await checkpointAll(pservers);
-    expect(await checkpointed(pservers)).toEqual(expected);
+    expect(await checkpointed(fromManifests(pservers))).toEqual(expected);
     await Promise.all(pservers.map((p) => p.process.stop()));
   }, 120_000);
+});
+
+// The same scenario on a cluster job (a master, 3 shards and a spare) whose shard count changes
+// from 3 to 4 while it trains (`liveReshape`): the TypeScript trainer stops before step 7, the
+// Python and Go trainers' pushes of step 7 wait in every shard's open step, and the count is
+// changed. Either the trainer comes back at once and the open steps close before the primaries
+// hand their shards back, or it comes back only once the job serves at 4: the primaries waited
+// for the step to close, handed back without the contributions, and the new shards ask for them
+// again — the clients send what they kept, placed anew for the new count. Both end
+// byte-identical to the reference.
+const { from, to, pauseBefore } = scenario.liveReshape;
+describe(`SYNC through a change of the running job’s shard count, ${from} → ${to}`, () => {
+  let programs: Map<number, TrainerProgram>;
+  let expected: Record<string, FinalTensor>;
+
+  beforeAll(() => {
+    programs = new Map(
+      scenario.trainers.map(({ id, language }) => [id, trainerProgram(language, syncTrainers)]),
+    );
+    expected = reference();
+  });
+
+  it.each([
+    ['the open step closes before the hand-back', false],
+    ['the open step is handed back open and sent again, placed anew', true],
+  ])(
+    'ends byte-identical to the reference: %s',
+    async (_, resumeOnceServed) => {
+      const cluster = await LocalCluster.start({
+        pservers: from,
+        spares: to - from,
+        blockSize: scenario.blockSize,
+        // The stopped trainer keeps its session (and id) while the job changes under it.
+        sessionTtlSeconds: 60,
+        extraMasterArgs: ['--consistency', 'sync'],
+      });
+      const driver = new MasterDriver(cluster.masterAddresses[0]!);
+      try {
+        await cluster.waitUntilServed();
+        const masters = `master=${cluster.masterAddresses.join(',')}`;
+        const paused = scenario.trainers.find((t) => t.language === 'typescript')!.id;
+        // One at a time in id order, so that the master's ids are the scenario's (the pservers fold
+        // contributions in id order); each stops before step 1 until the roster is whole.
+        const trainers: ReturnType<typeof trainer>[] = [];
+        for (const { id } of scenario.trainers) {
+          const steps = id === paused ? `1,${pauseBefore}` : '1';
+          const started = trainer(programs.get(id)!, id, masters, {
+            SYNC_TRAINER_PAUSE_BEFORE_STEP: steps,
+          });
+          trainers.push(started);
+          await started.process.waitForLine((line) => line === '{"pausing":1}', {
+            timeoutMs: 60_000,
+          });
+        }
+        for (const { process } of trainers) process.signal('SIGCONT');
+        const held = trainers[scenario.trainers.findIndex((t) => t.id === paused)]!.process;
+        await held.waitForLine((line) => line === `{"pausing":${pauseBefore}}`, {
+          timeoutMs: 60_000,
+        });
+        // Every shard holds the others' contributions to the step before the count changes.
+        const others = scenario.trainers.filter((t) => t.id !== paused).map((t) => t.id);
+        for (const { pserver } of cluster.serving().values()) {
+          const status = new PserverDriver(pserver.address);
+          await waitFor(
+            async () => {
+              const steps = await Promise.all(
+                others.map(async (id) => Number((await status.status(5_000, id)).trainerLastStep)),
+              );
+              return steps.every((step) => step === pauseBefore) ? true : undefined;
+            },
+            { timeoutMs: 30_000, description: 'the others’ pushes on every shard' },
+          ).finally(() => status.close());
+        }
+        const servedAtNewCount = (): Promise<unknown> =>
+          waitFor(
+            async () => {
+              const status = await driver.status();
+              return !status.reshape &&
+                status.view?.shards.length === to &&
+                status.view.shards.every((s) => s.serving)
+                ? true
+                : undefined;
+            },
+            { timeoutMs: 90_000, description: `the job serving at ${to} shards` },
+          );
+        await driver.setDesiredShards(to);
+        if (resumeOnceServed) await servedAtNewCount();
+        held.signal('SIGCONT');
+        expectAccumulatedOnly(await Promise.all(trainers.map((t) => t.report)));
+        await servedAtNewCount();
+
+        const serving = cluster.serving();
+        expect([...serving.keys()].sort()).toEqual([...Array(to).keys()]);
+        const byIndex = [...serving.entries()].sort(([a], [b]) => a - b);
+        const metas = await checkpointAll(byIndex.map(([, { pserver }]) => pserver));
+        expect(
+          await checkpointed(metas.map((meta) => ({ root: cluster.checkpointDir, meta }))),
+        ).toEqual(expected);
+      } finally {
+        driver.close();
+        await cluster.stop();
+      }
+    },
+    180_000,
+  );
 });

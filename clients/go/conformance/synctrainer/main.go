@@ -3,11 +3,20 @@
 // libs/client/test/fixtures/sync-trainer.ts: same arguments, same JSON line, same exit codes.
 //
 //	synctrainer <sync_steps.json> <trainer id> <address,...>
+//	synctrainer <sync_steps.json> <trainer id> master=<address,...>
 //
 // It trains the scenario's model for its steps, reading the parameters and pushing the
 // scenario's gradient of them in each step while it has data, and pushing nothing afterwards (its
 // steps then tell every shard that it has no data). It prints one JSON line, the outcomes of its
 // pushes, and exits 0; any error goes to stderr with exit 1.
+//
+// With pserver addresses the job is standalone; with `master=` the trainer registers with the
+// master, which must give it the scenario's id (trainers register one at a time, in id order:
+// the pservers fold a step's contributions in trainer id order).
+//
+// With SYNC_TRAINER_PAUSE_BEFORE_STEP=k[,k…] it stops itself (SIGSTOP) before each step k, after
+// a line `{"pausing":k}`: a test then fails a shard over, or changes the shard count, while the
+// other trainers' pushes of step k wait in it, and resumes it (SIGCONT).
 package main
 
 import (
@@ -18,6 +27,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pserver/pserver/clients/go/pserver"
 	pb "github.com/pserver/pserver/clients/go/pserverpb"
@@ -60,7 +70,27 @@ func gradient(t, k, i, j uint32, p float32) float32 {
 	return float32(f + float64(p)/8)
 }
 
-func run(file string, t uint64, addresses []string) error {
+// pauseSteps is the steps of SYNC_TRAINER_PAUSE_BEFORE_STEP (k[,k…]).
+func pauseSteps(list string) (map[int]bool, error) {
+	steps := map[int]bool{}
+	for _, field := range strings.Split(list, ",") {
+		if field == "" {
+			continue
+		}
+		k, err := strconv.Atoi(field)
+		if err != nil {
+			return nil, fmt.Errorf("SYNC_TRAINER_PAUSE_BEFORE_STEP: %w", err)
+		}
+		steps[k] = true
+	}
+	return steps, nil
+}
+
+func run(file string, t uint64, target string) error {
+	pauses, err := pauseSteps(os.Getenv("SYNC_TRAINER_PAUSE_BEFORE_STEP"))
+	if err != nil {
+		return err
+	}
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -94,19 +124,34 @@ func run(file string, t uint64, addresses []string) error {
 		}
 	}
 
+	opts := pserver.Options{
+		Pservers: strings.Split(target, ","), TrainerID: t, NotInitializer: !initializer, BlockSize: sc.BlockSize,
+	}
+	if strings.HasPrefix(target, "master=") {
+		// The master assigns the trainer id, the initializer and the block size.
+		opts = pserver.Options{Master: strings.Split(strings.TrimPrefix(target, "master="), ","), Name: fmt.Sprintf("sync-%d", t)}
+	}
 	ctx := context.Background()
-	client, err := pserver.Connect(ctx, pserver.Options{
-		Pservers: addresses, TrainerID: t, NotInitializer: !initializer, BlockSize: sc.BlockSize,
-	})
+	client, err := pserver.Connect(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
+	if id := client.TrainerID(); id != t {
+		return fmt.Errorf("registered as trainer %d, the scenario's id is %d", id, t)
+	}
 	if err := client.InitParamsWith(ctx, tensors, func(name string) *pb.OptimizerConfig { return optimizers[name] }); err != nil {
 		return err
 	}
 	outcomes := map[string]int{}
 	for k := 1; k <= sc.Steps; k++ {
+		if pauses[k] {
+			// os.Stdout is unbuffered: the line is out before the process stops.
+			fmt.Printf("{\"pausing\":%d}\n", k)
+			if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+				return err
+			}
+		}
 		var report pserver.PushReport
 		err := client.Step(ctx, func(s *pserver.StepContext) error {
 			report = pserver.PushReport{}
@@ -155,12 +200,12 @@ func run(file string, t uint64, addresses []string) error {
 
 func main() {
 	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: synctrainer <sync_steps.json> <trainer id> <address,...>")
+		fmt.Fprintln(os.Stderr, "usage: synctrainer <sync_steps.json> <trainer id> <address,...>|master=<address,...>")
 		os.Exit(1)
 	}
 	t, err := strconv.ParseUint(os.Args[2], 10, 64)
 	if err == nil {
-		err = run(os.Args[1], t, strings.Split(os.Args[3], ","))
+		err = run(os.Args[1], t, os.Args[3])
 	} else {
 		err = fmt.Errorf("trainer id %q: %w", os.Args[2], err)
 	}
