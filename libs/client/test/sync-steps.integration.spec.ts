@@ -231,6 +231,7 @@ describe('SYNC: three trainers in three languages', () => {
     );
     const held = trainers[scenario.trainers.findIndex((t) => t.id === paused)]!.process;
     await held.waitForLine((line) => line === `{"pausing":${pauseBefore}}`, { timeoutMs: 60_000 });
+    await held.waitUntilStopped({ timeoutMs: 10_000 });
     // The others push step 6 everywhere and wait to read step 7: wait until shard 1 holds their
     // contributions (a trainer's last step there counts the open step's).
     const status = new PserverDriver(pservers[victim]!.address);
@@ -309,12 +310,14 @@ describe(`SYNC through a change of the running job’s shard count, ${from} → 
           await started.process.waitForLine((line) => line === '{"pausing":1}', {
             timeoutMs: 60_000,
           });
+          await started.process.waitUntilStopped({ timeoutMs: 10_000 });
         }
         for (const { process } of trainers) process.signal('SIGCONT');
         const held = trainers[scenario.trainers.findIndex((t) => t.id === paused)]!.process;
         await held.waitForLine((line) => line === `{"pausing":${pauseBefore}}`, {
           timeoutMs: 60_000,
         });
+        await held.waitUntilStopped({ timeoutMs: 10_000 });
         // Every shard holds the others' contributions to the step before the count changes.
         const others = scenario.trainers.filter((t) => t.id !== paused).map((t) => t.id);
         for (const { pserver } of cluster.serving().values()) {

@@ -148,6 +148,23 @@ export class ManagedProcess {
     return parseJsonLine(await this.waitForLine(matches, options)) ?? {};
   }
 
+  /**
+   * Waits until the process is stopped (SIGSTOP: state T in /proc/<pid>/stat). A process that
+   * stops itself after printing a line may not have stopped yet when the line arrives; a SIGCONT
+   * sent then is lost, and it stays stopped.
+   */
+  async waitUntilStopped(options: { timeoutMs: number }): Promise<void> {
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      const stat = fs.readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      // The state follows the command name, which is in parentheses and may hold anything.
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
+      if (!this.running) throw this.failure('exited while it was expected to stop');
+      if (Date.now() > deadline) throw this.failure(`not stopped within ${options.timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM, …) if the process is still running. */
   signal(signal: NodeJS.Signals): void {
     if (this.running) this.child.kill(signal);
