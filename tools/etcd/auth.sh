@@ -71,7 +71,7 @@ case "${1:-}" in
     # index at once) needs write permission on every key of the lease, and the master puts
     # assign/<i> under it.
     etcdctl role add "$pserver"
-    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/; do
+    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/ reshape/last-step/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
     for prefix in config/ init/ finish/; do

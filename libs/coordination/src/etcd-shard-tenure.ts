@@ -250,6 +250,44 @@ export class EtcdShardTenure extends TenureBase {
   }
 
   /**
+   * SYNC: agrees with the other primaries of this count on the last step they all close before
+   * handing their shards back. Puts `mine` (the highest step a push joined here) as
+   * `reshape/last-step/<i>` while this tenure holds the index and the change is pending, then reads
+   * every `liveReshapePollMs` until every index of the count has put one, and returns the highest.
+   * A trainer starts a step only once the one before was acknowledged everywhere, so every shard
+   * gets every contribution to the steps through it; the steps after it are left open. Throws
+   * when the put did not commit, or when `signal` aborts first.
+   */
+  async agreeOnLastStep(mine: number, signal: AbortSignal): Promise<number> {
+    this.require();
+    const assign = this.keys.assign(this.index);
+    const put = await this.client
+      .if(assign, 'Create', '==', this.epoch)
+      .and(assign, 'Lease', '==', this.lease.id)
+      .and(this.keys.liveReshape, 'Create', '>', 0)
+      .then(this.client.put(this.keys.lastStep(this.index)).value(String(mine)))
+      .commit();
+    if (!put.succeeded)
+      throw new Error(
+        `reshape/last-step/${this.index} could not be put: the index or the change is gone`,
+      );
+    for (;;) {
+      signal.throwIfAborted();
+      const steps = await this.client.getAll().prefix(this.keys.lastStepPrefix).strings();
+      const byIndex = new Map<number, number>();
+      for (const [key, value] of Object.entries(steps)) {
+        const index = Number(key.slice(this.keys.lastStepPrefix.length));
+        if (Number.isInteger(index) && index < this.shardCount) byIndex.set(index, Number(value));
+      }
+      if (byIndex.size === this.shardCount) return Math.max(...byIndex.values());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, liveReshapePollMs);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+
+  /**
    * Hands the index back for a live reshape, after its final checkpoint committed: deletes
    * `assign/<i>` and the shard's replica keys and marks `reshape/handed-back/<i>` with this epoch,
    * in one transaction that commits only while this tenure holds the index and the request is

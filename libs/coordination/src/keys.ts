@@ -20,6 +20,7 @@
  * | `reshape/restored/<i>` | the epoch of the owner of index i that restored its share of `reshape` | none |
  * | `reshape/live` | `{from, to}`: a change of the count asked while the job runs; every primary hands its shard back | none |
  * | `reshape/handed-back/<i>` | the epoch of the owner of index i that committed a final checkpoint and handed it back | none |
+ * | `reshape/last-step/<i>` | SYNC: the highest step a push joined on index i when its primary saw `reshape/live`; every primary closes the steps through the highest of them, and no later one, before it hands back | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
@@ -194,6 +195,15 @@ export class JobKeys {
 
   handedBack(index: number): string {
     return `${this.handedBackPrefix}${index}`;
+  }
+
+  /** SYNC: each old index's highest step joined when its primary saw `reshape/live`. */
+  get lastStepPrefix(): string {
+    return `${this.root}reshape/last-step/`;
+  }
+
+  lastStep(index: number): string {
+    return `${this.lastStepPrefix}${index}`;
   }
 
   /** The index of a `reshape/handed-back/<i>` key, or undefined for another key. */

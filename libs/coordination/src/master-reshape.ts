@@ -108,6 +108,7 @@ export async function askLiveReshape(
       .then(
         client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
         client.delete().prefix(keys.handedBackPrefix),
+        client.delete().prefix(keys.lastStepPrefix),
       )
       .commit();
     if (result.succeeded) return;
@@ -211,7 +212,11 @@ export async function beginReshape(
       client.put(keys.reshape).value(record),
       client.delete().prefix(keys.checkpointRoot),
       ...(live
-        ? [client.delete().key(keys.liveReshape), client.delete().prefix(keys.handedBackPrefix)]
+        ? [
+            client.delete().key(keys.liveReshape),
+            client.delete().prefix(keys.handedBackPrefix),
+            client.delete().prefix(keys.lastStepPrefix),
+          ]
         : []),
     ];
     let succeeded: boolean;

@@ -185,25 +185,28 @@ describe('SYNC', () => {
     });
   });
 
-  it('tells of its step boundary at once with no contribution open, else as the open step closes: a stop begun then refuses the next step’s pushes', async () => {
+  it('holds its steps for a live change of the count: none after the highest joined closes until the shards agree, then those through the agreed one', async () => {
     const { push, service, shard } = await shardUnder(sync(2));
-    const boundaries: string[] = [];
-    service.consistency.onStepBoundary(() => boundaries.push('idle'));
-    expect(boundaries).toEqual(['idle']);
     await push(1, 1, [2, 0, 0, 0]);
-    // Trainer 1's push of step 2 parks until step 1 closes.
-    const next = push(1, 2, [2, 0, 0, 0]).catch((err: unknown) => err);
-    service.consistency.onStepBoundary(() => {
-      boundaries.push('step 1 closed');
-      service.beginShutdown();
-    });
-    expect(boundaries).toEqual(['idle']);
+    // Step 1 has a contribution: it is the highest joined, and may still close.
+    expect(service.consistency.holdSteps()).toBe(1);
     await push(2, 1, [4, 0, 0, 0]);
-    expect(boundaries).toEqual(['idle', 'step 1 closed']);
-    expect(await next).toMatchObject({ code: 'PSERVER_SHUTTING_DOWN' });
-    // Step 1 closed with both contributions, nothing of step 2 applied.
     expect(shard.closedSteps).toBe(1);
-    expect(shard.marks.lastStep(1)).toBe(1);
+    // Step 2 gets every contribution but stays open: it is after the hold.
+    await push(1, 2, [2, 0, 0, 0]);
+    await push(2, 2, [2, 0, 0, 0]);
+    expect(shard.closedSteps).toBe(1);
+    // The shards agreed on step 2: it closes; step 3 stays open, its contributions acknowledged.
+    await service.consistency.closeThrough(2);
+    expect(shard.closedSteps).toBe(2);
+    for (const trainer of [1, 2])
+      expect(await push(trainer, 3, [1, 0, 0, 0])).toMatchObject({
+        outcome: 'PUSH_OUTCOME_ACCUMULATED',
+      });
+    expect(shard.closedSteps).toBe(2);
+    // Agreeing on a step already closed resolves at once.
+    await service.consistency.closeThrough(1);
+    service.beginShutdown();
   });
 
   it('sums in ascending trainer order whatever order the contributions arrive in', async () => {

@@ -104,12 +104,17 @@ export abstract class ShardConsistency {
   }
 
   /**
-   * Calls `listener` synchronously at the shard's next step boundary: at once where pushes apply
-   * on arrival, or no push joined the open SYNC step; else as the open step closes, before the
-   * calls parked for it go on (so the listener can refuse the next step's pushes first).
+   * A live change of the count: closes no step after the highest a push joined here, and returns
+   * it, until `closeThrough` says which step the shards agreed on. Undefined where pushes apply on
+   * arrival: there is nothing to agree on.
    */
-  onStepBoundary(listener: () => void): void {
-    listener();
+  holdSteps(): number | undefined {
+    return undefined;
+  }
+
+  /** Closes the steps through `step` as their contributions come, and no later one; resolves once `step` closed. */
+  closeThrough(_step: number): Promise<void> {
+    return Promise.resolve();
   }
 
   /** The open SYNC step; undefined where pushes apply on arrival. */

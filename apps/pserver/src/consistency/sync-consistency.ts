@@ -24,10 +24,11 @@ type Sync = Extract<JobConsistency, { mode: 'sync' }>;
 export class SyncConsistency extends ShardConsistency {
   private open: OpenStep | undefined;
   private readonly unsubscribe: () => void;
-  /** Called once as the open step closes (`onStepBoundary`). */
-  private boundaryListeners: (() => void)[] = [];
   /** The steps closed whose reads may go (with replicas: once the replicas hold them). */
   private released: number;
+  /** During a live change of the count: no step after it closes (`holdSteps`, `closeThrough`). */
+  private closeLimit: number | undefined;
+  private readonly closedWaiters: { step: number; resolve: () => void }[] = [];
 
   constructor(config: Sync, roster: Roster, shard: Shard, hooks: ShardConsistencyHooks = {}) {
     super(config, roster, shard, hooks);
@@ -52,9 +53,17 @@ export class SyncConsistency extends ShardConsistency {
     return this.open?.has(trainerId) ? Math.max(mark, this.open.step) : mark;
   }
 
-  override onStepBoundary(listener: () => void): void {
-    if (!this.open || this.open.contributors.length === 0) listener();
-    else this.boundaryListeners.push(listener);
+  override holdSteps(): number {
+    const open = this.open && this.open.contributors.length > 0 ? this.open : undefined;
+    this.closeLimit = open ? open.step : this.shard.closedSteps;
+    return this.closeLimit;
+  }
+
+  override closeThrough(step: number): Promise<void> {
+    this.closeLimit = step;
+    this.settle();
+    if (this.shard.closedSteps >= step) return Promise.resolve();
+    return new Promise((resolve) => this.closedWaiters.push({ step, resolve }));
   }
 
   protected override get openStep(): number {
@@ -174,9 +183,12 @@ export class SyncConsistency extends ShardConsistency {
     const skipped: string[] = [];
     // Every trainer left: the open step closes with what it has (the roster shrank to fewer than
     // those who contributed), and no later step opens until one joins.
-    if (roster.length === 0) return this.open ? this.close(this.open) : [];
+    const limit = this.closeLimit ?? Infinity;
+    if (roster.length === 0)
+      return this.open && this.open.step <= limit ? this.close(this.open) : [];
     for (;;) {
       const step = this.shard.closedSteps + 1;
+      if (step > limit) break;
       const open = this.open ?? new OpenStep(step, roster);
       const missing = roster.filter((member) => !open.has(member));
       const byK = k > 0 ? open.contributors.length >= k : missing.length === 0;
@@ -205,7 +217,11 @@ export class SyncConsistency extends ShardConsistency {
         evictions,
       }),
     );
-    for (const listener of this.boundaryListeners.splice(0)) listener();
+    for (const waiter of [...this.closedWaiters])
+      if (waiter.step <= closed) {
+        this.closedWaiters.splice(this.closedWaiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
     if (!replicated) this.release(closed);
     // A failed forward ends the tenure: the reads waiting are abandoned with it.
     else

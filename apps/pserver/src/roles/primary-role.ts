@@ -273,7 +273,7 @@ export class PrimaryRole {
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
     const timer = this.context.metrics.handBackSeconds.startTimer();
-    await this.atStepBoundary(this.serving.service);
+    await this.atAgreedStepBoundary(this.serving.service, tenure);
     this.context.setServing(false);
     await this.checkpointer.stop();
     if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
@@ -284,25 +284,37 @@ export class PrimaryRole {
   }
 
   /**
-   * Refuses changes from the shard's next step boundary on: at once, but for a SYNC step some
-   * trainers contributed to, which is let close first (within `stepBoundaryWaitMs`) — the final
-   * checkpoint then holds whole steps, and the contributions acknowledged to it are not lost.
+   * Refuses changes from the step boundary every shard of the job agreed on: at once where pushes
+   * apply on arrival; under SYNC once the shard closed the last step the primaries agreed on
+   * (`EtcdShardTenure.agreeOnLastStep`; within `stepBoundaryWaitMs`), so that the final
+   * checkpoints all end at the same step and no shard waits for contributions that trainers
+   * stuck at another shard's boundary cannot send. A later step's contributions (acknowledged,
+   * not closed) are handed back open: trainers send them again when the new shards ask.
    */
-  private atStepBoundary(service: ParameterService): Promise<void> {
-    return new Promise((resolve) => {
-      const stop = (): void => {
-        clearTimeout(timer);
-        this.beginShutdown();
-        resolve();
-      };
-      const timer = setTimeout(() => {
+  private async atAgreedStepBoundary(
+    service: ParameterService,
+    tenure: EtcdShardTenure,
+  ): Promise<void> {
+    const mine = service.consistency.holdSteps();
+    if (mine !== undefined) {
+      const bound = AbortSignal.timeout(stepBoundaryWaitMs);
+      try {
+        const last = await tenure.agreeOnLastStep(mine, bound);
+        await new Promise<void>((resolve, reject) => {
+          bound.addEventListener('abort', () => reject(bound.reason as Error), { once: true });
+          service.consistency.closeThrough(last).then(resolve, reject);
+        });
+        this.context.logger.info('closed the steps every shard closes before handing back', {
+          last,
+        });
+      } catch (err) {
         this.context.logger.warn(
-          `the open step did not close within ${stepBoundaryWaitMs} ms: handing the shard back without its contributions, as a crash of this shard would lose them`,
+          `the shards did not agree on and close their last step within ${stepBoundaryWaitMs} ms: handing the shard back with its open step, whose contributions trainers send again when asked`,
+          { err },
         );
-        stop();
-      }, stepBoundaryWaitMs);
-      service.consistency.onStepBoundary(stop);
-    });
+      }
+    }
+    this.beginShutdown();
   }
 
   /**
