@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import {
   placeTensor,
   type PushOutcome,
@@ -154,6 +155,9 @@ export class StepContext {
       () => new ClientError('CLIENT_DEADLINE_EXCEEDED', `step ${identity.step}: past its deadline`),
     );
     this.linked = createLinkedAbortController(this.deadlineSignal.signal);
+    // Every call of the step listens to it while it runs: a step's calls in flight (one per shard,
+    // or per block while a model is initialized) are many, and none of them is a leak.
+    setMaxListeners(0, this.linked.signal);
     this.sent = new StepPushes(identity, view.shardCount);
   }
 

@@ -1,7 +1,7 @@
 import type { Etcd3 } from 'etcd3';
 import type { CheckpointMeta } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
-import { backoffPolicies, retry } from '@pserver/rpc';
+import { abortableSleep, backoffPolicies, retry } from '@pserver/rpc';
 import { EtcdMetaStore } from './etcd-meta-store';
 import { parseReplica, type ReplicaAssignment } from './job-state';
 import type { JobKeys } from './keys';
@@ -280,10 +280,7 @@ export class EtcdShardTenure extends TenureBase {
         if (Number.isInteger(index) && index < this.shardCount) byIndex.set(index, Number(value));
       }
       if (byIndex.size === this.shardCount) return Math.max(...byIndex.values());
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, liveReshapePollMs);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
+      await abortableSleep(liveReshapePollMs, signal).catch(() => undefined);
     }
   }
 
