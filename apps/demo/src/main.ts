@@ -125,7 +125,6 @@ async function main(): Promise<number> {
   const { judgement, growth } = result;
   console.log(`\n${capitalized(judgement.text)} after ${seconds(result.durationMs)}.`);
   if (growth) console.log(growthSummary(growth));
-  if (result.noGrowth) console.log(`  ${result.noGrowth}`);
   for (const f of result.failures)
     console.log(
       `  kill -9 ${f.victim}: ${f.takenOverBy ?? 'nobody'} took over after ${f.takenOverAt ? seconds(f.takenOverAt - f.killedAt) : '-'}; ` +

@@ -10,7 +10,7 @@ import { AckAudit, type AuditResult } from './ack-audit';
 import { Chaos, type Failure } from './chaos';
 import { DemoCluster } from './demo-cluster';
 import type { DemoModel, Judgement } from './demo-model';
-import { LiveGrowth, whyNoGrowth, type Growth } from './live-growth';
+import { LiveGrowth, type Growth } from './live-growth';
 import { TrainingProgress } from './training-progress';
 
 export interface DemoOptions {
@@ -37,8 +37,6 @@ export interface DemoResult {
   failures: Failure[];
   /** The job grown by a shard while it trained, when it was. */
   growth?: Growth;
-  /** Why the chaos did not grow the job although asked to (`whyNoGrowth`). */
-  noGrowth?: string;
   /** Acknowledged updates lost and applied twice (a model the demo initializes). */
   audit?: AuditResult;
   durationMs: number;
@@ -112,10 +110,7 @@ export async function runDemo(
       record({ kind: 'started', name: p.name, pid: p.pid }, `started ${p.name} (pid ${p.pid})`);
 
     const growing = options.chaos && options.grow;
-    const noGrowth = growing ? whyNoGrowth(options.consistency) : undefined;
-    if (noGrowth) record({ kind: 'growth skipped', reason: noGrowth }, noGrowth);
-    const growth =
-      growing && !noGrowth ? liveGrowth(options, demo, progress, record, audit) : undefined;
+    const growth = growing ? liveGrowth(options, demo, progress, record, audit) : undefined;
     const chaos = new Chaos({
       cluster: demo,
       progress,
@@ -189,7 +184,6 @@ export async function runDemo(
       judgement,
       failures: chaos.failures,
       growth: grown,
-      noGrowth,
       audit: audited,
       durationMs: finishedAt - startedAt,
       longestPauseMs: pause?.ms ?? 0,

@@ -1,6 +1,5 @@
 import { FakeProcess } from './fake-process';
-import { parseConsistency } from '@pserver/coordination';
-import { LiveGrowth, whyNoGrowth, type GrowthEvent, type GrowthHost } from './live-growth';
+import { LiveGrowth, type GrowthEvent, type GrowthHost } from './live-growth';
 import { servingNow } from './serving-now';
 import { TrainingProgress } from './training-progress';
 
@@ -155,14 +154,5 @@ describe('LiveGrowth', () => {
     await expect(growth.finish()).rejects.toThrow('no master took the shard count 3');
     expect(() => growth.tick()).toThrow('no master took the shard count 3');
     expect(growth.settled).toBe(false);
-  });
-});
-
-describe('whyNoGrowth', () => {
-  it('grows ASYNC and SSP jobs, and SYNC ones only where no shard asks for a step again', () => {
-    expect(whyNoGrowth(parseConsistency('async'))).toBeUndefined();
-    expect(whyNoGrowth(parseConsistency('ssp:2'))).toBeUndefined();
-    expect(whyNoGrowth(parseConsistency('sync', 0, 'continue'))).toBeUndefined();
-    expect(whyNoGrowth(parseConsistency('sync'))).toMatch(/^no growth in sync: /);
   });
 });

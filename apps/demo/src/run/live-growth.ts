@@ -1,4 +1,3 @@
-import type { JobConsistency } from '@pserver/coordination';
 import type { ManagedProcess } from '@pserver/local-cluster';
 import type { AuditResult } from './ack-audit';
 import type { Served } from './serving-now';
@@ -59,21 +58,6 @@ export interface LiveGrowthOptions {
   replicas: number;
   /** Reads back every update the demo's audit was acknowledged so far (an audited run). */
   audit?: () => Promise<AuditResult>;
-}
-
-/**
- * Why the demo does not grow a job of this consistency mode, if it does not. SYNC (failover
- * `rerun`): a shard of the new count, restored without a trainer's push to the step it has open,
- * asks for that push again (PSERVER_RESEND_STEP), and the clients (TypeScript, Python, Go) send
- * again the blocks they kept for the shard of that index under the old count — placed for it, not
- * for the new one: PSERVER_WRONG_SHARD, run after run, until the step's deadline (a Go trainer
- * failed so; `w1@5` is on shard 1 of 3, on shard 3 of 4). A client must place its kept push anew
- * for the new count before the demo grows a SYNC job.
- */
-export function whyNoGrowth(consistency: JobConsistency): string | undefined {
-  if (consistency.mode === 'sync' && consistency.failover === 'rerun')
-    return 'no growth in sync: the clients send a step asked again after a change of the shard count as placed for the old count';
-  return undefined;
 }
 
 const logTime = (entry: Record<string, unknown> | undefined): number =>
