@@ -163,17 +163,17 @@ async function checkpointAll(pservers: Pick<PserverProcess, 'address'>[]): Promi
 
 afterAll(() => stopAllProcesses());
 
+// Each language's trainer program, and what the reference ends with.
+let programs: Map<number, TrainerProgram>;
+let expected: Record<string, FinalTensor>;
+beforeAll(() => {
+  programs = new Map(
+    scenario.trainers.map(({ id, language }) => [id, trainerProgram(language, syncTrainers)]),
+  );
+  expected = reference();
+});
+
 describe('SYNC: three trainers in three languages', () => {
-  let programs: Map<number, TrainerProgram>;
-  let expected: Record<string, FinalTensor>;
-
-  beforeAll(() => {
-    programs = new Map(
-      scenario.trainers.map(({ id, language }) => [id, trainerProgram(language, syncTrainers)]),
-    );
-    expected = reference();
-  });
-
   it.each(scenario.shardCounts)(
     'over %i shard(s) end with parameters and optimizer state byte-identical to the reference',
     async (shards) => {
@@ -262,26 +262,16 @@ describe('SYNC: three trainers in three languages', () => {
 // The same scenario on a cluster job (a master, 3 shards and a spare) whose shard count changes
 // from 3 to 4 while it trains (`liveReshape`): the TypeScript trainer stops before step 7, the
 // Python and Go trainers' pushes of step 7 wait in every shard's open step, and the count is
-// changed. Either the trainer comes back at once and the open steps close before the primaries
-// hand their shards back, or it comes back only once the job serves at 4: the primaries waited
-// for the step to close, handed back without the contributions, and the new shards ask for them
-// again — the clients send what they kept, placed anew for the new count. Both end
-// byte-identical to the reference.
+// changed. The primaries agree to close step 7 before they hand their shards back. Either the
+// trainer comes back at once and step 7 closes everywhere with its contribution, or it comes back
+// only once the job serves at 4: the primaries waited for step 7 (10 s), handed back with it open,
+// and the new shards ask for the others' contributions again — the clients send what they kept,
+// placed anew for the new count. Both end byte-identical to the reference.
 const { from, to, pauseBefore } = scenario.liveReshape;
 describe(`SYNC through a change of the running job’s shard count, ${from} → ${to}`, () => {
-  let programs: Map<number, TrainerProgram>;
-  let expected: Record<string, FinalTensor>;
-
-  beforeAll(() => {
-    programs = new Map(
-      scenario.trainers.map(({ id, language }) => [id, trainerProgram(language, syncTrainers)]),
-    );
-    expected = reference();
-  });
-
   it.each([
-    ['the open step closes before the hand-back', false],
-    ['the open step is handed back open and sent again, placed anew', true],
+    ['step 7 closes before the hand-back', false],
+    ['step 7 is handed back open and sent again, placed anew', true],
   ])(
     'ends byte-identical to the reference: %s',
     async (_, resumeOnceServed) => {
