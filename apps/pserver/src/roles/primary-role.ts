@@ -5,6 +5,7 @@ import {
   type JobConsistency,
   type ShardTenure,
 } from '@pserver/coordination';
+import { onAbort } from '@pserver/rpc';
 import type { Roster } from '../consistency/roster';
 import type { ReplicationStatus } from '../metrics';
 import { Checkpointer, type RecoveryOutcome } from '../persistence/checkpointer';
@@ -301,8 +302,8 @@ export class PrimaryRole {
       try {
         const last = await tenure.agreeOnLastStep(mine, bound);
         await new Promise<void>((resolve, reject) => {
-          bound.addEventListener('abort', () => reject(bound.reason as Error), { once: true });
-          service.consistency.closeThrough(last).then(resolve, reject);
+          const unlink = onAbort(bound, (reason) => reject(reason as Error));
+          service.consistency.closeThrough(last).then(() => (unlink(), resolve()), reject);
         });
         this.context.logger.info('closed the steps every shard closes before handing back', {
           last,
