@@ -40,6 +40,8 @@ export interface PserverMetrics {
   checkpoints: { seconds: Histogram; failures: Counter };
   /** From a hand-back asked (a change of the running job's shard count) to the shard handed back. */
   handBackSeconds: Histogram;
+  /** A new owner's share of the old count's checkpoints: bytes read, and the time to serve it. */
+  reshapeRestore: { bytes: Counter; seconds: Histogram };
 }
 
 export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
@@ -145,6 +147,19 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
     }),
+    reshapeRestore: {
+      bytes: new Counter({
+        name: 'pserver_reshape_restored_bytes_total',
+        help: "Bytes of the old count's checkpoints read to restore this pserver's shares after changes of the shard count.",
+        registers: [registry],
+      }),
+      seconds: new Histogram({
+        name: 'pserver_reshape_restore_duration_seconds',
+        help: "Restoring a share of the old count's checkpoints after a change of the shard count: read, then committed at the new count, before the shard is served.",
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+        registers: [registry],
+      }),
+    },
   };
 }
 

@@ -1,6 +1,14 @@
 import { connect, type PserverClient } from '@pserver/client';
 import { connectEtcd, JobKeys, type EtcdClient } from '@pserver/coordination';
-import { appBundle, LocalCluster, spawnNode, stopAllProcesses, waitFor } from '@pserver/testing';
+import {
+  appBundle,
+  LocalCluster,
+  metricsPage,
+  spawnNode,
+  stopAllProcesses,
+  waitFor,
+  type PserverProcess,
+} from '@pserver/testing';
 
 // A job restored onto another shard count: 3 shards hold dense tensors under Adam and two tables
 // (one with counting admission and TTL eviction, one with row-wise Adagrad); every pserver is
@@ -64,12 +72,22 @@ describe('a job restored onto another shard count', () => {
       // --no-wait: the job is down, and serves at the new count only once the pservers below start.
       const changed = await run('--master', master, 'shards', String(count), '--no-wait');
       expect(changed).toMatchObject({ code: 0 });
-      for (let i = 0; i < count; i++) await cluster.startPserver();
+      const started: PserverProcess[] = [];
+      for (let i = 0; i < count; i++)
+        started.push(await cluster.startPserver(['--metrics-port', '0']));
       // Only the new pservers run: each index served is one restored.
       await waitFor(() => (cluster.serving().size === count ? true : undefined), {
         timeoutMs: 60_000,
         description: `${count} shards serving`,
       });
+      // Each says what its share cost: bytes read from the old checkpoints, one restore timed.
+      for (const pserver of started) {
+        const page = await metricsPage(pserver);
+        expect(
+          Number(/^pserver_reshape_restored_bytes_total (\S+)$/m.exec(page)?.[1]),
+        ).toBeGreaterThan(0);
+        expect(page).toMatch(/^pserver_reshape_restore_duration_seconds_count 1$/m);
+      }
       await waitFor(async () => !(await etcd!.get(keys.reshape).exists()), {
         timeoutMs: 15_000,
         description: 'the reshape ended',

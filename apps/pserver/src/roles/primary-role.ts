@@ -92,6 +92,7 @@ export class PrimaryRole {
    */
   async recover(orphansFrom?: number): Promise<RecoveryOutcome | { kind: 'promoted' }> {
     if (this.promoted) return { kind: 'promoted' };
+    const started = performance.now();
     const recovery = await this.checkpointer.recover(orphansFrom);
     // Committed before anything is served: the orphan is not needed again once this serves.
     if (recovery.kind === 'adopted') await this.checkpointer.save('adopted an orphaned state');
@@ -99,6 +100,9 @@ export class PrimaryRole {
       // This index's share, committed at the new count, is what it restores from from now on.
       await this.checkpointer.save(`restored its share of ${recovery.from} shards`);
       await this.tenure.markRestored();
+      const { reshapeRestore } = this.context.metrics;
+      reshapeRestore.bytes.inc(recovery.bytes);
+      reshapeRestore.seconds.observe((performance.now() - started) / 1000);
     } else if (this.tenure.reshape && recovery.kind === 'restored') {
       // An owner before this one committed the share and stopped before it said so.
       await this.tenure.markRestored();
