@@ -171,6 +171,16 @@ describe('changing the shard count of an initialized job', () => {
       tenures.map((t) => new Promise<number>((resolve) => void t.onHandBackAsked(resolve))),
     );
     expect(told).toEqual([3, 3]);
+    // SYNC: the primaries agree on the last step they all close — the highest either put — and
+    // one that put its step waits for the other's.
+    const first = tenures[0]!.agreeOnLastStep(7, AbortSignal.timeout(10_000));
+    await expect(tenures[1]!.agreeOnLastStep(9, AbortSignal.timeout(10_000))).resolves.toBe(9);
+    await expect(first).resolves.toBe(9);
+    // Without the other's, it waits until its bound.
+    await client.delete().key(j.keys.lastStep(1));
+    await expect(tenures[0]!.agreeOnLastStep(7, AbortSignal.timeout(600))).rejects.toMatchObject({
+      name: 'TimeoutError',
+    });
     await tenures[0]!.handBack();
     const half = await readJobState(client, j.keys);
     expect(half.liveReshape?.handedBack).toEqual([0]);
@@ -183,6 +193,7 @@ describe('changing the shard count of an initialized job', () => {
     await tenures[1]!.handBack();
     // A tenure that handed back holds nothing: a second hand-back is refused.
     await expect(tenures[1]!.handBack()).rejects.toBeInstanceOf(TenureLostError);
+    await expect(tenures[1]!.agreeOnLastStep(9, AbortSignal.timeout(10_000))).rejects.toThrow();
     const all = await readJobState(client, j.keys);
     expect(all.liveReshape?.handedBack).toEqual([0, 1]);
     expect(all.assignments).toEqual([]);
@@ -195,6 +206,7 @@ describe('changing the shard count of an initialized job', () => {
     expect(after.reshape).toMatchObject({ from: 2, to: 3, restored: [] });
     expect([...after.reshape!.sources.keys()]).toEqual([0, 1]);
     expect(await client.getAll().prefix(j.keys.handedBackPrefix).keys()).toEqual([]);
+    expect(await client.getAll().prefix(j.keys.lastStepPrefix).keys()).toEqual([]);
     expect(await ckptKeys(j.keys)).toEqual([]);
   });
 
