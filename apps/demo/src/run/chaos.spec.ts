@@ -67,6 +67,29 @@ describe('Chaos', () => {
     expect(events).toEqual(['killed', 'taken over', 'resumed', 'killed', 'taken over', 'resumed']);
   });
 
+  it('with replicas, kills a pserver only once its shard has a replica in sync', () => {
+    const cluster = new FakeCluster();
+    const progress = new TrainingProgress(['a'], 1, 1000);
+    const chaos = new Chaos({
+      cluster,
+      progress,
+      victimIndex: 0,
+      onEvent: () => undefined,
+      kills: ['pserver'],
+      replicas: 1,
+    });
+    const primary = cluster.pservers[0]!;
+    primary.log(100, 'a replica is in sync'); // of an earlier tenure
+    primary.log(200, 'serving', { index: 0, shardEpoch: 7 });
+    progress.onTrainerLine('a', step(500, 0, 900));
+    chaos.tick(1_000);
+    expect(primary.killedBy).toBeUndefined();
+    primary.log(1_100, 'a replica is in sync');
+    chaos.tick(1_200);
+    expect(primary.killedBy).toBe('SIGKILL');
+    expect(chaos.failures[0]).toMatchObject({ killedAt: 1_200 });
+  });
+
   it('kills only what its plan names', () => {
     const cluster = new FakeCluster();
     const progress = new TrainingProgress(['a'], 1, 1000);

@@ -80,6 +80,12 @@ export interface ChaosOptions {
   kills?: readonly KillTarget[];
   /** The job grown by a shard before the kills (it tells its own events). */
   growth?: LiveGrowth;
+  /**
+   * Replicas of each shard: the pserver is killed only once its shard has a replica in sync. A
+   * shard's primary that just took it (after the growth, or a failover) is its only copy until
+   * its replica caught up; a kill then loses every copy, which no replica count can survive.
+   */
+  replicas?: number;
 }
 
 /**
@@ -96,6 +102,7 @@ export class Chaos {
   private readonly victimIndex: number;
   private readonly onEvent: (event: FailureEvent) => void;
   private readonly plan: { at: number; action: ChaosAction }[];
+  private readonly replicas: number;
 
   constructor(options: ChaosOptions) {
     this.cluster = options.cluster;
@@ -103,6 +110,7 @@ export class Chaos {
     this.victimIndex = options.victimIndex;
     this.onEvent = options.onEvent;
     this.growth = options.growth;
+    this.replicas = options.replicas ?? 0;
     this.plan = chaosPlan(options.kills ?? ['pserver', 'master'], this.growth !== undefined);
   }
 
@@ -142,7 +150,10 @@ export class Chaos {
   private killPserver(now: number): Failure | undefined {
     const served = this.cluster.serving().get(this.victimIndex);
     if (!served) return undefined;
-    served.pserver.process.signal('SIGKILL');
+    const { process } = served.pserver;
+    const inSync = logTime(process.lastLog('a replica is in sync'));
+    if (this.replicas > 0 && !(inSync >= logTime(process.lastLog('serving')))) return undefined;
+    process.signal('SIGKILL');
     return {
       target: 'pserver',
       victim: served.pserver.process.name,

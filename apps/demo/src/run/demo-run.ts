@@ -118,6 +118,7 @@ export async function runDemo(
       onEvent: (event) => record({ kind: event.kind, ...event.failure }, chaosLine(event)),
       kills: model.kills,
       growth,
+      replicas: options.replicas,
     });
     let passesOver = 0;
     while (!progress.allFinished()) {
