@@ -23,6 +23,17 @@ class FakeCluster implements ChaosCluster {
 const step = (samples: number, started: number, t: number): string =>
   JSON.stringify({ event: 'step', pass: 0, loss: 1, samples, started, t });
 
+/** A chaos whose only step is the kill of shard 0's pserver. */
+const pserverKill = (cluster: FakeCluster, progress: TrainingProgress, replicas = 0): Chaos =>
+  new Chaos({
+    cluster,
+    progress,
+    victimIndex: 0,
+    onEvent: () => undefined,
+    kills: ['pserver'],
+    replicas,
+  });
+
 describe('Chaos', () => {
   it('counts the time lost from the kill until every trainer completed a step after the takeover', () => {
     const cluster = new FakeCluster();
@@ -70,14 +81,7 @@ describe('Chaos', () => {
   it('with replicas, kills a pserver only once its shard has a replica in sync', () => {
     const cluster = new FakeCluster();
     const progress = new TrainingProgress(['a'], 1, 1000);
-    const chaos = new Chaos({
-      cluster,
-      progress,
-      victimIndex: 0,
-      onEvent: () => undefined,
-      kills: ['pserver'],
-      replicas: 1,
-    });
+    const chaos = pserverKill(cluster, progress, 1);
     const primary = cluster.pservers[0]!;
     primary.log(100, 'a replica is in sync'); // of an earlier tenure
     primary.log(200, 'serving', { index: 0, shardEpoch: 7 });
@@ -93,13 +97,7 @@ describe('Chaos', () => {
   it('kills only what its plan names', () => {
     const cluster = new FakeCluster();
     const progress = new TrainingProgress(['a'], 1, 1000);
-    const chaos = new Chaos({
-      cluster,
-      progress,
-      victimIndex: 0,
-      onEvent: () => undefined,
-      kills: ['pserver'],
-    });
+    const chaos = pserverKill(cluster, progress);
     progress.onTrainerLine('a', step(500, 0, 900));
     chaos.tick(1_000);
     progress.onTrainerLine('a', step(400, 1_000, 1_900));
