@@ -233,6 +233,8 @@ export function checkTablePush(table: ShardTable, grad: SparseGradBytes): Prepar
 export interface ShardTable {
   table: SparseTable;
   spec: TableSpec;
+  /** The table's options but its shard: what makes its part on another shard count. */
+  options: CheckedTableSpec['options'];
 }
 
 /** A new table's part on shard `shardIndex` of `shardCount`, from a checked spec. */
@@ -244,5 +246,6 @@ export function createShardTable(
   return {
     table: new SparseTable({ ...checked.options, shardIndex, shardCount }),
     spec: checked.spec,
+    options: checked.options,
   };
 }
