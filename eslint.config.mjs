@@ -73,8 +73,10 @@ const pserverFolders = {
   replication: ['shard', 'persistence'],
   service: ['shard', 'consistency'],
   transport: ['service', 'replication'],
+  moves: ['shard', 'persistence', 'replication'],
   roles: [
     'shard',
+    'moves',
     'consistency',
     'persistence',
     'replication',

@@ -68,6 +68,62 @@ export interface SharePart {
 }
 
 /**
+ * What index `index` of `placement.to` takes from `shard`, in memory: an old shard (`source`) or a
+ * copy of the slices it gives `index`. The tensors are taken over (`shard` must not use them
+ * after); the rows of the buckets are copied, which restarts the shard's tables' deltas (their next
+ * checkpoint is a full one).
+ */
+export function partOfShard(
+  shard: Shard,
+  placement: SharePlacement,
+  index: number,
+  source: number,
+): SharePart {
+  const tables: TablePart[] = [];
+  for (const { table, spec, options } of shard.tables.values()) {
+    const { now } = placement.ownersOf(table.name, table.buckets);
+    const rows: TableRows[] = [];
+    for (const section of table.snapshotRows(1 << 16)) {
+      const bucket = bucketsOfIds(section.ids, table.buckets);
+      const kept: number[] = [];
+      for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
+      if (kept.length === bucket.length) rows.push(section);
+      else if (kept.length > 0) rows.push(pick(section, kept, table.stride));
+    }
+    tables.push({
+      checked: { spec, options },
+      step: table.step,
+      pending: table.snapshotPending(),
+      rows,
+    });
+  }
+  return {
+    source,
+    tensors: [...shard.tensors.values()].filter((t) => placement.holdsTensor(index, t.name)),
+    tables,
+    marks: shard.marks.entries(),
+    ahead: shard.ahead.entries(),
+    closedSteps: shard.closedSteps,
+    updatesApplied: shard.updatesApplied,
+  };
+}
+
+/** The rows `kept` (positions, ascending) of `rows`. */
+function pick(rows: TableRows, kept: readonly number[], stride: number): TableRows {
+  const ids = new Uint8Array(8 * kept.length);
+  const values = new Float32Array(stride * kept.length);
+  const lastSeen = new Uint32Array(kept.length);
+  const count = new Uint32Array(kept.length);
+  kept.forEach((k, j) => {
+    ids.set(rows.ids.subarray(8 * k, 8 * k + 8), 8 * j);
+    values.set(rows.values.subarray(stride * k, stride * (k + 1)), stride * j);
+    lastSeen[j] = rows.lastSeen[k]!;
+    count[j] = rows.count[k]!;
+  });
+  return { ids, values, lastSeen, count };
+}
+
+/**
  * Loads `shard` (index i of `placement.to`) with the merge of its parts, one per old shard: every
  * tensor and row, each table at the largest of its parts' steps (a row's last step moves with its
  * part's, so its age — what eviction reads — stays), the pending admissions of its buckets.
