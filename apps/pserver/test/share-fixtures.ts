@@ -99,6 +99,14 @@ export function pushTo(
   return record;
 }
 
+/** The width and buckets of `shard`'s tables, as a sender slicing a push reads them. */
+export const shapeOf =
+  (shard: Shard) =>
+  (table: string): { dim: number; buckets: number } => {
+    const { dim, buckets } = shard.tables.get(table)!.table;
+    return { dim, buckets };
+  };
+
 /** Every block's values and every row's value of `shards`, by name and id. */
 export function stateOf(shards: readonly Shard[]): Map<string, number[]> {
   const state = new Map<string, number[]>();
