@@ -99,6 +99,37 @@ export function pushTo(
   return record;
 }
 
+/**
+ * SYNC: closes `step` on `shard` with `contributors`, the mean 1 on every block and row it holds
+ * (each row counted once), as a primary applies a closed step. Returns the record it forwards.
+ */
+export function closeStepOn(shard: Shard, step: number, contributors: number[]): PushRecord {
+  const mine = ids.filter((id) => ownerOf(id, shard.shardCount) === shard.index);
+  const record: PushRecord = {
+    trainerId: 0,
+    step,
+    grads: [...shard.tensors.keys()].map((name) => ({
+      name,
+      elementType: f32,
+      offset: 0,
+      content: Buffer.from(new Float32Array([1, 1]).buffer),
+      shape: [],
+    })),
+    sparse: [
+      {
+        table: 'emb',
+        ids: Buffer.from(BigInt64Array.from(mine).buffer),
+        grads: Buffer.from(new Float32Array(mine.length).fill(1).buffer),
+        counts: Buffer.from(new Uint32Array(mine.length).fill(1).buffer),
+      },
+    ],
+    evictions: [],
+    closedStep: { contributors },
+  };
+  replay(shard, record);
+  return record;
+}
+
 /** The width and buckets of `shard`'s tables, as a sender slicing a push reads them. */
 export const shapeOf =
   (shard: Shard) =>

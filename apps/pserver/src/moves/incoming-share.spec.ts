@@ -2,7 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CheckpointMeta } from '@pserver/checkpoint';
-import { checkpointOf, oldShard, pushTo, shapeOf, trainer } from '../../test/share-fixtures';
+import {
+  checkpointOf,
+  closeStepOn,
+  oldShard,
+  pushTo,
+  shapeOf,
+  trainer,
+} from '../../test/share-fixtures';
 import { restoreShare } from '../persistence/restore-share';
 import { shardDigest } from '../replication/shard-digest';
 import type { PushRecord } from '../shard/push-record';
@@ -104,6 +111,37 @@ describe('the receiving side of a live move', () => {
       expect(ahead).toBeGreaterThan(0);
     },
   );
+
+  it('SYNC: a step closed after the copy moves with its means and its contributors’ marks; one closed on a single old shard stays open', async () => {
+    const placement = new SharePlacement(2, 3);
+    const old = [oldShard(0, 2), oldShard(1, 2)];
+    for (const shard of old) closeStepOn(shard, 1, [trainer, 9]);
+    const copies = await Promise.all(old.map((shard) => checkpointOf(root, shard, 'copy')));
+    const seqs = old.map((shard) => shard.appliedSeq);
+    const forwards: { shard: Shard; seq: number; record: PushRecord }[] = [];
+    const close = (shard: Shard, step: number, contributors: number[]): void => {
+      const record = closeStepOn(shard, step, contributors);
+      forwards.push({ shard, seq: shard.appliedSeq, record });
+    };
+    for (const shard of old) close(shard, 2, [trainer, 9]);
+    // Step 3 closed on old shard 0 only when the count changed.
+    close(old[0]!, 3, [trainer]);
+    const finals = new Map<number, CheckpointMeta>();
+    for (const shard of old) finals.set(shard.index, await checkpointOf(root, shard, 'final'));
+    for (let k = 0; k < 3; k++) {
+      const incoming = new IncomingShare(placement, k, undefined);
+      for (const shard of old)
+        await incoming.load(shard.index, root, copies[shard.index]!, seqs[shard.index]!);
+      for (const { shard, seq, record } of forwards)
+        await incoming.forward(shard.index, seq, sliceRecord(record, placement, k, shapeOf(shard)));
+      const merged = incoming.merge();
+      const restored = new Shard(k, 3, undefined);
+      await restoreShare(root, { from: 2, sources: finals }, restored);
+      expect(shardDigest(merged)).toBe(shardDigest(restored));
+      expect(marksOf(merged)).toEqual(marksOf(restored));
+      expect(merged.closedSteps).toBe(restored.closedSteps);
+    }
+  });
 
   it('refuses to hand over before every old shard’s copy is loaded, and a forward after a discard', async () => {
     const placement = new SharePlacement(2, 3);
