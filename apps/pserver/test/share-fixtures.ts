@@ -74,27 +74,7 @@ export function pushTo(
   only?: readonly bigint[],
 ): PushRecord | undefined {
   if (shard.marks.lastStep(trainerId) >= step) return undefined;
-  const mine = (only ?? ids).filter((id) => ownerOf(id, shard.shardCount) === shard.index);
-  const record: PushRecord = {
-    trainerId,
-    step,
-    grads: [...shard.tensors.keys()].map((name) => ({
-      name,
-      elementType: f32,
-      offset: 0,
-      content: Buffer.from(new Float32Array([1, 1]).buffer),
-      shape: [],
-    })),
-    sparse: [
-      {
-        table: 'emb',
-        ids: Buffer.from(BigInt64Array.from(mine).buffer),
-        grads: Buffer.from(new Float32Array(mine.length).fill(1).buffer),
-        counts: Buffer.alloc(0),
-      },
-    ],
-    evictions: [],
-  };
+  const record = { ...onesOn(shard, only ?? ids, false), trainerId, step };
   replay(shard, record);
   return record;
 }
@@ -104,10 +84,17 @@ export function pushTo(
  * (each row counted once), as a primary applies a closed step. Returns the record it forwards.
  */
 export function closeStepOn(shard: Shard, step: number, contributors: number[]): PushRecord {
-  const mine = ids.filter((id) => ownerOf(id, shard.shardCount) === shard.index);
-  const record: PushRecord = {
+  const record = { ...onesOn(shard, ids, true), trainerId: 0, step, closedStep: { contributors } };
+  replay(shard, record);
+  return record;
+}
+
+/** Gradient 1 on every block of `shard` and every row of `rows` it holds. */
+function onesOn(shard: Shard, rows: readonly bigint[], counted: boolean): PushRecord {
+  const mine = rows.filter((id) => ownerOf(id, shard.shardCount) === shard.index);
+  return {
     trainerId: 0,
-    step,
+    step: 0,
     grads: [...shard.tensors.keys()].map((name) => ({
       name,
       elementType: f32,
@@ -120,14 +107,13 @@ export function closeStepOn(shard: Shard, step: number, contributors: number[]):
         table: 'emb',
         ids: Buffer.from(BigInt64Array.from(mine).buffer),
         grads: Buffer.from(new Float32Array(mine.length).fill(1).buffer),
-        counts: Buffer.from(new Uint32Array(mine.length).fill(1).buffer),
+        counts: counted
+          ? Buffer.from(new Uint32Array(mine.length).fill(1).buffer)
+          : Buffer.alloc(0),
       },
     ],
     evictions: [],
-    closedStep: { contributors },
   };
-  replay(shard, record);
-  return record;
 }
 
 /** The width and buckets of `shard`'s tables, as a sender slicing a push reads them. */

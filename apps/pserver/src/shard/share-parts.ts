@@ -1,6 +1,7 @@
 import { bucketsOfIds, shardOf, tableShards } from '@pserver/proto';
 import type { SliceGroupSnapshot, SliceMark } from './marks-ahead';
 import type { Shard } from './shard';
+import { concat } from './staged-push';
 import type { StoredTensor } from './stored-tensor';
 import { createShardTable, type CheckedTableSpec, type ShardTable } from './table-spec';
 
@@ -266,14 +267,4 @@ function mergeTables(
     tables.push(made);
   }
   return tables;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((total, p) => total + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }

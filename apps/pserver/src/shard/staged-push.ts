@@ -373,7 +373,8 @@ function pick(bytes: Uint8Array, kept: readonly number[], size: number): Uint8Ar
   return out;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+/** The bytes of `parts` one after another (the one part itself when there is one). */
+export function concat(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((total, p) => total + p.byteLength, 0));
   let offset = 0;
