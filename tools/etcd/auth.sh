@@ -66,12 +66,13 @@ case "${1:-}" in
     # A pserver: its registration and its shard's checkpoint metas; it reads the desired shard
     # count, the block size, the init state, whether the job is finished and a pending reshape,
     # and marks its share of the reshape restored; it reads a change of the count asked while
-    # the job runs and marks its index handed back; a replica marks its replica/ key in sync. It
-    # writes assign/ only through etcd's lease rule: revoking its lease (a graceful stop frees its
-    # index at once) needs write permission on every key of the lease, and the master puts
-    # assign/<i> under it.
+    # the job runs and marks its index handed back, with its last push and the receivers of a live
+    # move that hold it; a replica marks its replica/ key in sync. It writes assign/ and
+    # reshape/receiver/ only through etcd's lease rule: revoking its lease (a graceful stop frees
+    # its index at once) needs write permission on every key of the lease, and the master puts
+    # assign/<i> and reshape/receiver/<i> under it.
     etcdctl role add "$pserver"
-    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/ reshape/last-step/; do
+    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/ reshape/last-step/ reshape/receiver/ reshape/final-seq/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
     for prefix in config/ init/ finish/; do

@@ -167,10 +167,10 @@ describe('npm run demo -- --ci', () => {
       demo.lines.some((line) => /^ {2}grow 3 → 4 shards: serving at 4 after /.test(line)),
     ).toBe(true);
 
-    // Every shard of 4 restored its share of the 3 old ones' checkpoints.
+    // Every shard of 4 took the share its receiver copied from the 3 old ones while they served.
     const logDir = path.join(outDir, 'logs');
     const shares = jsonLinesOf(logDir, /^pserver-/).filter(
-      (line) => line['msg'] === 'restored the shard from the checkpoints of another shard count',
+      (line) => line['msg'] === 'took its share from a live move',
     );
     expect(shares.map((line) => [line['from'], line['to']])).toEqual(Array(4).fill([3, 4]));
     // Every process's log lines are JSON with each key once, for jq and Loki to read whole.

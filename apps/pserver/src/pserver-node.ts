@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Server } from '@grpc/grpc-js';
 import { checkCheckpointDirectories } from '@pserver/checkpoint';
 import {
@@ -29,11 +30,13 @@ import type { PserverConfig } from './config';
 import { failpointHook, type FailpointHook } from './failpoint';
 import { pserverMetrics } from './metrics';
 import { FixedRoster } from './consistency/roster';
+import { ShareReceiver } from './moves/share-receiver';
 import { leaveState } from './persistence/leave-state';
 import { PeerClients, peerSecurity } from './replication/peer-calls';
 import { ReplicationService } from './replication/replication-service';
 import type { ParameterService } from './service/parameter-service';
 import { PserverError } from './shard/errors';
+import type { Shard } from './shard/shard';
 import { PrimaryRole } from './roles/primary-role';
 import { ReplicaRole } from './roles/replica-role';
 import type { RoleContext } from './roles/role-context';
@@ -80,6 +83,10 @@ export class RefusedToStart extends Error {
  * enough for a handler to reach its next tenure check, short enough that nothing else happens.
  */
 const fencedAnswerGraceMs = 150;
+/** How often a pserver reads whether a live change names it the receiver of an index. */
+const liveMovePollMs = 250;
+/** How long a received share nobody took is kept after its change is over. */
+const unclaimedShareKeepMs = 60_000;
 
 /**
  * The pserver process: its gRPC server and handlers, health, metrics, start and stop, drain and
@@ -98,6 +105,8 @@ export class PserverNode {
   private readonly peers: PeerClients;
   private port: number | undefined;
   private member: ClusterMember | undefined;
+  /** Cluster mode: the receiving side of live moves. */
+  private receiver: ShareReceiver | undefined;
   /** Asks the process to stop as on SIGTERM (main's handler), with the reason. */
   private stopRequested: (reason: string) => void = () => undefined;
   private readonly metrics = pserverMetrics({
@@ -155,7 +164,10 @@ export class PserverNode {
         logger,
       ),
     );
-    const replication = new ReplicationService(() => this.keeper.current?.replication());
+    const replication = new ReplicationService(
+      () => this.keeper.current?.replication(),
+      () => this.receiver,
+    );
     this.server.addService(replicationService, replicationHandlers(replication, logger));
     this.peers = new PeerClients(
       peerSecurity(config.security),
@@ -242,6 +254,7 @@ export class PserverNode {
     this.abort.abort(new Error('stopping'));
     const role = this.keeper.current;
     if (role?.kind === 'primary') role.beginShutdown();
+    this.receiver?.stop();
     const graceful = await shutdownServer(this.server, this.config.shutdownGraceMs);
     if (role?.kind === 'primary') await role.stop({ fenced: this.keeper.ended === 'fenced' });
     else await role?.close();
@@ -323,14 +336,46 @@ export class PserverNode {
       () => undefined,
     );
     const context = this.roleContext({ member, address });
+    const receiver = new ShareReceiver({
+      member: config.member,
+      liveMove: () => member.liveMove(),
+      primaryCalls: (primaryAddress, request) => this.peers.primaryCalls(primaryAddress, request),
+      // Its own: a job's pservers may share the checkpoint directory.
+      scratchDir: path.join(
+        config.checkpointDir,
+        '.replication',
+        `move-${encodeURIComponent(config.member)}`,
+      ),
+      logger: logger.child({ component: 'move' }),
+      pollMs: liveMovePollMs,
+      keepMs: unclaimedShareKeepMs,
+    });
+    this.receiver = receiver;
+    receiver.start();
     await this.keeper.run(member, {
-      primary: (tenure, copy) => new PrimaryRole(tenure, context, copy),
+      primary: (tenure, copy) =>
+        new PrimaryRole(
+          tenure,
+          context,
+          copy ? { shard: copy, origin: 'promoted' } : this.movedShare(tenure),
+        ),
       replica: (tenure) =>
         // A copy that could not take a forward is no state to leave for anyone.
         new ReplicaRole(tenure, context, (reason) =>
           this.fence(`the replica diverged from its primary: ${reason}`, { leaveHeld: false }),
         ),
     });
+  }
+
+  /**
+   * The share this pserver received for the index it was just given, when the live change that
+   * made the count gave the index to it (`reshape.moved`) and every old shard's copy is loaded.
+   */
+  private movedShare(tenure: EtcdShardTenure): { shard: Shard; origin: 'moved' } | undefined {
+    const reshape = tenure.reshape;
+    if (reshape?.moved?.get(tenure.index) !== this.config.member) return undefined;
+    const shard = this.receiver?.take(tenure.index, tenure.shardCount, reshape.from);
+    return shard && { shard, origin: 'moved' };
   }
 
   private roleContext(cluster: RoleContext['cluster']): RoleContext {

@@ -10,9 +10,10 @@ import { connect } from '../src';
 import { trainerProgram, type Language, type TrainerSources } from './trainer-programs';
 
 // The one-hot ledger (libs/testing/src/ledger/) through changes of the shard count of the running
-// job — 2 → 3 → 2 → 4 — while four trainers push: `SetDesiredShards` on a running job makes every
-// primary commit a final checkpoint and hand its index back, and the pservers, spares again,
-// restore their shares of the new count. Primaries hand back one by one, so steps are in flight:
+// job — 2 → 3 → 2 → 4 — while four trainers push: `SetDesiredShards` on a running job names a
+// receiver for each index of the new count, which copies that index's slices from every primary
+// while they serve and applies their pushes, sliced, as they come; then every primary commits a
+// final checkpoint and hands its index back, and each receiver serves the share it holds. Primaries hand back one by one, so steps are in flight:
 // applied on a shard already handed back, not yet on another. Run again under the new view, each
 // is applied exactly once, and nothing acknowledged is lost, with replicas or without.
 const trainers = 4;
@@ -77,9 +78,10 @@ describe.each<[Language, number]>([
       if ('readRows' in rows) expect(report.rowVerdict!.acknowledged).toBeGreaterThan(0);
     });
 
-    it('hands every shard back and restores every share of each new count', () => {
+    it('hands every shard back, and every index of each new count takes its share from a receiver that copied it live', () => {
       expect(report.faults.map((f) => f.notes?.handedBack)).toEqual([2, 3, 2]);
-      expect(report.reshaped.shares).toBe(3 + 2 + 4);
+      expect(report.moved.shares).toBe(3 + 2 + 4);
+      expect(report.reshaped.shares).toBe(0);
     });
 
     it('raises no step error, and every trainer steps on after each change of the count', () => {

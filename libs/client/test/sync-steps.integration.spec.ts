@@ -31,7 +31,7 @@ interface Scenario {
   blockSize: number;
   shardCounts: number[];
   liveReshape: { from: number; to: number; pauseBefore: number };
-  trainers: { id: number; language: Language }[];
+  trainers: { id: number; language: Language; initializer: boolean }[];
 }
 const scenario = JSON.parse(fs.readFileSync(scenarioFile, 'utf8')) as Scenario;
 
@@ -143,6 +143,34 @@ function trainer(
   return { process: child, report };
 }
 
+/**
+ * The scenario's trainers on `pservers` without a master, in the scenario's order: the
+ * initializer first, the others once every shard is initialized — a push to a shard before its
+ * initialization is refused (PSERVER_NOT_INITIALIZED), and a shard that holds no block of the
+ * model is pushed to at every step's end.
+ */
+async function directTrainers(
+  pservers: Pick<PserverProcess, 'address'>[],
+  envOf: (id: number) => Record<string, string>,
+): Promise<{ process: ManagedProcess; report: Promise<unknown> }[]> {
+  const addresses = pservers.map((p) => p.address).join(',');
+  const start = (id: number) => trainer(programs.get(id)!, id, addresses, envOf(id));
+  const initializer = scenario.trainers.find((t) => t.initializer)!.id;
+  const first = start(initializer);
+  await waitFor(
+    async () => {
+      for (const { address } of pservers) {
+        const driver = new PserverDriver(address);
+        const { initialized } = await driver.status().finally(() => driver.close());
+        if (!initialized) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 60_000, description: 'every shard initialized' },
+  );
+  return scenario.trainers.map(({ id }) => (id === initializer ? first : start(id)));
+}
+
 /** Every push of a step's gradients waited in the open step until the step closed. */
 function expectAccumulatedOnly(reports: unknown[]): void {
   for (const report of reports)
@@ -188,10 +216,8 @@ describe('SYNC: three trainers in three languages', () => {
           ),
         ),
       );
-      const addresses = pservers.map((p) => p.address).join(',');
-      const reports = await Promise.all(
-        scenario.trainers.map(({ id }) => trainer(programs.get(id)!, id, addresses).report),
-      );
+      const started = await directTrainers(pservers, () => ({}));
+      const reports = await Promise.all(started.map((t) => t.report));
       expectAccumulatedOnly(reports);
       await checkpointAll(pservers);
       expect(await checkpointed(fromManifests(pservers))).toEqual(expected);
@@ -218,16 +244,10 @@ describe('SYNC: three trainers in three languages', () => {
         { name: `sync-failover-${i}`, checkpointDir },
       );
     const pservers = await Promise.all(Array.from({ length: shards }, (_, i) => start(i)));
-    const addresses = pservers.map((p) => p.address).join(',');
     const pauseBefore = 6;
     const paused = scenario.trainers.find((t) => t.language === 'typescript')!.id;
-    const trainers = scenario.trainers.map(({ id }) =>
-      trainer(
-        programs.get(id)!,
-        id,
-        addresses,
-        id === paused ? { SYNC_TRAINER_PAUSE_BEFORE_STEP: String(pauseBefore) } : {},
-      ),
+    const trainers = await directTrainers(pservers, (id): Record<string, string> =>
+      id === paused ? { SYNC_TRAINER_PAUSE_BEFORE_STEP: String(pauseBefore) } : {},
     );
     const held = trainers[scenario.trainers.findIndex((t) => t.id === paused)]!.process;
     await held.waitForLine((line) => line === `{"pausing":${pauseBefore}}`, { timeoutMs: 60_000 });

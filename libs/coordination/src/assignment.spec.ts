@@ -29,6 +29,32 @@ const held = (
 });
 
 describe('planAssignments', () => {
+  it('gives an index whose live receiver holds its share to that receiver, the others to the first spares', () => {
+    const plan = planAssignments({
+      desired: 3,
+      blockSize: 64,
+      pservers: [pserver('a', 1), pserver('b', 2), pserver('c', 3)],
+      assignments: [],
+      replicaAssignments: [],
+      reshape: {
+        from: 2,
+        to: 3,
+        sources: new Map(),
+        revision: 7,
+        restored: [],
+        moved: new Map([
+          [0, 'c'],
+          [2, 'a'],
+        ]),
+      },
+    });
+    expect(plan.map((p) => [p.index, p.pserver.member])).toEqual([
+      [0, 'c'],
+      [2, 'a'],
+      [1, 'b'],
+    ]);
+  });
+
   it('gives the lowest free indices to the pservers that registered first, and keeps the rest as spares', () => {
     const plan = planAssignments({
       desired: 2,

@@ -69,7 +69,8 @@ export function isCurrentAssignment(
  * to the spares that registered first: pservers holding neither an index nor a replica (under
  * their current lease), so extra pservers stay hot spares until an index frees. An index whose
  * key exists, stale or not, is not free: a stale one is deleted first (`retire`); nor is one
- * handed back for a live reshape. An index whose owner died before handing it back is assigned
+ * handed back for a live reshape. After a live change, an index whose receiver holds its share
+ * (`reshape.moved`) goes to that receiver. An index whose owner died before handing it back is assigned
  * as ever (its replica promoted, or a spare restoring it), and that owner hands it back in turn.
  */
 export function planAssignments(
@@ -77,7 +78,7 @@ export function planAssignments(
     JobState,
     'desired' | 'blockSize' | 'pservers' | 'assignments' | 'replicaAssignments'
   > &
-    Partial<Pick<JobState, 'liveReshape'>>,
+    Partial<Pick<JobState, 'liveReshape' | 'reshape'>>,
 ): PlannedAssignment[] {
   const { desired, blockSize } = state;
   if (desired === undefined || blockSize === undefined) return [];
@@ -98,10 +99,21 @@ export function planAssignments(
       planned.push({ index, pserver, shardCount: desired, blockSize, promotes: replica });
     else unpromoted.push(index);
   }
-  const spares = sparesOf(state);
+  // A live change's receiver holding an index's share in memory serves it: nothing restored.
+  let spares = sparesOf(state);
+  const moved = state.reshape?.to === desired ? state.reshape.moved : undefined;
+  const restoring: number[] = [];
+  for (const index of unpromoted) {
+    const member = moved?.get(index);
+    const pserver = member === undefined ? undefined : spares.find((p) => p.member === member);
+    if (pserver) {
+      planned.push({ index, pserver, shardCount: desired, blockSize });
+      spares = spares.filter((p) => p !== pserver);
+    } else restoring.push(index);
+  }
   return [
     ...planned,
-    ...unpromoted
+    ...restoring
       .slice(0, spares.length)
       .map((index, k) => ({ index, pserver: spares[k]!, shardCount: desired, blockSize })),
   ];

@@ -4,7 +4,10 @@ import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
 import { openEtcd, type EtcdOptions } from './etcd';
 import { EtcdShardTenure } from './etcd-shard-tenure';
+import { parseAssignment } from './job-state';
 import { JobKeys } from './keys';
+import { parseReceiver, type MoveReceiverValue } from './live-move';
+import { parseLiveReshape } from './reshape';
 import { LeaseKeeper } from './lease-keeper';
 import { PserverMembership, type MemberRole } from './membership';
 import { ReplicaTenure } from './replica-tenure';
@@ -17,6 +20,17 @@ export interface ClusterMemberOptions {
   member: string;
   leaseTtlSeconds: number;
   logger: Logger;
+}
+
+/** A live change this member receives index `index` of `to` for. */
+export interface LiveMove {
+  from: number;
+  to: number;
+  index: number;
+  /** The `reshape/live` key's create revision: tells this change from a later one. */
+  revision: number;
+  /** The old count's primaries: index → address and epoch. */
+  primaries: Map<number, { address: string; epoch: number }>;
 }
 
 /** A role taken up: the tenure of a primary, or of a replica. */
@@ -153,6 +167,59 @@ export class ClusterMember {
   /** Resolves once the job is finished (FinishJob), at once if it is; rejects when `signal` aborts. */
   jobFinished(signal: AbortSignal): Promise<void> {
     return jobFinished(this.client, this.keys, signal);
+  }
+
+  /**
+   * The live change of the shard count this member receives slices for (`reshape/live`, and a
+   * `reshape/receiver/<index>` naming it), with the old count's primaries (index → address and
+   * epoch); undefined when there is none (one read).
+   */
+  async liveMove(): Promise<LiveMove | undefined> {
+    const { client, keys, options } = this;
+    const result = await client
+      .if(keys.liveReshape, 'Version', '>', -1)
+      .then(
+        client.get(keys.liveReshape),
+        client.getAll().prefix(keys.receiverPrefix),
+        client.getAll().prefix(keys.assignPrefix),
+      )
+      .commit();
+    const [live, receivers, assignments] = result.responses.map((r) => r.response_range?.kvs ?? []);
+    const liveKv = live?.[0];
+    if (!liveKv) return undefined;
+    const { from, to } = parseLiveReshape(liveKv.value.toString());
+    const mine = (receivers ?? []).find(
+      (kv) => parseReceiver(kv.value.toString())?.member === options.member,
+    );
+    const index = mine && keys.indexUnder(keys.receiverPrefix, mine.key.toString());
+    if (index === undefined) return undefined;
+    const primaries = new Map<number, { address: string; epoch: number }>();
+    for (const assignment of (assignments ?? []).flatMap((kv) => parseAssignment(keys, kv)))
+      if (assignment.shardCount === from)
+        primaries.set(assignment.index, { address: assignment.address, epoch: assignment.epoch });
+    return { from, to, index, revision: Number(liveKv.create_revision), primaries };
+  }
+
+  /** The members the live change names receivers (`reshape/receiver/`), one read. */
+  async liveReceivers(): Promise<string[]> {
+    const values = await this.client.getAll().prefix(this.keys.receiverPrefix).strings();
+    return Object.values(values).flatMap((value) => parseReceiver(value)?.member ?? []);
+  }
+
+  /**
+   * The receiver `reshape/receiver/<index>` names for the live change, and the count it changes
+   * to, if any (one read): what an old primary checks before it gives a receiver a copy.
+   */
+  async receiverOf(index: number): Promise<(MoveReceiverValue & { to: number }) | undefined> {
+    const { client, keys } = this;
+    const result = await client
+      .if(keys.liveReshape, 'Version', '>', -1)
+      .then(client.get(keys.liveReshape), client.get(keys.receiver(index)))
+      .commit();
+    const [live, receiver] = result.responses.map((r) => r.response_range?.kvs?.[0]);
+    const named = receiver && parseReceiver(receiver.value.toString());
+    if (!live || !named) return undefined;
+    return { ...named, to: parseLiveReshape(live.value.toString()).to };
   }
 
   /** Says this member serves no shard (after its tenure ended while it stays registered). */

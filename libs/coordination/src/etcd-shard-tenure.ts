@@ -13,6 +13,7 @@ import {
   reshapeFilesToKeep,
   type ReshapeShare,
 } from './reshape-share';
+import { encodeFinalSeq } from './live-move';
 import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
 
@@ -286,12 +287,13 @@ export class EtcdShardTenure extends TenureBase {
 
   /**
    * Hands the index back for a live reshape, after its final checkpoint committed: deletes
-   * `assign/<i>` and the shard's replica keys and marks `reshape/handed-back/<i>` with this epoch,
-   * in one transaction that commits only while this tenure holds the index and the request is
+   * `assign/<i>` and the shard's replica keys, marks `reshape/handed-back/<i>` with this epoch and
+   * puts `reshape/final-seq/<i>` (the last push, `seq`, and the receivers that applied it), in one
+   * transaction that commits only while this tenure holds the index and the request is
    * still pending. The tenure is closed first (its watch would take the deletion for a loss);
    * throws `TenureLostError` when the transaction did not commit.
    */
-  async handBack(): Promise<void> {
+  async handBack(final: { seq: number; moved: string[] } = { seq: 0, moved: [] }): Promise<void> {
     this.require();
     await this.close();
     const assign = this.keys.assign(this.index);
@@ -303,6 +305,9 @@ export class EtcdShardTenure extends TenureBase {
         this.client.delete().key(assign),
         this.client.delete().prefix(this.keys.replicaPrefix(this.index)),
         this.client.put(this.keys.handedBack(this.index)).value(String(this.epoch)),
+        this.client
+          .put(this.keys.finalSeq(this.index))
+          .value(encodeFinalSeq({ epoch: this.epoch, ...final })),
       )
       .commit();
     if (!result.succeeded) {

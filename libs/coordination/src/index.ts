@@ -10,7 +10,7 @@ export {
   staleAssignments,
 } from './assignment';
 export type { ClusterMemberOptions, TakenRole } from './cluster-member';
-export { ClusterMember } from './cluster-member';
+export { ClusterMember, type LiveMove } from './cluster-member';
 export type { DatasetStoreOptions, StoredDataset } from './dataset-store';
 export { DatasetStore, defaultDatasetStoreOptions } from './dataset-store';
 export type { Leader } from './election';
@@ -46,6 +46,7 @@ export { jobFinished, pserversLeft } from './job-finish';
 export { JobKeys } from './keys';
 export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';
+export type { MoveReceiverValue } from './live-move';
 export type { InitDecision } from './master-term';
 export { MasterTerm } from './master-term';
 export type { TermWrites } from './master-reshape';

@@ -206,6 +206,38 @@ export class JobKeys {
     return `${this.lastStepPrefix}${index}`;
   }
 
+  /**
+   * A live move's receiver of each index of the new count (`{member, address}`, under the
+   * receiver's lease): it copies the slices that index takes from the old primaries while they
+   * serve, and follows their pushes. Put by the leader with `reshape/live`.
+   */
+  get receiverPrefix(): string {
+    return `${this.root}reshape/receiver/`;
+  }
+
+  receiver(index: number): string {
+    return `${this.receiverPrefix}${index}`;
+  }
+
+  /**
+   * Each old index's last push when its primary handed it back, and the receivers that had
+   * applied it by then (`{epoch, seq, moved}`): put with `reshape/handed-back/<i>`.
+   */
+  get finalSeqPrefix(): string {
+    return `${this.root}reshape/final-seq/`;
+  }
+
+  finalSeq(index: number): string {
+    return `${this.finalSeqPrefix}${index}`;
+  }
+
+  /** The index of a `<prefix><i>` key, or undefined for another key. */
+  indexUnder(prefix: string, key: string): number | undefined {
+    if (!key.startsWith(prefix)) return undefined;
+    const rest = key.slice(prefix.length);
+    return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+  }
+
   /** The index of a `reshape/handed-back/<i>` key, or undefined for another key. */
   handedBackIndexOf(key: string): number | undefined {
     if (!key.startsWith(this.handedBackPrefix)) return undefined;

@@ -1,10 +1,17 @@
-import type { Etcd3 } from 'etcd3';
+import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { CheckpointMeta } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
 import type { Leader } from './election';
 import { CoordinationError } from './errors';
 import type { JobState } from './job-state';
 import type { JobKeys } from './keys';
+import {
+  encodeReceiver,
+  movedShares,
+  parseFinalSeq,
+  parseReceiver,
+  planReceivers,
+} from './live-move';
 import { onKey, onPrefix, rangeTxn } from './range-txn';
 import {
   encodeLiveReshape,
@@ -75,10 +82,13 @@ function liveReshapePending(count: number, live: LiveReshape): CoordinationError
 /**
  * Asks a running initialized job to change its shard count to `count`: puts `reshape/live`
  * (`{from, to}`), guarded by the term, while the count is still the one read and no change is
- * pending. Every primary then commits a final checkpoint and hands its index back
- * (`reshape/handed-back/<i>`); `completeLiveReshape` turns the last hand-back into the change
- * made while the job is down (`beginReshape`), and the pservers, spares again, restore their
- * shares of the new count. Asking again for the same count while it is under way is no change.
+ * pending, with the receiver of each new index (`planReceivers`: it copies that index's slices
+ * from the primaries while they serve, and follows their pushes). Every primary then commits a
+ * final checkpoint and hands its index back (`reshape/handed-back/<i>`, and `reshape/final-seq/<i>`
+ * naming the receivers that hold its last push); `completeLiveReshape` turns the last hand-back
+ * into the change made while the job is down (`beginReshape`), and the pservers, spares again,
+ * take up the new count: a receiver holding its index's whole share serves it from memory, the
+ * other indices restore theirs from the final checkpoints. Asking again for the same count while it is under way is no change.
  */
 export async function askLiveReshape(
   term: TermWrites,
@@ -99,18 +109,33 @@ export async function askLiveReshape(
       );
     if (state.liveReshape) throw liveReshapePending(count, state.liveReshape);
     if (state.reshape || state.corruptReshape !== undefined) throw reshapeRefusal(count, state)!;
-    const result = await client
-      .if(leader.key, 'Create', '==', leader.revision)
-      .and(keys.initDone, 'Create', '>', 0)
-      .and(keys.desired, 'Value', '==', from)
-      .and(keys.reshape, 'Create', '==', 0)
-      .and(keys.liveReshape, 'Create', '==', 0)
-      .then(
-        client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
-        client.delete().prefix(keys.handedBackPrefix),
-        client.delete().prefix(keys.lastStepPrefix),
-      )
-      .commit();
+    const receivers = [...planReceivers(state, count)].map(([index, receiver]) =>
+      client.put(keys.receiver(index)).value(encodeReceiver(receiver)).lease(receiver.lease),
+    );
+    let result;
+    try {
+      result = await client
+        .if(leader.key, 'Create', '==', leader.revision)
+        .and(keys.initDone, 'Create', '>', 0)
+        .and(keys.desired, 'Value', '==', from)
+        .and(keys.reshape, 'Create', '==', 0)
+        .and(keys.liveReshape, 'Create', '==', 0)
+        .then(
+          // The last change, completed, deleted the receiver keys (etcd refuses a transaction
+          // that deletes and puts one key).
+          ...[keys.handedBackPrefix, keys.lastStepPrefix, keys.finalSeqPrefix].map((prefix) =>
+            client.delete().prefix(prefix),
+          ),
+          client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
+          ...receivers,
+        )
+        .commit();
+    } catch (err) {
+      // A receiver's lease ended since the state was read: plan again without it.
+      if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+      state = await readState();
+      continue;
+    }
     if (result.succeeded) return;
     if (!(await leads(term)))
       throw new CoordinationError(
@@ -188,7 +213,8 @@ export async function beginReshape(
         'shardCount: a change of the count asked while the job ran began or ended meanwhile; ask again',
       );
     const { sources, revision } = await latestCheckpoints(term, from);
-    const record = encodeReshape({ from, to: count, sources });
+    const moved = live ? await movedByReceivers(term, from) : undefined;
+    const record = encodeReshape({ from, to: count, sources, moved });
     const bytes = Buffer.byteLength(record);
     if (bytes > maxValueBytes)
       throw new CoordinationError(
@@ -211,13 +237,7 @@ export async function beginReshape(
       client.put(keys.desired).value(String(count)),
       client.put(keys.reshape).value(record),
       client.delete().prefix(keys.checkpointRoot),
-      ...(live
-        ? [
-            client.delete().key(keys.liveReshape),
-            client.delete().prefix(keys.handedBackPrefix),
-            client.delete().prefix(keys.lastStepPrefix),
-          ]
-        : []),
+      ...(live ? liveKeysDeleted(term) : []),
     ];
     let succeeded: boolean;
     try {
@@ -270,6 +290,46 @@ export async function finishReshape(
     logger.warn('ending the reshape failed or timed out', { err });
     return false;
   }
+}
+
+/** Deletes `reshape/live` and every key a live change adds beside it. */
+function liveKeysDeleted({ client, keys }: TermWrites) {
+  return [
+    client.delete().key(keys.liveReshape),
+    ...[keys.handedBackPrefix, keys.lastStepPrefix, keys.receiverPrefix, keys.finalSeqPrefix].map(
+      (prefix) => client.delete().prefix(prefix),
+    ),
+  ];
+}
+
+/**
+ * The indices of the new count whose receiver holds every old index's last push, as the old
+ * primaries said when they handed back (`movedShares`).
+ */
+async function movedByReceivers(term: TermWrites, from: number): Promise<Map<number, string>> {
+  const { client, keys } = term;
+  const [receivers, finals] = await Promise.all([
+    client.getAll().prefix(keys.receiverPrefix).strings(),
+    client.getAll().prefix(keys.finalSeqPrefix).strings(),
+  ]);
+  const byIndex = <T>(
+    values: Record<string, string>,
+    prefix: string,
+    parse: (v: string) => T | undefined,
+  ) => {
+    const parsed = new Map<number, T>();
+    for (const [key, value] of Object.entries(values)) {
+      const index = keys.indexUnder(prefix, key);
+      const item = parse(value);
+      if (index !== undefined && item !== undefined) parsed.set(index, item);
+    }
+    return parsed;
+  };
+  return movedShares(
+    from,
+    byIndex(receivers, keys.receiverPrefix, parseReceiver),
+    byIndex(finals, keys.finalSeqPrefix, parseFinalSeq),
+  );
 }
 
 /**

@@ -68,7 +68,25 @@ describe('the reshape record', () => {
     ]);
   });
 
+  it('round-trips the indices a live move gave their receivers, and has none otherwise', () => {
+    const moved = new Map([
+      [2, 'pserver-4'],
+      [0, 'pserver-0'],
+    ]);
+    const value = encodeReshape({ from: 2, to: 3, sources: new Map(), moved });
+    expect(JSON.parse(value)).toMatchObject({ moved: { '0': 'pserver-0', '2': 'pserver-4' } });
+    expect([...parseReshape(value).moved!]).toEqual([
+      [0, 'pserver-0'],
+      [2, 'pserver-4'],
+    ]);
+    expect(parseReshape(encodeReshape({ from: 2, to: 3, sources: new Map() })).moved).toBe(
+      undefined,
+    );
+  });
+
   it.each([
+    ['{"from":2,"to":3,"sources":{},"moved":{"3":"m"}}', /moved: "3" is not an index below 3/],
+    ['{"from":2,"to":3,"sources":{},"moved":[]}', /moved: an object/],
     ['{', /not JSON/],
     ['[]', /from: a shard count/],
     ['{"from":0,"to":2,"sources":{}}', /from: a shard count ≥ 1, got 0/],

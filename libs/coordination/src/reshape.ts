@@ -15,12 +15,20 @@ export interface PendingReshape extends Reshape {
   readonly restored: readonly number[];
 }
 
-/** The `reshape` key's value: `{from, to, sources: {"<j>": <checkpoint meta proto3 JSON>}}`. */
+/**
+ * The `reshape` key's value: `{from, to, sources: {"<j>": <checkpoint meta proto3 JSON>}}`, and
+ * for a live change whose receivers hold shares, `moved: {"<k>": "<member>"}`.
+ */
 export function encodeReshape(reshape: Reshape): string {
   const sources: Record<string, unknown> = {};
   for (const [index, meta] of [...reshape.sources].sort(([a], [b]) => a - b))
     sources[String(index)] = metaToJson(meta);
-  return JSON.stringify({ from: reshape.from, to: reshape.to, sources });
+  const moved = reshape.moved?.size
+    ? Object.fromEntries(
+        [...reshape.moved].sort(([a], [b]) => a - b).map(([k, m]) => [String(k), m]),
+      )
+    : undefined;
+  return JSON.stringify({ from: reshape.from, to: reshape.to, sources, ...(moved && { moved }) });
 }
 
 /** Reads a `reshape` value; throws an Error saying what is wrong with one that is not a record. */
@@ -32,7 +40,7 @@ export function parseReshape(value: string): Reshape {
     throw new Error(`not JSON (${(err as Error).message})`, { cause: err });
   }
   if (typeof json !== 'object' || json === null) throw new Error('not a JSON object');
-  const { from, to, sources } = json as Record<string, unknown>;
+  const { from, to, sources, moved } = json as Record<string, unknown>;
   if (!isCount(from)) throw new Error(`from: a shard count ≥ 1, got ${JSON.stringify(from)}`);
   if (!isCount(to)) throw new Error(`to: a shard count ≥ 1, got ${JSON.stringify(to)}`);
   if (typeof sources !== 'object' || sources === null || Array.isArray(sources))
@@ -44,7 +52,26 @@ export function parseReshape(value: string): Reshape {
       throw new Error(`sources: ${JSON.stringify(key)} is not an index below ${from}`);
     parsed.set(index, sourceMeta(index, meta));
   }
-  return { from, to, sources: new Map([...parsed].sort(([a], [b]) => a - b)) };
+  return {
+    from,
+    to,
+    sources: new Map([...parsed].sort(([a], [b]) => a - b)),
+    ...(moved !== undefined && { moved: parseMoved(moved, to) }),
+  };
+}
+
+/** A record's `moved`: `{"<k>": "<member>"}` for indices k below `to`. */
+function parseMoved(moved: unknown, to: number): Map<number, string> {
+  if (typeof moved !== 'object' || moved === null || Array.isArray(moved))
+    throw new Error('moved: an object of members by index');
+  const parsed = new Map<number, string>();
+  for (const [key, member] of Object.entries(moved)) {
+    const index = /^(0|[1-9]\d*)$/.test(key) ? Number(key) : -1;
+    if (index < 0 || index >= to || typeof member !== 'string')
+      throw new Error(`moved: ${JSON.stringify(key)} is not an index below ${to} with a member`);
+    parsed.set(index, member);
+  }
+  return parsed;
 }
 
 /**

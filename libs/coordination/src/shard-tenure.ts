@@ -18,6 +18,11 @@ export interface Reshape {
   readonly to: number;
   /** Each old index's latest committed checkpoint when the count changed (absent: none). */
   readonly sources: ReadonlyMap<number, CheckpointMeta>;
+  /**
+   * A live change: the indices whose receiver holds their share in memory, every push of every old
+   * index in it (`index → member`). That member serves it as it is; the others restore theirs.
+   */
+  readonly moved?: ReadonlyMap<number, string>;
 }
 
 /**

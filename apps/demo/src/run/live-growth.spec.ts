@@ -115,7 +115,7 @@ describe('LiveGrowth', () => {
       serve(job.process(k), at, index, 50 + k, 3);
     }
     growth.tick();
-    expect(growth.growth).toMatchObject({ servedAt: 1_700, restoreMs: 45 });
+    expect(growth.growth).toMatchObject({ servedAt: 1_700, restoreMs: 45, moved: 0 });
     expect(growth.growth.resumedAt).toBeUndefined();
 
     progress.onTrainerLine('a', step(1_800));

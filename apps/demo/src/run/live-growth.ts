@@ -17,8 +17,13 @@ export interface Growth {
   handedBackAt?: number;
   /** Every index of the new count serving its restored share: the latest of their lines. */
   servedAt?: number;
-  /** The longest restore of a share from the old checkpoints, in ms. */
+  /**
+   * The longest a new shard took to have its share, in ms: to commit the share its receiver
+   * copied live, or to restore it from the old checkpoints.
+   */
   restoreMs?: number;
+  /** How many of the new shards took the share a receiver copied live (the others restored). */
+  moved?: number;
   /**
    * Every trainer had completed a step after `servedAt`: `resumedAt - askedAt` is what the
    * growth cost training. Not "a step after the ask": a trainer's step that the shards took
@@ -172,13 +177,18 @@ export class LiveGrowth {
     );
     if (served.length < growth.to) return;
     growth.servedAt = Math.max(...served.map((s) => logTime(s.line)));
-    const restores = served.map((s) =>
-      Number(
-        s.pserver.process.lastLog('restored the shard from the checkpoints of another shard count')
-          ?.ms,
-      ),
-    );
-    if (restores.every(Number.isFinite)) growth.restoreMs = Math.max(...restores);
+    const shares = served.map((s) => {
+      const since = (message: string) => {
+        const line = s.pserver.process.lastLog(message);
+        return logTime(line) >= growth.askedAt! ? line : undefined;
+      };
+      const moved = since('took its share from a live move');
+      const line = moved ?? since('restored the shard from the checkpoints of another shard count');
+      return { moved: moved !== undefined, ms: Number(line?.ms) };
+    });
+    growth.moved = shares.filter((share) => share.moved).length;
+    if (shares.every((share) => Number.isFinite(share.ms)))
+      growth.restoreMs = Math.max(...shares.map((share) => share.ms));
   }
 
   /** Keeps `task` in the work under way; its failure is thrown by the next `tick`. */

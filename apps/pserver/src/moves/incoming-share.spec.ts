@@ -76,13 +76,14 @@ describe('the receiving side of a live move', () => {
             applied.push(
               incoming[k]!.forward(
                 source,
+                1,
                 seq,
                 sliceRecord(record, placement, k, shapeOf(old[source]!)),
               ),
             );
       for (let k = 0; k < to; k++)
         for (const [source, { meta, seq }] of copies)
-          if (receives(k, source)) await incoming[k]!.load(source, root, meta, seq);
+          if (receives(k, source)) await incoming[k]!.load(source, root, meta, seq, 1);
       await Promise.all(applied);
       for (let k = 0; k < to; k++)
         for (const [source, seq] of incoming[k]!.applied())
@@ -131,9 +132,14 @@ describe('the receiving side of a live move', () => {
     for (let k = 0; k < 3; k++) {
       const incoming = new IncomingShare(placement, k, undefined);
       for (const shard of old)
-        await incoming.load(shard.index, root, copies[shard.index]!, seqs[shard.index]!);
+        await incoming.load(shard.index, root, copies[shard.index]!, seqs[shard.index]!, 1);
       for (const { shard, seq, record } of forwards)
-        await incoming.forward(shard.index, seq, sliceRecord(record, placement, k, shapeOf(shard)));
+        await incoming.forward(
+          shard.index,
+          1,
+          seq,
+          sliceRecord(record, placement, k, shapeOf(shard)),
+        );
       const merged = incoming.merge();
       const restored = new Shard(k, 3, undefined);
       await restoreShare(root, { from: 2, sources: finals }, restored);
@@ -147,9 +153,10 @@ describe('the receiving side of a live move', () => {
     const placement = new SharePlacement(2, 3);
     const old = [oldShard(0, 2), oldShard(1, 2)];
     const incoming = new IncomingShare(placement, 2, undefined);
-    await incoming.load(0, root, await checkpointOf(root, old[0]!), 0);
+    await incoming.load(0, root, await checkpointOf(root, old[0]!), 0, 1);
     expect(() => incoming.merge()).toThrow(/no copy of old shard 1 yet/);
     const waiting = incoming.forward(
+      1,
       1,
       1,
       sliceRecord(pushTo(old[1]!, 1)!, placement, 2, shapeOf(old[1]!)),
@@ -157,7 +164,7 @@ describe('the receiving side of a live move', () => {
     incoming.discard(new Error('rolled back'));
     await expect(waiting).rejects.toThrow('rolled back');
     expect(() =>
-      incoming.forward(0, 1, { trainerId: 1, step: 1, grads: [], sparse: [], evictions: [] }),
+      incoming.forward(0, 1, 1, { trainerId: 1, step: 1, grads: [], sparse: [], evictions: [] }),
     ).toThrow('rolled back');
   });
 });

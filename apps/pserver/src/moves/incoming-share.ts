@@ -2,12 +2,14 @@ import type { CheckpointMeta } from '@pserver/checkpoint';
 import type { TensorMemory } from '@pserver/optimizer';
 import { restoreShare } from '../persistence/restore-share';
 import { replay } from '../replication/replay';
-import { PserverError } from '../shard/errors';
+import { PserverError, staleEpoch } from '../shard/errors';
 import type { PushRecord } from '../shard/push-record';
 import { Shard } from '../shard/shard';
 import { mergeParts, partOfShard, type SharePart, type SharePlacement } from '../shard/share-parts';
 
 interface Waiting {
+  /** The epoch of the primary that sent it. */
+  epoch: number;
   record: PushRecord;
   resolve: (appliedSeq: number) => void;
   reject: (err: unknown) => void;
@@ -16,6 +18,8 @@ interface Waiting {
 /** One old shard's slices on their way: its copy once loaded, and the forwards waiting for it. */
 interface Part {
   shard: Shard | undefined;
+  /** The epoch of the primary the copy came from: its forwards only apply on it. */
+  epoch: number;
   waiting: Map<number, Waiting>;
 }
 
@@ -47,32 +51,53 @@ export class IncomingShare {
   }
 
   /**
-   * Loads old shard `source`'s copy (a checkpoint of it, taken when its push `seq` was its last):
-   * the slices this index takes of it. Returns the bytes read.
+   * Loads old shard `source`'s copy (a checkpoint of it, taken when its push `seq` was its last,
+   * by its primary of `epoch`): the slices this index takes of it. Returns the bytes read.
    */
-  async load(source: number, root: string, meta: CheckpointMeta, seq: number): Promise<number> {
+  async load(
+    source: number,
+    root: string,
+    meta: CheckpointMeta,
+    seq: number,
+    epoch: number,
+  ): Promise<number> {
     const { from, to } = this.placement;
     const shard = new Shard(this.index, to, this.memory);
     const { bytes } = await restoreShare(root, { from, sources: new Map([[source, meta]]) }, shard);
     this.throwIfEnded();
     const part = this.partOf(source);
     if (part.shard) release(part.shard);
+    // Forwards of another primary than the copy's do not apply on it.
+    for (const [seq, waiting] of part.waiting)
+      if (waiting.epoch !== epoch) {
+        part.waiting.delete(seq);
+        waiting.reject(staleEpoch(waiting.epoch, epoch));
+      }
     shard.appliedSeq = seq;
     part.shard = shard;
+    part.epoch = epoch;
     this.drain(part);
     return bytes;
   }
 
-  /** Applies old shard `source`'s push `seq` in its turn; resolves with the part's last push once it is. */
-  forward(source: number, seq: number, record: PushRecord): Promise<number> {
+  /**
+   * Applies old shard `source`'s push `seq`, from its primary of `epoch`, in its turn; resolves
+   * with the part's last push once it is.
+   */
+  forward(source: number, epoch: number, seq: number, record: PushRecord): Promise<number> {
     this.throwIfEnded();
     const part = this.partOf(source);
+    if (part.shard && epoch !== part.epoch)
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `old shard ${source}: its copy here is of the primary of epoch ${part.epoch}, not ${epoch}`,
+      );
     if (part.shard && seq <= part.shard.appliedSeq) return Promise.resolve(part.shard.appliedSeq);
     return new Promise((resolve, reject) => {
       part.waiting
         .get(seq)
         ?.reject(new PserverError('PSERVER_INVALID_ARGUMENT', `forward ${seq}: sent again`));
-      part.waiting.set(seq, { record, resolve, reject });
+      part.waiting.set(seq, { epoch, record, resolve, reject });
       this.drain(part);
     });
   }
@@ -113,11 +138,15 @@ export class IncomingShare {
   private end(reason: unknown, releaseParts: boolean): void {
     this.ended = reason;
     for (const part of this.parts.values()) {
-      for (const waiting of part.waiting.values()) waiting.reject(reason);
-      part.waiting.clear();
+      this.rejectWaiting(part, reason);
       if (releaseParts && part.shard) release(part.shard);
     }
     this.parts.clear();
+  }
+
+  private rejectWaiting(part: Part, reason: unknown): void {
+    for (const waiting of part.waiting.values()) waiting.reject(reason);
+    part.waiting.clear();
   }
 
   private partOf(source: number): Part {
@@ -127,7 +156,7 @@ export class IncomingShare {
         `source: an old shard index below ${this.placement.from}, got ${source}`,
       );
     let part = this.parts.get(source);
-    if (!part) this.parts.set(source, (part = { shard: undefined, waiting: new Map() }));
+    if (!part) this.parts.set(source, (part = { shard: undefined, epoch: 0, waiting: new Map() }));
     return part;
   }
 

@@ -1,7 +1,8 @@
 import type { SparseGrad__Output, TableEvictions__Output } from '@pserver/proto';
 import { bucketsOfIds } from '@pserver/proto';
 import type { PushRecord } from '../shard/push-record';
-import type { SharePlacement } from '../shard/share-parts';
+import type { Shard } from '../shard/shard';
+import { SharePlacement } from '../shard/share-parts';
 
 /** What slicing needs of the sender's tables: each one's rows' width and bucket count. */
 export type TableShape = (table: string) => { dim: number; buckets: number };
@@ -78,4 +79,21 @@ function pick(bytes: Uint8Array, kept: Uint8Array, width: number): Buffer {
       at += width;
     }
   return out;
+}
+
+/** How a shard's applied pushes are sliced for each receiver of a live move. */
+export function slicerOf(
+  shard: Shard,
+): (record: PushRecord, to: { index: number; shardCount: number }) => PushRecord {
+  const placements = new Map<number, SharePlacement>();
+  const shapeOf: TableShape = (table) => {
+    const { dim, buckets } = shard.tables.get(table)!.table;
+    return { dim, buckets };
+  };
+  return (record, { index, shardCount }) => {
+    let placement = placements.get(shardCount);
+    if (!placement)
+      placements.set(shardCount, (placement = new SharePlacement(shard.shardCount, shardCount)));
+    return sliceRecord(record, placement, index, shapeOf);
+  };
 }

@@ -60,7 +60,13 @@ export class PeerClients {
   /** A replica's calls to its primary. */
   primaryCalls(
     address: string,
-    facts: { index: number; primaryEpoch: number; member: string },
+    facts: {
+      index: number;
+      primaryEpoch: number;
+      member: string;
+      /** A live move's receiver rather than a replica. */
+      moveTo?: { index: number; shardCount: number };
+    },
   ): PrimaryCalls {
     const client = this.of(address);
     return {

@@ -1,6 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
-import { metaFromJson, type CheckpointMeta } from '@pserver/checkpoint';
 import type { ReplicaTenure } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type {
@@ -13,6 +11,7 @@ import { PserverError, staleEpoch } from '../shard/errors';
 import { restoreShard } from '../persistence/restore-shard';
 import { Shard } from '../shard/shard';
 
+import { fetchCopy } from './fetch-copy';
 import { replay } from './replay';
 import { shardDigest } from './shard-digest';
 
@@ -156,26 +155,11 @@ export class ReplicaFollower {
   private async fetchCopy(): Promise<void> {
     const { scratchDir, primary, logger, tenure } = this.options;
     const started = performance.now();
-    await fs.rm(scratchDir, { recursive: true, force: true });
-    await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
-    let meta: CheckpointMeta | undefined;
-    let seq = 0;
-    let file: fs.FileHandle | undefined;
-    try {
-      await primary.fetchSnapshot(async (chunk) => {
-        if (!meta) {
-          meta = metaFromJson(JSON.parse(chunk.metaJson));
-          seq = chunk.seq;
-          const target = path.join(scratchDir, meta.path);
-          await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-          file = await fs.open(target, 'w', 0o600);
-        }
-        if (chunk.data.byteLength > 0) await file!.write(chunk.data);
-      }, this.stopped.signal);
-    } finally {
-      await file?.close();
-    }
-    if (!meta) throw new PserverError('PSERVER_INVALID_STREAM', 'FetchSnapshot sent nothing');
+    const { meta, seq } = await fetchCopy(
+      scratchDir,
+      (onChunk, signal) => primary.fetchSnapshot(onChunk, signal),
+      this.stopped.signal,
+    );
     const shard = new Shard(tenure.index, tenure.shardCount, undefined);
     const read = await restoreShard(scratchDir, meta, shard);
     await fs.rm(scratchDir, { recursive: true, force: true });

@@ -29,9 +29,29 @@ export type ReplicationRole =
       checkpointer: Checkpointer;
       /** Where copies for replicas are written while they are sent. */
       scratchDir: string;
+      /** A live move's receiver asks for a copy: whether it is the one named, and its start. */
+      moves?: {
+        /** Whether `member` is named to receive index `to.index` of `to.shardCount`: its address. */
+        receiver(member: string, to: MoveTo): Promise<{ address: string } | undefined>;
+        /** Forwards flow to the receiver from the copy's sequence number on (call in its tick). */
+        startMoving(receiver: { member: string; address: string; to: MoveTo }): number;
+        /** The receiver loaded its copy. */
+        loaded(member: string): void;
+      };
     }
   | { kind: 'replica'; follower: ReplicaFollower }
   | undefined;
+
+/** Where a live move's receiver takes slices to. */
+export interface MoveTo {
+  index: number;
+  shardCount: number;
+}
+
+/** A live move's receiving side (forwards of pushes sliced for it). */
+export interface ReceivingRole {
+  forward(request: ForwardRequest__Output): Promise<ForwardResponse>;
+}
 
 /** Bytes of a copy per SnapshotChunk. */
 const chunkBytes = 1 << 20;
@@ -42,7 +62,11 @@ const chunkBytes = 1 << 20;
  * or epoch this pserver does not hold that role for is refused and changes nothing.
  */
 export class ReplicationService {
-  constructor(private readonly role: () => ReplicationRole) {}
+  constructor(
+    private readonly role: () => ReplicationRole,
+    /** This pserver's receiving side of live moves, if it has one. */
+    private readonly receiving: () => ReceivingRole | undefined = () => undefined,
+  ) {}
 
   async fetchSnapshot(
     request: FetchSnapshotRequest__Output,
@@ -50,12 +74,15 @@ export class ReplicationService {
     send: (chunk: SnapshotChunk) => Promise<void>,
   ): Promise<void> {
     const primary = this.primary(request.index, request.primaryEpoch);
+    const startFollowing = request.moveTo
+      ? await this.moveStart(primary, request.member, request.moveTo)
+      : () => primary.links.startFollowing(request.member);
     await primary.shard.whenInitialized(ctx.signal);
     const name = `copy-${randomUUID()}.ckpt`;
     let seq = 0;
     // The copy and the start of forwarding happen in one tick: no push falls between them.
     const meta = await primary.checkpointer.writeCopy(primary.scratchDir, name, () => {
-      seq = primary.links.startFollowing(request.member);
+      seq = startFollowing();
     });
     const file = path.join(primary.scratchDir, name);
     try {
@@ -80,10 +107,22 @@ export class ReplicationService {
 
   replicaLoaded(request: ReplicaLoadedRequest__Output): ReplicaLoadedResponse {
     const primary = this.primary(request.index, request.primaryEpoch);
+    if (request.moveTo) {
+      if (!primary.moves)
+        throw new PserverError('PSERVER_NOT_REPLICA', 'this primary moves no slices');
+      primary.moves.loaded(request.member);
+      return { inSync: false };
+    }
     return { inSync: primary.links.loaded(request.member, request.seq) };
   }
 
   async forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
+    if (request.moveTo) {
+      const receiving = this.receiving();
+      if (!receiving)
+        throw new PserverError('PSERVER_NOT_REPLICA', 'this pserver receives no live move');
+      return receiving.forward(request);
+    }
     const role = this.role();
     if (role?.kind !== 'replica')
       throw new PserverError(
@@ -91,6 +130,22 @@ export class ReplicationService {
         `this pserver replicates no shard (asked for shard ${request.index})`,
       );
     return role.follower.forward(request);
+  }
+
+  /** How a live move's receiver starts following, once it is checked to be the one named. */
+  private async moveStart(
+    primary: Extract<ReplicationRole, { kind: 'primary' }>,
+    member: string,
+    to: MoveTo,
+  ): Promise<() => number> {
+    const moves = primary.moves;
+    const named = await moves?.receiver(member, to);
+    if (!moves || !named)
+      throw new PserverError(
+        'PSERVER_NOT_REPLICA',
+        `member ${member} is not the receiver of index ${to.index} of ${to.shardCount} shards`,
+      );
+    return () => moves.startMoving({ member, address: named.address, to });
   }
 
   private primary(index: number, epoch: number): Extract<ReplicationRole, { kind: 'primary' }> {

@@ -11,6 +11,8 @@ import type { ReplicationStatus } from '../metrics';
 import { Checkpointer, type RecoveryOutcome } from '../persistence/checkpointer';
 import type { HeldState } from '../persistence/leave-state';
 import { removeOrphanedStates } from '../persistence/orphaned-state';
+import { MoveLinks } from '../moves/move-links';
+import { slicerOf } from '../moves/record-slices';
 import { ReplicaLinks } from '../replication/replica-links';
 import type { ReplicationRole } from '../replication/replication-service';
 import { shardDigest } from '../replication/shard-digest';
@@ -30,12 +32,24 @@ export interface Steps {
   roster: Roster | undefined;
 }
 
+/** How long a hand-back waits for a live move's receivers to copy the shard. */
+const moveCopyWaitMs = 30_000;
+/** How often it reads which receivers the change names meanwhile. */
+const receiversReadMs = 100;
+/** How long a hand-back waits for a live move's receivers to apply the shard's last push. */
+const moveCatchUpMs = 5_000;
+
 /** What is served once the shard is ready. */
 interface Serving {
   service: ParameterService;
   /** Its replicas (cluster mode). */
   links: ReplicaLinks | undefined;
+  /** The receivers of a live move copying it (cluster mode). */
+  moves: MoveLinks | undefined;
 }
+
+/** Where a primary's shard came from when it needs no recovery. */
+export type ShardOrigin = 'promoted' | 'moved';
 
 /**
  * One tenure of a shard, as its primary (or a standalone pserver's): the shard, its checkpointer,
@@ -50,16 +64,19 @@ export class PrimaryRole {
   readonly checkpointer: Checkpointer;
   private serving: Serving | undefined;
   private stopWatchingReplicas: (() => Promise<void>) | undefined;
-  private readonly promoted: boolean;
+  private readonly origin: ShardOrigin | undefined;
 
   constructor(
     readonly tenure: ShardTenure,
     private readonly context: RoleContext,
-    /** An in-sync replica's copy of the shard: a promotion restores nothing. */
-    copy?: Shard,
+    /**
+     * The shard, recovered already: an in-sync replica's copy (a promotion), or the share a live
+     * move's receiver holds (every push of every old shard in it).
+     */
+    copy?: { shard: Shard; origin: ShardOrigin },
   ) {
-    this.promoted = copy !== undefined;
-    this.shard = copy ?? new Shard(tenure.index, tenure.shardCount, undefined);
+    this.origin = copy?.origin;
+    this.shard = copy?.shard ?? new Shard(tenure.index, tenure.shardCount, undefined);
     this.checkpointer = this.makeCheckpointer();
   }
 
@@ -90,8 +107,23 @@ export class PrimaryRole {
    * Recovers the shard from its checkpoints (`Checkpointer.recover`); a promoted replica's copy
    * needs none.
    */
-  async recover(orphansFrom?: number): Promise<RecoveryOutcome | { kind: 'promoted' }> {
-    if (this.promoted) return { kind: 'promoted' };
+  async recover(
+    orphansFrom?: number,
+  ): Promise<RecoveryOutcome | { kind: 'promoted' } | { kind: 'moved' }> {
+    if (this.origin === 'promoted') return { kind: 'promoted' };
+    if (this.origin === 'moved') {
+      // Its share is this index's state from now on: committed before anything is served.
+      const started = performance.now();
+      await this.checkpointer.save('took its share from a live move');
+      await this.tenure.markRestored();
+      this.context.logger.info('took its share from a live move', {
+        from: this.tenure.reshape?.from,
+        to: this.tenure.shardCount,
+        marksAhead: this.shard.ahead.entries().length,
+        ms: Math.round(performance.now() - started),
+      });
+      return { kind: 'moved' };
+    }
     const started = performance.now();
     const recovery = await this.checkpointer.recover(orphansFrom);
     // Committed before anything is served: the orphan is not needed again once this serves.
@@ -167,6 +199,7 @@ export class PrimaryRole {
       adopted: recovery.kind === 'adopted' ? recovery.orphan.meta.path : undefined,
       reshaped: recovery.kind === 'reshaped' ? { from: recovery.from } : undefined,
       promoted: recovery.kind === 'promoted' ? { appliedSeq: this.shard.appliedSeq } : undefined,
+      moved: recovery.kind === 'moved' ? { from: tenure.reshape?.from } : undefined,
       orphansRemoved: orphansRemoved.length > 0 ? orphansRemoved : undefined,
     });
   }
@@ -178,24 +211,32 @@ export class PrimaryRole {
   serve(steps: Steps): ParameterService {
     const { config, logger, metrics } = this.context;
     const { shard, tenure } = this;
+    // A cluster shard's replicas, and the receivers of a live move: each push is forwarded to both.
+    const cluster = tenure instanceof EtcdShardTenure ? tenure : undefined;
+    const peers = cluster && {
+      index: shard.index,
+      epoch: cluster.epoch,
+      appliedSeq: () => shard.appliedSeq,
+      forward: this.context.peers.forward,
+    };
     const links =
-      tenure instanceof EtcdShardTenure
-        ? new ReplicaLinks({
-            index: shard.index,
-            epoch: tenure.epoch,
-            appliedSeq: () => shard.appliedSeq,
-            forward: this.context.peers.forward,
-            logger: logger.child({ component: 'replication' }),
-            digest: {
-              everyMs: config.replicaDigestIntervalMs,
-              compute: () => shardDigest(shard),
-            },
-            lag: {
-              timeoutMs: config.replicaLagTimeoutMs,
-              drop: (replica) => tenure.dropReplica(replica),
-            },
-          })
-        : undefined;
+      peers &&
+      new ReplicaLinks({
+        ...peers,
+        logger: logger.child({ component: 'replication' }),
+        digest: { everyMs: config.replicaDigestIntervalMs, compute: () => shardDigest(shard) },
+        lag: {
+          timeoutMs: config.replicaLagTimeoutMs,
+          drop: (replica) => cluster!.dropReplica(replica),
+        },
+      });
+    const moves =
+      peers &&
+      new MoveLinks({
+        ...peers,
+        slice: slicerOf(shard),
+        logger: logger.child({ component: 'move' }),
+      });
     const service = new ParameterService({
       shard,
       tenure,
@@ -212,12 +253,15 @@ export class PrimaryRole {
       maxReplyBytes: config.maxMessageBytes,
       ...steps,
       replication: links && {
-        replicate: (seq, record) => links.replicate(seq, record),
+        replicate: (seq, record) => {
+          moves?.replicate(seq, record);
+          return links.replicate(seq, record);
+        },
         replicated: () => links.settled(),
         replicas: () => links.describe(),
       },
     });
-    this.serving = { service, links };
+    this.serving = { service, links, moves };
     this.checkpointer.startPeriodic(config.checkpointIntervalMs);
     this.context.setServing(true);
     return service;
@@ -251,6 +295,7 @@ export class PrimaryRole {
     await this.tenure.close();
     await this.stopWatchingReplicas?.();
     this.serving?.links?.close();
+    this.serving?.moves?.close();
   }
 
   /**
@@ -278,14 +323,48 @@ export class PrimaryRole {
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
     const timer = this.context.metrics.handBackSeconds.startTimer();
+    await this.receiversCopied(this.serving.moves);
     await this.atAgreedStepBoundary(this.serving.service, tenure);
     this.context.setServing(false);
+    const { moves } = this.serving;
+    // The receivers of a live move apply the last pushes while the checkpoint is written.
+    const moved = moves?.caughtUp(moveCatchUpMs) ?? Promise.resolve({ moved: [], behind: [] });
     await this.checkpointer.stop();
     if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
     await this.stopWatchingReplicas?.();
     this.serving.links?.close();
-    await tenure.handBack();
+    const { moved: receivers, behind } = await moved;
+    moves?.close();
+    await tenure.handBack({ seq: this.shard.appliedSeq, moved: receivers });
+    if (receivers.length + behind.length > 0)
+      this.context.logger.info('handed the shard back to the receivers of a live move', {
+        seq: this.shard.appliedSeq,
+        moved: receivers,
+        behind,
+      });
     timer();
+  }
+
+  /**
+   * A live move: waits, serving, until every receiver the change names loaded its copy of this
+   * shard (`moveCopyWaitMs` at most: a receiver not ready by then is restored from checkpoints).
+   */
+  private async receiversCopied(moves: MoveLinks | undefined): Promise<void> {
+    const member = this.context.cluster?.member;
+    if (!moves || !member) return;
+    const deadline = performance.now() + moveCopyWaitMs;
+    for (;;) {
+      const named = await member.liveReceivers().catch(() => []);
+      if (named.length === 0 || moves.allLoaded(named)) return;
+      if (performance.now() >= deadline || !this.tenure.holds()) {
+        this.context.logger.warn(
+          `the receivers of the live move did not all copy the shard within ${moveCopyWaitMs} ms: handing it back anyway`,
+          { named, receivers: moves.describe() },
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, receiversReadMs));
+    }
   }
 
   /**
@@ -353,6 +432,8 @@ export class PrimaryRole {
   replication(): ReplicationRole {
     const links = this.serving?.links;
     if (!links) return undefined;
+    const moves = this.serving?.moves;
+    const member = this.context.cluster?.member;
     return {
       kind: 'primary',
       shard: this.shard,
@@ -360,6 +441,17 @@ export class PrimaryRole {
       links,
       checkpointer: this.checkpointer,
       scratchDir: path.join(this.context.config.checkpointDir, '.replication', 'out'),
+      moves: moves &&
+        member && {
+          receiver: async (name, to) => {
+            const named = await member.receiverOf(to.index);
+            return named?.member === name && named.to === to.shardCount
+              ? { address: named.address }
+              : undefined;
+          },
+          startMoving: (receiver) => moves.startMoving(receiver),
+          loaded: (name) => moves.loaded(name),
+        },
     };
   }
 

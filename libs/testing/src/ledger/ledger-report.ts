@@ -17,6 +17,9 @@ export function describeLedgerReport(report: LedgerReport): string {
       (report.reshaped.shares > 0
         ? `${report.reshaped.shares} shares restored onto another shard count (${report.reshaped.withMarksAhead} with marks ahead), `
         : '') +
+      (report.moved.shares > 0
+        ? `${report.moved.shares} shares moved live (${report.moved.withMarksAhead} with marks ahead), `
+        : '') +
       `${ms(report.durationMs)} in all`,
     `  doubles: ${describeEntries(verdict.doubles)}`,
     `  step errors: ${report.stepErrors.length}` +

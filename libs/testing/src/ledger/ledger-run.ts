@@ -68,6 +68,8 @@ export interface LedgerReport {
    * of them held slices with marks ahead (a step in flight when the job stopped).
    */
   reshaped: { shares: number; withMarksAhead: number };
+  /** Shares a live move's receiver took from memory instead of restoring them. */
+  moved: { shares: number; withMarksAhead: number };
   /** Restored checkpoints the run could not read (their zeros cannot be explained). */
   unreadCheckpoints: string[];
   durationMs: number;
@@ -179,6 +181,10 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
       reshaped: {
         shares: cluster.reshaped.length,
         withMarksAhead: cluster.reshaped.filter((event) => event.marksAhead > 0).length,
+      },
+      moved: {
+        shares: cluster.moved.length,
+        withMarksAhead: cluster.moved.filter((event) => event.marksAhead > 0).length,
       },
       unreadCheckpoints: unread,
       durationMs: Date.now() - began,

@@ -105,6 +105,10 @@ export class SupervisedCluster {
   readonly leading: LeadingEvent[] = [];
   /** Shares restored from the checkpoints of another shard count, and their groups of marks ahead. */
   readonly reshaped: { pserver: string; marksAhead: number; atMs: number }[] = [];
+  /** Shares a live move's receiver took from memory, and their groups of marks ahead. */
+  readonly moved: { pserver: string; marksAhead: number; atMs: number }[] = [];
+  /** Pservers that said they wait for a role (hot spares), when. */
+  readonly waiting: { pserver: string; atMs: number }[] = [];
   readonly exits: ExitEvent[] = [];
   /** Shards assigned (before their recovery): to whom, under which count, when. */
   readonly assigned: { pserver: string; index: number; shardCount: number; atMs: number }[] = [];
@@ -323,7 +327,14 @@ export class SupervisedCluster {
    */
   async reshapeLive(count: number): Promise<{ askedMs: number }> {
     const { spares, replicas } = this.options;
-    for (let n = this.pservers.size; n < count * (1 + replicas) + spares; n++) this.runPserver();
+    const started: string[] = [];
+    for (let n = this.pservers.size; n < count * (1 + replicas) + spares; n++)
+      started.push(this.runPserver().name);
+    // Registered spares receive the new indices' slices while the job runs.
+    await waitFor(() => started.every((name) => this.waiting.some((w) => w.pserver === name)), {
+      timeoutMs: 30_000,
+      description: `the pservers started for ${count} shards waiting for a role`,
+    });
     const askedMs = Date.now();
     await this.setDesiredShards(count);
     this.options.shards = count;
@@ -384,7 +395,7 @@ export class SupervisedCluster {
     void child.exited.then(() => this.restartLater(() => this.runMaster(slot)));
   }
 
-  private runPserver(): void {
+  private runPserver(): ManagedProcess {
     const { options } = this;
     const name = `pserver-${this.nextPserver++}`;
     const child = this.spawn('pserver', name, [
@@ -408,8 +419,9 @@ export class SupervisedCluster {
     this.pservers.add(child);
     void child.exited.then(() => {
       this.pservers.delete(child);
-      if (!this.holdingPservers) this.restartLater(() => this.runPserver());
+      if (!this.holdingPservers) this.restartLater(() => void this.runPserver());
     });
+    return child;
   }
 
   private restartLater(run: () => void): void {
@@ -486,6 +498,12 @@ export class SupervisedCluster {
       });
     } else if (entry.msg === 'restored the shard from the checkpoints of another shard count') {
       this.reshaped.push({ pserver: name, marksAhead: Number(entry.marksAhead), atMs });
+    } else if (entry.msg === 'took its share from a live move') {
+      this.moved.push({ pserver: name, marksAhead: Number(entry.marksAhead), atMs });
+    } else if (
+      entry.msg === 'waiting for a shard index or a replica to keep (a hot spare until then)'
+    ) {
+      this.waiting.push({ pserver: name, atMs });
     } else if (entry.msg === 'leading') {
       this.leading.push({ master: name, address: String(entry.address), atMs });
     }

@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/replication.proto
 
+import type { MoveTarget as _pserver_v1_MoveTarget, MoveTarget__Output as _pserver_v1_MoveTarget__Output } from '../../pserver/v1/MoveTarget';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -18,6 +19,13 @@ export interface FetchSnapshotRequest {
    * The replica's member name.
    */
   'member'?: (string);
+  /**
+   * Set for a live move rather than a replica: the caller receives the slices that `move_to`
+   * takes of this shard (it is named by `reshape/receiver/<move_to.index>`). From the copy's
+   * sequence number on, the primary forwards every push it applies to it, sliced to those slices
+   * (`ForwardRequest.move_to`), without waiting for it.
+   */
+  'moveTo'?: (_pserver_v1_MoveTarget | null);
 }
 
 /**
@@ -36,4 +44,11 @@ export interface FetchSnapshotRequest__Output {
    * The replica's member name.
    */
   'member': (string);
+  /**
+   * Set for a live move rather than a replica: the caller receives the slices that `move_to`
+   * takes of this shard (it is named by `reshape/receiver/<move_to.index>`). From the copy's
+   * sequence number on, the primary forwards every push it applies to it, sliced to those slices
+   * (`ForwardRequest.move_to`), without waiting for it.
+   */
+  'moveTo': (_pserver_v1_MoveTarget__Output | null);
 }

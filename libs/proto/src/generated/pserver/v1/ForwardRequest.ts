@@ -5,6 +5,7 @@ import type { SparseGrad as _pserver_v1_SparseGrad, SparseGrad__Output as _pserv
 import type { TableEvictions as _pserver_v1_TableEvictions, TableEvictions__Output as _pserver_v1_TableEvictions__Output } from '../../pserver/v1/TableEvictions';
 import type { ClosedStep as _pserver_v1_ClosedStep, ClosedStep__Output as _pserver_v1_ClosedStep__Output } from '../../pserver/v1/ClosedStep';
 import type { StepMark as _pserver_v1_StepMark, StepMark__Output as _pserver_v1_StepMark__Output } from '../../pserver/v1/StepMark';
+import type { MoveTarget as _pserver_v1_MoveTarget, MoveTarget__Output as _pserver_v1_MoveTarget__Output } from '../../pserver/v1/MoveTarget';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -67,6 +68,11 @@ export interface ForwardRequest {
    * read or push said it finished a step: SYNC and SSP); the replica sets them first.
    */
   'marks'?: (_pserver_v1_StepMark)[];
+  /**
+   * Set for a live move: the push sliced to what `move_to` takes of shard `index` (see
+   * FetchSnapshotRequest.move_to); served by the receiver of those slices, in the order of `seq`.
+   */
+  'moveTo'?: (_pserver_v1_MoveTarget | null);
 }
 
 /**
@@ -129,4 +135,9 @@ export interface ForwardRequest__Output {
    * read or push said it finished a step: SYNC and SSP); the replica sets them first.
    */
   'marks': (_pserver_v1_StepMark__Output)[];
+  /**
+   * Set for a live move: the push sliced to what `move_to` takes of shard `index` (see
+   * FetchSnapshotRequest.move_to); served by the receiver of those slices, in the order of `seq`.
+   */
+  'moveTo': (_pserver_v1_MoveTarget__Output | null);
 }

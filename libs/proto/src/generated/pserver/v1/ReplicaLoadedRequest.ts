@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/replication.proto
 
+import type { MoveTarget as _pserver_v1_MoveTarget, MoveTarget__Output as _pserver_v1_MoveTarget__Output } from '../../pserver/v1/MoveTarget';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -22,6 +23,11 @@ export interface ReplicaLoadedRequest {
    * The sequence number of the copy it loaded.
    */
   'seq'?: (number | string | Long);
+  /**
+   * Set for a live move: the receiver of these slices loaded its copy (the primary hands its
+   * index back only once every receiver did, or a bound passed).
+   */
+  'moveTo'?: (_pserver_v1_MoveTarget | null);
 }
 
 /**
@@ -44,4 +50,9 @@ export interface ReplicaLoadedRequest__Output {
    * The sequence number of the copy it loaded.
    */
   'seq': (number);
+  /**
+   * Set for a live move: the receiver of these slices loaded its copy (the primary hands its
+   * index back only once every receiver did, or a bound passed).
+   */
+  'moveTo': (_pserver_v1_MoveTarget__Output | null);
 }
