@@ -4,10 +4,11 @@
  * dense values and table rows, 4 trainers in this process stepping as fast as acknowledgements
  * come (a small dense push and a few rows each step, on every shard), grown to 3 shards and
  * shrunk back to 2 with `SetDesiredShards`. For each change: the time from the ask to every shard
- * of the new count serving, each trainer's longest step while it ran (its write pause: every
- * shard is handed back with a final checkpoint, then restored), the trainers' throughput during it over
- * the steady state before it, and, as the baseline measured in the same run, the time to write
- * the same state once: a checkpoint of every shard at once.
+ * of the new count serving, each trainer's longest step while it ran (its write pause: the
+ * receivers copy the slices that move while the shards serve; then every shard is handed back
+ * with a final checkpoint, and each receiver serves its share), the trainers' throughput during
+ * it over the steady state before it, and, as the baseline measured in the same run, the time to
+ * write the same state once: a checkpoint of every shard at once.
  *
  *   npx nx run tools:bench-reshard            # SIZE_MIB=256 for a quicker run
  */
@@ -218,7 +219,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      '| change | state moved (all, through checkpoints) | ask → serving at the new count | pause p50 / p99 / max | steady step p50 / p99 | steps/s during the change / steady | change time / one checkpoint of every shard |',
+      '| change | job state | ask → serving at the new count | pause p50 / p99 / max | steady step p50 / p99 | steps/s during the change / steady | change time / one checkpoint of every shard |',
     );
     console.log('| --- | --- | --- | --- | --- | --- | --- |');
     for (const row of rows_) console.log(row);

@@ -387,6 +387,7 @@ export class PserverNode {
       peers: this.peers,
       cluster,
       checkDirectory: (index) => this.checkCheckpointDirectory(index),
+      handingBack: (shard) => this.receiver?.keepOwn(shard),
       setServing: (serving) => this.health.setAll(serving ? 'SERVING' : 'NOT_SERVING'),
     };
   }

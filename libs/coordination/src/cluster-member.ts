@@ -29,8 +29,8 @@ export interface LiveMove {
   index: number;
   /** The `reshape/live` key's create revision: tells this change from a later one. */
   revision: number;
-  /** The old count's primaries: index → address and epoch. */
-  primaries: Map<number, { address: string; epoch: number }>;
+  /** The old count's primaries: index → member, address and epoch. */
+  primaries: Map<number, { member: string; address: string; epoch: number }>;
 }
 
 /** A role taken up: the tenure of a primary, or of a replica. */
@@ -193,10 +193,14 @@ export class ClusterMember {
     );
     const index = mine && keys.indexUnder(keys.receiverPrefix, mine.key.toString());
     if (index === undefined) return undefined;
-    const primaries = new Map<number, { address: string; epoch: number }>();
+    const primaries = new Map<number, { member: string; address: string; epoch: number }>();
     for (const assignment of (assignments ?? []).flatMap((kv) => parseAssignment(keys, kv)))
       if (assignment.shardCount === from)
-        primaries.set(assignment.index, { address: assignment.address, epoch: assignment.epoch });
+        primaries.set(assignment.index, {
+          member: assignment.member,
+          address: assignment.address,
+          epoch: assignment.epoch,
+        });
     return { from, to, index, revision: Number(liveKv.create_revision), primaries };
   }
 

@@ -8,7 +8,7 @@ import { fetchCopy } from '../replication/fetch-copy';
 import type { PrimaryCalls } from '../replication/replica-follower';
 import { PserverError } from '../shard/errors';
 import type { Shard } from '../shard/shard';
-import { SharePlacement } from '../shard/share-parts';
+import { partOfShard, SharePlacement } from '../shard/share-parts';
 import { IncomingShare } from './incoming-share';
 import type { MoveTarget } from './move-links';
 
@@ -34,9 +34,16 @@ export interface ShareReceiverOptions {
 interface Receiving {
   move: LiveMove;
   incoming: IncomingShare;
+  /**
+   * The old index this member was the primary of when the change began: its slices are not
+   * copied, the shard itself is handed over at the hand-back (`keepOwn`).
+   */
+  own: { index: number; shard?: Shard } | undefined;
   stopped: AbortController;
   /** When `reshape/live` was last seen for it (performance.now()). */
   seenAt: number;
+  /** Each old shard being copied (undefined) or copied, from its primary of that epoch. */
+  copies: Map<number, number | undefined>;
 }
 
 /**
@@ -99,8 +106,12 @@ export class ShareReceiver {
     if (move.index !== index || move.to !== shardCount || move.from !== from) return undefined;
     this.receiving = undefined;
     receiving.stopped.abort();
+    const { own } = receiving;
     try {
-      return receiving.incoming.merge();
+      const placement = new SharePlacement(from, shardCount);
+      return receiving.incoming.merge(
+        own?.shard ? [partOfShard(own.shard, placement, index, own.index)] : [],
+      );
     } catch (err) {
       this.options.logger.warn('the share of the live move is incomplete; restoring it instead', {
         index,
@@ -109,6 +120,16 @@ export class ShareReceiver {
       receiving.incoming.discard(err);
       return undefined;
     }
+  }
+
+  /**
+   * The shard this member handed back for the change it receives slices for: the slices it
+   * keeps are taken from it, as they are, at `take`.
+   */
+  keepOwn(shard: Shard): void {
+    const own = this.receiving?.own;
+    if (this.receiving?.move.from === shard.shardCount && own?.index === shard.index)
+      own.shard = shard;
   }
 
   private async poll(): Promise<void> {
@@ -128,6 +149,12 @@ export class ShareReceiver {
     const current = this.receiving;
     if (move && current?.move.revision === move.revision && current.move.index === move.index) {
       current.seenAt = performance.now();
+      // An old shard whose primary changed since its copy (a failover): copy it from the new one.
+      for (const [source, epoch] of current.copies) {
+        const now = move.primaries.get(source)?.epoch;
+        if (epoch !== undefined && now !== undefined && now !== epoch)
+          this.startCopy(current, source);
+      }
       return;
     }
     if (move) {
@@ -149,11 +176,14 @@ export class ShareReceiver {
       move.index,
       undefined,
     );
+    const ownIndex = [...move.primaries].find(([, p]) => p.member === this.options.member)?.[0];
     const receiving: Receiving = {
       move,
       incoming,
+      own: ownIndex === undefined ? undefined : { index: ownIndex },
       stopped: new AbortController(),
       seenAt: performance.now(),
+      copies: new Map(),
     };
     this.receiving = receiving;
     logger.info('receiving slices for a change of the shard count', {
@@ -162,23 +192,34 @@ export class ShareReceiver {
       to: move.to,
     });
     for (let source = 0; source < move.from; source++)
-      void this.copy(receiving, source).catch((err: unknown) => {
-        if (!receiving.stopped.signal.aborted)
-          logger.warn('copying the slices of an old shard failed; giving the live move up', {
-            source,
-            err,
-          });
-        incoming.discard(err);
-      });
+      if (source !== ownIndex) this.startCopy(receiving, source);
   }
 
-  /** Copies old shard `source`'s slices, from whichever primary holds it, until loaded. */
-  private async copy(receiving: Receiving, source: number): Promise<void> {
+  private startCopy(receiving: Receiving, source: number): void {
+    receiving.copies.set(source, undefined);
+    void this.copy(receiving, source).then(
+      (epoch) => receiving.copies.set(source, epoch),
+      (err: unknown) => {
+        if (!receiving.stopped.signal.aborted)
+          this.options.logger.warn(
+            'copying the slices of an old shard failed; giving the live move up',
+            { source, err },
+          );
+        receiving.incoming.discard(err);
+      },
+    );
+  }
+
+  /**
+   * Copies old shard `source`'s slices, from whichever primary holds it, until loaded; resolves
+   * with that primary's epoch.
+   */
+  private async copy(receiving: Receiving, source: number): Promise<number> {
     const { signal } = receiving.stopped;
     const { member, primaryCalls, scratchDir, logger } = this.options;
     const { move } = receiving;
     const dir = path.join(scratchDir, String(source));
-    let loaded: { calls: PrimaryCalls; seq: number } | undefined;
+    let loaded: { calls: PrimaryCalls; seq: number; epoch: number } | undefined;
     await retry(
       async () => {
         // The primary of now: one that took the index over since serves the copy in its turn.
@@ -195,7 +236,7 @@ export class ShareReceiver {
         const { meta, seq } = await fetchCopy(dir, calls.fetchSnapshot, signal);
         const bytes = await receiving.incoming.load(source, dir, meta, seq, primary.epoch);
         await fs.rm(dir, { recursive: true, force: true });
-        loaded = { calls, seq };
+        loaded = { calls, seq, epoch: primary.epoch };
         logger.info('loaded the slices of an old shard', {
           source,
           index: move.index,
@@ -223,6 +264,7 @@ export class ShareReceiver {
       signal,
       retryIf: () => !signal.aborted,
     }).catch(() => undefined);
+    return loaded!.epoch;
   }
 
   private end(reason: unknown): void {

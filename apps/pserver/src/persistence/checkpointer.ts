@@ -22,6 +22,7 @@ import path from 'node:path';
 import type { Shard } from '../shard/shard';
 import { restoreShard } from './restore-shard';
 import { restoreShare } from './restore-share';
+import type { SliceFilter } from '../shard/share-parts';
 import { snapshotShard } from './shard-snapshot';
 import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 
@@ -263,7 +264,12 @@ export class Checkpointer {
    * land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
    * the next checkpoint is full.
    */
-  async writeCopy(root: string, name: string, taken: () => void): Promise<CheckpointMeta> {
+  async writeCopy(
+    root: string,
+    name: string,
+    taken: () => void,
+    keep?: SliceFilter,
+  ): Promise<CheckpointMeta> {
     const { shard, tenure, hook } = this.options;
     const buffers = new SnapshotBuffers();
     try {
@@ -271,6 +277,7 @@ export class Checkpointer {
         shard,
         { shardEpoch: tenure.epoch, seq: 0, uuid: randomUUID() },
         buffers,
+        keep,
       );
       taken();
       this.deltaChain = undefined;

@@ -38,11 +38,7 @@ export async function restoreShare(
   let bytes = 0;
   try {
     for (const [source, meta] of [...reshape.sources].sort(([a], [b]) => a - b)) {
-      const share = await readShardShare(root, meta, {
-        tensor: (name) => placement.holdsTensor(index, name),
-        // The table rule is the dense one on the name `<table>@<bucket>`.
-        bucket: (table, bucket) => placement.holdsTensor(index, `${table}@${bucket}`),
-      });
+      const share = await readShardShare(root, meta, placement.sliceFilter(index));
       const { shardIndex, shardCount: writtenAt } = share.header;
       if (shardIndex !== source || writtenAt !== reshape.from)
         throw new CheckpointError(

@@ -1,5 +1,6 @@
 import { nowUnixNs, type ShardSnapshot, type SnapshotBuffers } from '@pserver/checkpoint';
 import type { Shard } from '../shard/shard';
+import type { SliceFilter } from '../shard/share-parts';
 import { snapshotTable } from './table-checkpoint';
 
 /** Which file a snapshot is for: its shard epoch, sequence number and id, and a delta's parent. */
@@ -20,9 +21,18 @@ export function snapshotShard(
   shard: Shard,
   file: SnapshotFile,
   buffers: SnapshotBuffers,
+  /** A full copy of some slices only (what a live move's receiver takes). */
+  keep?: SliceFilter,
 ): ShardSnapshot {
   const delta = file.parentUuid !== undefined;
-  const tables = [...shard.tables.values()].map((table) => snapshotTable(table, buffers, delta));
+  const tables = [...shard.tables.values()].map((table) =>
+    snapshotTable(
+      table,
+      buffers,
+      delta,
+      keep && ((bucket) => keep.bucket(table.table.name, bucket)),
+    ),
+  );
   return {
     index: shard.index,
     shardCount: shard.shardCount,
@@ -34,7 +44,9 @@ export function snapshotShard(
     job: '',
     createdUnixNs: nowUnixNs(),
     updatesApplied: shard.updatesApplied,
-    tensors: [...shard.tensors.values()].map((tensor) => tensor.snapshot(buffers)),
+    tensors: [...shard.tensors.values()]
+      .filter((tensor) => !keep || keep.tensor(tensor.name))
+      .map((tensor) => tensor.snapshot(buffers)),
     tables,
     marks: shard.marks.entries(),
     closedSteps: shard.closedSteps,

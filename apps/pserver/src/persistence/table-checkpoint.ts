@@ -5,7 +5,9 @@ import type {
   TableRecord__Output,
   TableRows__Output,
 } from '@pserver/proto';
+import { bucketsOfIds } from '@pserver/proto';
 import { PserverError } from '../shard/errors';
+import { pickRows } from '../shard/share-parts';
 import { checkTableSpec, createShardTable, type ShardTable } from '../shard/table-spec';
 
 /** Rows per checkpoint section: about 32 MiB of values, so no record nears protobuf's limits. */
@@ -22,6 +24,8 @@ export function snapshotTable(
   shardTable: ShardTable,
   buffers: SnapshotBuffers,
   delta = false,
+  /** A full copy of some buckets only (a live move's): the rows of the others are left out. */
+  keepBucket?: (bucket: number) => boolean,
 ): TableSnapshot {
   const { table, spec } = shardTable;
   const take = (n: number): Uint8Array => buffers.take(n);
@@ -41,6 +45,7 @@ export function snapshotTable(
     // The chunks are copied now; each section is ordered and gathered as the writer reads it,
     // into the same buffers (the writer has encoded a section's frame before it asks for more).
     rows = table.snapshotAllRows(rowsPerSection, take, true);
+    if (keepBucket) rows = keptRows(rows.sections, table.buckets, table.stride, keepBucket);
   }
   const pending = table.snapshotPending();
   const bytes = (a: ArrayBufferView): Uint8Array =>
@@ -62,6 +67,30 @@ export function snapshotTable(
       lastBucket: s.lastBucket!,
     })),
   };
+}
+
+/** The rows of the kept buckets, copied out section by section (the count goes first). */
+function keptRows(
+  sections: Iterable<TableRowsSection>,
+  buckets: number,
+  stride: number,
+  keepBucket: (bucket: number) => boolean,
+): { rows: number; sections: TableRowsSection[] } {
+  const kept: TableRowsSection[] = [];
+  let rows = 0;
+  for (const section of sections) {
+    const bucket = bucketsOfIds(section.ids, buckets);
+    const at: number[] = [];
+    for (let k = 0; k < bucket.length; k++) if (keepBucket(bucket[k]!)) at.push(k);
+    if (at.length === 0) continue;
+    kept.push({
+      ...pickRows(section, at, stride),
+      firstBucket: bucket[at[0]!]!,
+      lastBucket: bucket[at.at(-1)!]!,
+    });
+    rows += at.length;
+  }
+  return { rows, sections: kept };
 }
 
 function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U> {

@@ -16,6 +16,7 @@ import type { Checkpointer } from '../persistence/checkpointer';
 
 import { PserverError, staleEpoch } from '../shard/errors';
 import type { Shard } from '../shard/shard';
+import { SharePlacement } from '../shard/share-parts';
 import type { ReplicaFollower } from './replica-follower';
 import type { ReplicaLinks } from './replica-links';
 
@@ -74,16 +75,25 @@ export class ReplicationService {
     send: (chunk: SnapshotChunk) => Promise<void>,
   ): Promise<void> {
     const primary = this.primary(request.index, request.primaryEpoch);
-    const startFollowing = request.moveTo
-      ? await this.moveStart(primary, request.member, request.moveTo)
+    const { moveTo } = request;
+    const startFollowing = moveTo
+      ? await this.moveStart(primary, request.member, moveTo)
       : () => primary.links.startFollowing(request.member);
     await primary.shard.whenInitialized(ctx.signal);
     const name = `copy-${randomUUID()}.ckpt`;
     let seq = 0;
-    // The copy and the start of forwarding happen in one tick: no push falls between them.
-    const meta = await primary.checkpointer.writeCopy(primary.scratchDir, name, () => {
-      seq = startFollowing();
-    });
+    // The copy and the start of forwarding happen in one tick: no push falls between them. A
+    // receiver's copy holds only the slices it takes.
+    const meta = await primary.checkpointer.writeCopy(
+      primary.scratchDir,
+      name,
+      () => {
+        seq = startFollowing();
+      },
+      moveTo
+        ? new SharePlacement(primary.shard.shardCount, moveTo.shardCount).sliceFilter(moveTo.index)
+        : undefined,
+    );
     const file = path.join(primary.scratchDir, name);
     try {
       const handle = await fs.open(file, 'r');

@@ -5,7 +5,7 @@ import {
   type JobConsistency,
   type ShardTenure,
 } from '@pserver/coordination';
-import { onAbort } from '@pserver/rpc';
+import { backoffPolicies, onAbort, retry } from '@pserver/rpc';
 import type { Roster } from '../consistency/roster';
 import type { ReplicationStatus } from '../metrics';
 import { Checkpointer, type RecoveryOutcome } from '../persistence/checkpointer';
@@ -112,15 +112,13 @@ export class PrimaryRole {
   ): Promise<RecoveryOutcome | { kind: 'promoted' } | { kind: 'moved' }> {
     if (this.origin === 'promoted') return { kind: 'promoted' };
     if (this.origin === 'moved') {
-      // Its share is this index's state from now on: committed before anything is served.
-      const started = performance.now();
-      await this.checkpointer.save('took its share from a live move');
-      await this.tenure.markRestored();
+      // Served at once: until it commits (`commitMovedShare`), a restart restores the same state
+      // from the old shards' final checkpoints.
       this.context.logger.info('took its share from a live move', {
         from: this.tenure.reshape?.from,
         to: this.tenure.shardCount,
         marksAhead: this.shard.ahead.entries().length,
-        ms: Math.round(performance.now() - started),
+        ms: 0,
       });
       return { kind: 'moved' };
     }
@@ -185,6 +183,7 @@ export class PrimaryRole {
     // Trainers send to the shard once the view says it serves: after recovery, not before.
     await tenure.announceServing();
     if (!tenure.holds()) return;
+    if (recovery.kind === 'moved') void this.commitMovedShare();
     // Replicas that ask for a copy before the watch reports them are refused and ask again.
     void this.watchReplicas(tenure).catch((err: unknown) =>
       logger.warn("watching the shard's replicas failed", { err }),
@@ -267,6 +266,28 @@ export class PrimaryRole {
     return service;
   }
 
+  /**
+   * Commits the share a live move gave this index, then says the index has its share (the
+   * change is over once every index did), trying again until it succeeds or the tenure ends.
+   */
+  private async commitMovedShare(): Promise<void> {
+    const { logger } = this.context;
+    await retry(
+      async () => {
+        await this.checkpointer.save('took its share from a live move');
+        await this.tenure.markRestored();
+      },
+      {
+        policy: backoffPolicies.replicaJoin,
+        retryIf: () => this.tenure.holds(),
+        onRetry: ({ error }) =>
+          logger.warn('committing the share of a live move failed; trying again', { err: error }),
+      },
+    ).catch((err: unknown) =>
+      logger.warn('the share of a live move was not committed: the tenure ended', { err }),
+    );
+  }
+
   /** Keeps the served shard's replica links in step with its replica keys. */
   private async watchReplicas(tenure: EtcdShardTenure): Promise<void> {
     const links = this.serving?.links;
@@ -335,7 +356,14 @@ export class PrimaryRole {
     this.serving.links?.close();
     const { moved: receivers, behind } = await moved;
     moves?.close();
-    await tenure.handBack({ seq: this.shard.appliedSeq, moved: receivers });
+    // A receiver of the change itself keeps the slices that stay here from this shard, as it is.
+    const named = await this.context.cluster?.member.liveReceivers().catch((): string[] => []);
+    const self = this.context.cluster && named?.includes(this.context.config.member);
+    if (self) this.context.handingBack?.(this.shard);
+    await tenure.handBack({
+      seq: this.shard.appliedSeq,
+      moved: self ? [...receivers, this.context.config.member] : receivers,
+    });
     if (receivers.length + behind.length > 0)
       this.context.logger.info('handed the shard back to the receivers of a live move', {
         seq: this.shard.appliedSeq,
@@ -354,7 +382,10 @@ export class PrimaryRole {
     if (!moves || !member) return;
     const deadline = performance.now() + moveCopyWaitMs;
     for (;;) {
-      const named = await member.liveReceivers().catch(() => []);
+      // This member, a receiver too, takes its own slices from memory: it copies nothing here.
+      const named = (await member.liveReceivers().catch((): string[] => [])).filter(
+        (name) => name !== this.context.config.member,
+      );
       if (named.length === 0 || moves.allLoaded(named)) return;
       if (performance.now() >= deadline || !this.tenure.holds()) {
         this.context.logger.warn(

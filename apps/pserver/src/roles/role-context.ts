@@ -4,6 +4,7 @@ import type { PserverConfig } from '../config';
 import type { FailpointHook } from '../failpoint';
 import type { PserverMetrics } from '../metrics';
 import type { PeerClients } from '../replication/peer-calls';
+import type { Shard } from '../shard/shard';
 
 /** What every role takes from the process it runs in. */
 export interface RoleContext {
@@ -21,6 +22,11 @@ export interface RoleContext {
    * checkpoint directory, or the shard's in it, is not safe to restore from.
    */
   checkDirectory(index: number): Promise<void>;
+  /**
+   * A live change of the shard count: the shard this pserver hands back, every push in it, for
+   * its receiving side to keep the slices that stay here (cluster only).
+   */
+  handingBack?(shard: Shard): void;
   /** The process's health: SERVING once a role serves a shard, NOT_SERVING when it stops. */
   setServing(serving: boolean): void;
 }

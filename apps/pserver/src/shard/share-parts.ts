@@ -5,6 +5,12 @@ import { concat } from './staged-push';
 import type { StoredTensor } from './stored-tensor';
 import { createShardTable, type CheckedTableSpec, type ShardTable } from './table-spec';
 
+/** Which slices to take: dense tensors and blocks by name, table buckets by table and bucket. */
+export interface SliceFilter {
+  tensor(name: string): boolean;
+  bucket(table: string, bucket: number): boolean;
+}
+
 /** Where slices go when a job's shard count changes from `from` to `to`. */
 export class SharePlacement {
   private readonly owners = new Map<string, { now: Uint32Array; then: Uint32Array }>();
@@ -17,6 +23,14 @@ export class SharePlacement {
   /** Whether dense tensor or block `name` belongs to index `index` of the new count. */
   holdsTensor(index: number, name: string): boolean {
     return shardOf(name, this.to) === index;
+  }
+
+  /** The slices index `index` of the new count holds (a table's rule is the dense one on `<table>@<bucket>`). */
+  sliceFilter(index: number): SliceFilter {
+    return {
+      tensor: (name) => this.holdsTensor(index, name),
+      bucket: (table, bucket) => this.holdsTensor(index, `${table}@${bucket}`),
+    };
   }
 
   /** Each bucket's owner at the new count (`now`) and at the old (`then`). */
@@ -89,7 +103,7 @@ export function partOfShard(
       const kept: number[] = [];
       for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
       if (kept.length === bucket.length) rows.push(section);
-      else if (kept.length > 0) rows.push(pick(section, kept, table.stride));
+      else if (kept.length > 0) rows.push(pickRows(section, kept, table.stride));
     }
     tables.push({
       checked: { spec, options },
@@ -109,8 +123,8 @@ export function partOfShard(
   };
 }
 
-/** The rows `kept` (positions, ascending) of `rows`. */
-function pick(rows: TableRows, kept: readonly number[], stride: number): TableRows {
+/** The rows `kept` (positions, ascending) of `rows`, copied. */
+export function pickRows(rows: TableRows, kept: readonly number[], stride: number): TableRows {
   const ids = new Uint8Array(8 * kept.length);
   const values = new Float32Array(stride * kept.length);
   const lastSeen = new Uint32Array(kept.length);
