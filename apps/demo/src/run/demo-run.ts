@@ -233,7 +233,8 @@ function snapshot(demo: DemoCluster, progress: TrainingProgress, startedAt: numb
     shards: [...demo.serving()]
       .sort(([a], [b]) => a - b)
       .map(([index, { pserver, epoch, line }]) => {
-        const reshaped = line.reshaped as { from?: unknown } | undefined;
+        // Its share restored from the old count's checkpoints, or copied live.
+        const reshaped = (line.reshaped ?? line.moved) as { from?: unknown } | undefined;
         return {
           index,
           name: pserver.process.name,

@@ -17,10 +17,7 @@ export interface Growth {
   handedBackAt?: number;
   /** Every index of the new count serving its restored share: the latest of their lines. */
   servedAt?: number;
-  /**
-   * The longest a new shard took to have its share, in ms: to commit the share its receiver
-   * copied live, or to restore it from the old checkpoints.
-   */
+  /** The longest restore of a share from the old checkpoints, in ms (a share not copied live). */
   restoreMs?: number;
   /** How many of the new shards took the share a receiver copied live (the others restored). */
   moved?: number;
@@ -187,8 +184,9 @@ export class LiveGrowth {
       return { moved: moved !== undefined, ms: Number(line?.ms) };
     });
     growth.moved = shares.filter((share) => share.moved).length;
-    if (shares.every((share) => Number.isFinite(share.ms)))
-      growth.restoreMs = Math.max(...shares.map((share) => share.ms));
+    const restores = shares.filter((share) => !share.moved).map((share) => share.ms);
+    if (restores.length > 0 && restores.every(Number.isFinite))
+      growth.restoreMs = Math.max(...restores);
   }
 
   /** Keeps `task` in the work under way; its failure is thrown by the next `tick`. */

@@ -59,7 +59,16 @@ describe('the story of the chaos', () => {
     );
     expect(chaosLine({ kind: 'growth served', growth })).toBe(
       '4 shards serve 1.4 s after the ask: the 3 old ones handed back after 0.3 s, ' +
-        'each share ready in 38 ms or less',
+        'each share restored from their checkpoints in 38 ms or less',
+    );
+    expect(chaosLine({ kind: 'growth served', growth: { ...growth, moved: 3 } })).toBe(
+      '4 shards serve 1.4 s after the ask: the 3 old ones handed back after 0.3 s, ' +
+        '3 of 4 shares copied live, the others restored from their checkpoints in 38 ms or less',
+    );
+    expect(
+      chaosLine({ kind: 'growth served', growth: { ...growth, moved: 4, restoreMs: undefined } }),
+    ).toBe(
+      '4 shards serve 1.4 s after the ask: the 3 old ones handed back after 0.3 s, 4 of 4 shares copied live',
     );
     expect(chaosLine({ kind: 'growth resumed', growth })).toBe(
       'every trainer is stepping again: 1.6 s from the ask to training on 4 shards',

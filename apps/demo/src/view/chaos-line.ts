@@ -41,7 +41,9 @@ function growthLine({ kind, growth: g }: GrowthEvent): string {
           ? `the ${g.from} old ones handed back after ${sinceAsk(g.handedBackAt)}`
           : '',
         g.moved !== undefined ? `${g.moved} of ${g.to} shares copied live` : '',
-        g.restoreMs !== undefined ? `each share ready in ${g.restoreMs} ms or less` : '',
+        g.restoreMs !== undefined
+          ? `${g.moved ? 'the others' : 'each share'} restored from their checkpoints in ${g.restoreMs} ms or less`
+          : '',
       ].filter(Boolean);
       return (
         `${g.to} shards serve ${sinceAsk(g.servedAt)} after the ask` +

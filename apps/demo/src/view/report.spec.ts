@@ -134,7 +134,7 @@ describe('renderReport', () => {
     expect(html).toContain('<h2>Live growth: 3 → 4 shards</h2>');
     expect(html).toContain('started pserver-4');
     expect(html).toContain(
-      '<td>5.0 s</td><td>master-0</td><td>0.3 s</td><td>1.4 s (each share ready in 41 ms or less)</td><td>1.6 s</td>' +
+      '<td>5.0 s</td><td>master-0</td><td>0.3 s</td><td>1.4 s (each share restored in 41 ms or less)</td><td>1.6 s</td>' +
         '<td><b>0</b> of 212 lost · 0 applied twice</td>',
     );
     expect(html).toContain('a growth hands every shard over in a final checkpoint: it loses none');
