@@ -347,14 +347,17 @@ export class PrimaryRole {
     await this.receiversCopied(this.serving.moves);
     await this.atAgreedStepBoundary(this.serving.service, tenure);
     this.context.setServing(false);
-    const { moves } = this.serving;
-    // The receivers of a live move apply the last pushes while the checkpoint is written.
-    const moved = moves?.caughtUp(moveCatchUpMs) ?? Promise.resolve({ moved: [], behind: [] });
     await this.checkpointer.stop();
     if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
     await this.stopWatchingReplicas?.();
     this.serving.links?.close();
-    const { moved: receivers, behind } = await moved;
+    // Every push is applied by now (the checkpoint holds them all): the receivers of a live move
+    // that applied the last one hold them all too.
+    const { moves } = this.serving;
+    const { moved: receivers, behind } = (await moves?.caughtUp(moveCatchUpMs)) ?? {
+      moved: [],
+      behind: [],
+    };
     moves?.close();
     // A receiver of the change itself keeps the slices that stay here from this shard, as it is.
     const named = await this.context.cluster?.member.liveReceivers().catch((): string[] => []);
