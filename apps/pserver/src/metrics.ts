@@ -42,6 +42,11 @@ export interface PserverMetrics {
   handBackSeconds: Histogram;
   /** A new owner's share of the old count's checkpoints: bytes read, and the time to serve it. */
   reshapeRestore: { bytes: Counter; seconds: Histogram };
+  /**
+   * Live moves: the slices this pserver received (bytes loaded, each old shard's copy timed), and
+   * the shares it served as received.
+   */
+  moves: { copiedBytes: Counter; copySeconds: Histogram; sharesServed: Counter };
 }
 
 export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
@@ -143,7 +148,7 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
     },
     handBackSeconds: new Histogram({
       name: 'pserver_hand_back_duration_seconds',
-      help: "How long handing a served shard back took (the running job's shard count changing): pushes refused, a final checkpoint committed, the index handed back.",
+      help: "How long handing a served shard back took (the running job's shard count changing), from refusing pushes: a final checkpoint committed, the receivers of a live move caught up, the index handed back.",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
     }),
@@ -157,6 +162,24 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
         name: 'pserver_reshape_restore_duration_seconds',
         help: "Restoring a share of the old count's checkpoints after a change of the shard count: read, then committed at the new count, before the shard is served.",
         buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+        registers: [registry],
+      }),
+    },
+    moves: {
+      copiedBytes: new Counter({
+        name: 'pserver_move_copied_bytes_total',
+        help: 'Bytes of the slices this pserver loaded as the receiver of live changes of the shard count (the old shards serving meanwhile).',
+        registers: [registry],
+      }),
+      copySeconds: new Histogram({
+        name: 'pserver_move_copy_duration_seconds',
+        help: "Copying one old shard's slices as the receiver of a live change of the shard count: fetched and loaded, while the old shard serves.",
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+        registers: [registry],
+      }),
+      sharesServed: new Counter({
+        name: 'pserver_moved_shares_total',
+        help: 'Shares of a new shard count this pserver served as its receiver copied them live (nothing restored from checkpoints).',
         registers: [registry],
       }),
     },

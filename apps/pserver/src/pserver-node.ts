@@ -349,6 +349,10 @@ export class PserverNode {
       logger: logger.child({ component: 'move' }),
       pollMs: liveMovePollMs,
       keepMs: unclaimedShareKeepMs,
+      onCopied: (bytes, seconds) => {
+        this.metrics.moves.copiedBytes.inc(bytes);
+        this.metrics.moves.copySeconds.observe(seconds);
+      },
     });
     this.receiver = receiver;
     receiver.start();

@@ -15,7 +15,7 @@ import {
 // stopped (SIGTERM: a final checkpoint each), the job's count changes (`pserverctl shards`), and
 // new pservers restore their shares. The digest of the whole job's state (every block with its
 // optimizer state, every row with its state, by id) is the same before and after, at 2 and at 5
-// shards; then training goes on.
+// shards; then training goes on, and the running job grows to 6 shards live: the same digest.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -150,7 +150,37 @@ describe('a job restored onto another shard count', () => {
       await next.close();
     }
     await stopPservers();
-    expect((await digest()).digest).not.toBe(before.digest);
+    const trained = await digest();
+    expect(trained.digest).not.toBe(before.digest);
+
+    // Grown while it runs, 5 → 6: the sixth pserver copies its share from the five serving shards,
+    // the five keep theirs in memory, and every shard of 6 serves the share it holds — the same
+    // state, byte for byte, with nothing read back from checkpoints.
+    const running: PserverProcess[] = [];
+    for (let i = 0; i < 6; i++) running.push(await cluster.startPserver(['--metrics-port', '0']));
+    await waitFor(() => (cluster.serving().size >= 5 ? true : undefined), {
+      timeoutMs: 60_000,
+      description: '5 shards serving again',
+    });
+    const grown = await run('--master', master, 'shards', '6');
+    expect(grown).toMatchObject({ code: 0 });
+    await waitFor(async () => !(await etcd!.get(keys.reshape).exists()), {
+      timeoutMs: 30_000,
+      description: 'every share of 6 committed',
+    });
+    const pages = await Promise.all(running.map((pserver) => metricsPage(pserver)));
+    const sum = (name: string): number =>
+      pages.reduce(
+        (total, page) => total + Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(page)?.[1] ?? 0),
+        0,
+      );
+    expect(sum('pserver_moved_shares_total')).toBe(6);
+    expect(sum('pserver_reshape_restored_bytes_total')).toBe(0);
+    expect(sum('pserver_move_copied_bytes_total')).toBeGreaterThan(0);
+    await stopPservers();
+    const live = await digest();
+    expect(live.shards).toBe(6);
+    expect(live.digest).toBe(trained.digest);
     await cluster.stop();
-  }, 240_000);
+  }, 300_000);
 });

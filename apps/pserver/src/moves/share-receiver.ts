@@ -28,6 +28,8 @@ export interface ShareReceiverOptions {
   pollMs: number;
   /** How long a share nobody took is kept after its change is over. */
   keepMs: number;
+  /** One old shard's slices loaded: their bytes, and the time to fetch and load them. */
+  onCopied?(bytes: number, seconds: number): void;
 }
 
 /** One change this member receives slices for. */
@@ -237,6 +239,7 @@ export class ShareReceiver {
         const bytes = await receiving.incoming.load(source, dir, meta, seq, primary.epoch);
         await fs.rm(dir, { recursive: true, force: true });
         loaded = { calls, seq, epoch: primary.epoch };
+        this.options.onCopied?.(bytes, (performance.now() - started) / 1000);
         logger.info('loaded the slices of an old shard', {
           source,
           index: move.index,

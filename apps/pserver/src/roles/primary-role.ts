@@ -114,6 +114,7 @@ export class PrimaryRole {
     if (this.origin === 'moved') {
       // Served at once: until it commits (`commitMovedShare`), a restart restores the same state
       // from the old shards' final checkpoints.
+      this.context.metrics.moves.sharesServed.inc();
       this.context.logger.info('took its share from a live move', {
         from: this.tenure.reshape?.from,
         to: this.tenure.shardCount,
@@ -343,8 +344,9 @@ export class PrimaryRole {
     const { tenure } = this;
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
-    const timer = this.context.metrics.handBackSeconds.startTimer();
     await this.receiversCopied(this.serving.moves);
+    // The shard's write pause: from refusing pushes to the index handed back.
+    const timer = this.context.metrics.handBackSeconds.startTimer();
     await this.atAgreedStepBoundary(this.serving.service, tenure);
     this.context.setServing(false);
     await this.checkpointer.stop();
