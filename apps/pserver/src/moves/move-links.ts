@@ -3,13 +3,8 @@ import type { ForwardRequest } from '@pserver/proto';
 import { backoffPolicies, retry } from '@pserver/rpc';
 import type { ForwardCall } from '../replication/replica-links';
 import { PserverError } from '../shard/errors';
+import type { MoveTarget } from '../shard/share-parts';
 import type { PushRecord } from '../shard/push-record';
-
-/** Where a receiver's slices go: index `index` of `shardCount` shards. */
-export interface MoveTarget {
-  index: number;
-  shardCount: number;
-}
 
 /** A receiver of a live move, as `reshape/receiver/<index>` names it. */
 export interface MoveReceiver {

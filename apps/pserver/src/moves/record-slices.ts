@@ -2,7 +2,7 @@ import type { SparseGrad__Output, TableEvictions__Output } from '@pserver/proto'
 import { bucketsOfIds } from '@pserver/proto';
 import type { PushRecord } from '../shard/push-record';
 import type { Shard } from '../shard/shard';
-import { SharePlacement } from '../shard/share-parts';
+import { SharePlacement, type MoveTarget } from '../shard/share-parts';
 
 /** What slicing needs of the sender's tables: each one's rows' width and bucket count. */
 export type TableShape = (table: string) => { dim: number; buckets: number };
@@ -82,9 +82,7 @@ function pick(bytes: Uint8Array, kept: Uint8Array, width: number): Buffer {
 }
 
 /** How a shard's applied pushes are sliced for each receiver of a live move. */
-export function slicerOf(
-  shard: Shard,
-): (record: PushRecord, to: { index: number; shardCount: number }) => PushRecord {
+export function slicerOf(shard: Shard): (record: PushRecord, to: MoveTarget) => PushRecord {
   const placements = new Map<number, SharePlacement>();
   const shapeOf: TableShape = (table) => {
     const { dim, buckets } = shard.tables.get(table)!.table;

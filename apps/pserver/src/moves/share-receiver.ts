@@ -8,9 +8,8 @@ import { fetchCopy } from '../replication/fetch-copy';
 import type { PrimaryCalls } from '../replication/replica-follower';
 import { PserverError } from '../shard/errors';
 import type { Shard } from '../shard/shard';
-import { partOfShard, SharePlacement } from '../shard/share-parts';
+import { partOfShard, SharePlacement, type MoveTarget } from '../shard/share-parts';
 import { IncomingShare } from './incoming-share';
-import type { MoveTarget } from './move-links';
 
 export interface ShareReceiverOptions {
   member: string;

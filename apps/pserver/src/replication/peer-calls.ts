@@ -6,6 +6,7 @@ import type {
   ReplicationClient,
 } from '@pserver/proto';
 import { callUnary, channelSecurity, replicationClient, type ClientSecurity } from '@pserver/rpc';
+import type { MoveTarget } from '../shard/share-parts';
 import type { ForwardCall } from './replica-links';
 import type { PrimaryCalls } from './replica-follower';
 
@@ -65,7 +66,7 @@ export class PeerClients {
       primaryEpoch: number;
       member: string;
       /** A live move's receiver rather than a replica. */
-      moveTo?: { index: number; shardCount: number };
+      moveTo?: MoveTarget;
     },
   ): PrimaryCalls {
     const client = this.of(address);

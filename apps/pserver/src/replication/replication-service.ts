@@ -16,7 +16,7 @@ import type { Checkpointer } from '../persistence/checkpointer';
 
 import { PserverError, staleEpoch } from '../shard/errors';
 import type { Shard } from '../shard/shard';
-import { SharePlacement } from '../shard/share-parts';
+import { SharePlacement, type MoveTarget } from '../shard/share-parts';
 import type { ReplicaFollower } from './replica-follower';
 import type { ReplicaLinks } from './replica-links';
 
@@ -33,21 +33,15 @@ export type ReplicationRole =
       /** A live move's receiver asks for a copy: whether it is the one named, and its start. */
       moves?: {
         /** Whether `member` is named to receive index `to.index` of `to.shardCount`: its address. */
-        receiver(member: string, to: MoveTo): Promise<{ address: string } | undefined>;
+        receiver(member: string, to: MoveTarget): Promise<{ address: string } | undefined>;
         /** Forwards flow to the receiver from the copy's sequence number on (call in its tick). */
-        startMoving(receiver: { member: string; address: string; to: MoveTo }): number;
+        startMoving(receiver: { member: string; address: string; to: MoveTarget }): number;
         /** The receiver loaded its copy. */
         loaded(member: string): void;
       };
     }
   | { kind: 'replica'; follower: ReplicaFollower }
   | undefined;
-
-/** Where a live move's receiver takes slices to. */
-export interface MoveTo {
-  index: number;
-  shardCount: number;
-}
 
 /** A live move's receiving side (forwards of pushes sliced for it). */
 export interface ReceivingRole {
@@ -146,7 +140,7 @@ export class ReplicationService {
   private async moveStart(
     primary: Extract<ReplicationRole, { kind: 'primary' }>,
     member: string,
-    to: MoveTo,
+    to: MoveTarget,
   ): Promise<() => number> {
     const moves = primary.moves;
     const named = await moves?.receiver(member, to);

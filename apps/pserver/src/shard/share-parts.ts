@@ -5,6 +5,12 @@ import { concat } from './staged-push';
 import type { StoredTensor } from './stored-tensor';
 import { createShardTable, type CheckedTableSpec, type ShardTable } from './table-spec';
 
+/** Where slices go in a change of the shard count: index `index` of `shardCount` shards. */
+export interface MoveTarget {
+  index: number;
+  shardCount: number;
+}
+
 /** Which slices to take: dense tensors and blocks by name, table buckets by table and bucket. */
 export interface SliceFilter {
   tensor(name: string): boolean;
