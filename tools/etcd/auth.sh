@@ -72,7 +72,7 @@ case "${1:-}" in
     # its index at once) needs write permission on every key of the lease, and the master puts
     # assign/<i> and reshape/receiver/<i> under it.
     etcdctl role add "$pserver"
-    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/ reshape/last-step/ reshape/receiver/ reshape/final-seq/; do
+    for prefix in pservers/ assign/ replica/ ckpt/ reshape/restored/ reshape/handed-back/ reshape/last-step/ reshape/copied/ reshape/caught-up/ reshape/receiver/ reshape/final-seq/; do
       etcdctl role grant-permission --prefix "$pserver" readwrite "$root$prefix"
     done
     for prefix in config/ init/ finish/; do

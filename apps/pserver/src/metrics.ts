@@ -39,7 +39,7 @@ export interface PserverMetrics {
   lostContributions: Counter;
   checkpoints: { seconds: Histogram; failures: Counter };
   /** From a hand-back asked (a change of the running job's shard count) to the shard handed back. */
-  handBackSeconds: Histogram;
+  handBackSeconds: Histogram<'final_checkpoint'>;
   /** A new owner's share of the old count's checkpoints: bytes read, and the time to serve it. */
   reshapeRestore: { bytes: Counter; seconds: Histogram };
   /**
@@ -148,7 +148,8 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
     },
     handBackSeconds: new Histogram({
       name: 'pserver_hand_back_duration_seconds',
-      help: "How long handing a served shard back took (the running job's shard count changing), from refusing pushes: a final checkpoint committed, the receivers of a live move caught up, the index handed back.",
+      help: 'How long handing a served shard back took (the running job\'s shard count changing), from refusing pushes: the receivers of a live move caught up, a final checkpoint committed (final_checkpoint="false" when the receivers held the whole job), the index handed back.',
+      labelNames: ['final_checkpoint'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
     }),

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Server } from '@grpc/grpc-js';
-import { checkCheckpointDirectories } from '@pserver/checkpoint';
+import { checkCheckpointDirectories, SnapshotPools } from '@pserver/checkpoint';
 import {
   ClusterMember,
   StandaloneTenure,
@@ -103,6 +103,7 @@ export class PserverNode {
   private readonly abort = new AbortController();
   private readonly keeper: RoleKeeper<EtcdShardTenure, ReplicaTenure, PrimaryRole, ReplicaRole>;
   private readonly peers: PeerClients;
+  private readonly snapshotPools = new SnapshotPools();
   private port: number | undefined;
   private member: ClusterMember | undefined;
   /** Cluster mode: the receiving side of live moves. */
@@ -349,9 +350,11 @@ export class PserverNode {
       logger: logger.child({ component: 'move' }),
       pollMs: liveMovePollMs,
       keepMs: unclaimedShareKeepMs,
-      onCopied: (bytes, seconds) => {
+      onCopied: (bytes, seconds, shareBytes) => {
         this.metrics.moves.copiedBytes.inc(bytes);
         this.metrics.moves.copySeconds.observe(seconds);
+        // The share's first checkpoint, once it serves, copies it whole: into warm memory.
+        this.snapshotPools.warm(shareBytes).catch(() => undefined);
       },
     });
     this.receiver = receiver;
@@ -389,6 +392,7 @@ export class PserverNode {
       metrics: this.metrics,
       failpoint: this.failpoint,
       peers: this.peers,
+      snapshotPools: this.snapshotPools,
       cluster,
       checkDirectory: (index) => this.checkCheckpointDirectory(index),
       handingBack: (shard) => this.receiver?.keepOwn(shard),

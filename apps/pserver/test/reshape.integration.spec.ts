@@ -177,6 +177,9 @@ describe('a job restored onto another shard count', () => {
     expect(sum('pserver_moved_shares_total')).toBe(6);
     expect(sum('pserver_reshape_restored_bytes_total')).toBe(0);
     expect(sum('pserver_move_copied_bytes_total')).toBeGreaterThan(0);
+    // Without replicas, every receiver holding the job: no shard wrote a final checkpoint.
+    expect(sum('pserver_hand_back_duration_seconds_count\\{final_checkpoint="false"\\}')).toBe(5);
+    expect(sum('pserver_hand_back_duration_seconds_count\\{final_checkpoint="true"\\}')).toBe(0);
     await stopPservers();
     const live = await digest();
     expect(live.shards).toBe(6);

@@ -42,7 +42,7 @@ export type { ShardShare, ShareFilter } from './share-reader';
 export { readShardShare } from './share-reader';
 export type { ShareRows, ShareTable } from './share-tables';
 export type { ShardSnapshot, StepMarkSnapshot, TableSnapshot, TensorSnapshot } from './snapshot';
-export { SnapshotBuffers } from './snapshot-buffers';
+export { SnapshotBuffers, SnapshotPools } from './snapshot-buffers';
 export { nowUnixNs } from './snapshot';
 export type { WritePoint, WritePointHook } from './write-points';
 export { isWritePoint, writePoints } from './write-points';

@@ -35,6 +35,23 @@ export class SnapshotBuffers {
     return target;
   }
 
+  /**
+   * Faults in slabs for `bytes` of small copies ahead of a snapshot, a few MiB per turn of the
+   * event loop, so that the snapshot itself (taken synchronously) finds its memory ready. Only
+   * while nobody takes from these buffers.
+   */
+  async prefault(bytes: number): Promise<void> {
+    const step = 8 << 20;
+    for (let k = this.slabs.length; k < Math.ceil(bytes / this.slabBytes); k++) {
+      const slab = Buffer.allocUnsafeSlow(this.slabBytes);
+      for (let offset = 0; offset < slab.byteLength; offset += step) {
+        slab.fill(0, offset, offset + step);
+        await new Promise(setImmediate);
+      }
+      this.slabs.push(slab);
+    }
+  }
+
   /** Makes every buffer taken so far available again. */
   release(): void {
     this.slab = 0;
@@ -58,5 +75,47 @@ export class SnapshotBuffers {
     }
     entry.inUse = true;
     return entry.buffer.subarray(0, bytes);
+  }
+}
+
+/**
+ * The snapshot memory of one process, lent out one `SnapshotBuffers` at a time: a checkpoint, a
+ * replica's or a receiver's copy, or the next role's first checkpoint after a change of the
+ * shard count takes memory that an earlier one faulted in, rather than new memory whose page
+ * faults would hold the shard's updates for seconds while it is copied.
+ */
+export class SnapshotPools {
+  private readonly idle: SnapshotBuffers[] = [];
+  private warming = Promise.resolve();
+
+  /** Buffers no other user holds, until `give` takes them back. */
+  take(): SnapshotBuffers {
+    return this.idle.pop() ?? new SnapshotBuffers();
+  }
+
+  /**
+   * Makes the buffers the next `take` lends ready for a snapshot of about `bytes` (of small
+   * copies: `SnapshotBuffers.prefault`), in the background: e.g. while a live move's receiver
+   * follows the pushes, before it serves and commits its share. Calls run one after another.
+   */
+  warm(bytes: number): Promise<void> {
+    const run = this.warming.then(async () => {
+      const buffers = this.take();
+      try {
+        await buffers.prefault(bytes);
+      } finally {
+        this.give(buffers);
+      }
+    });
+    this.warming = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Takes `buffers` back (released): the next `take` may lend them again. */
+  give(buffers: SnapshotBuffers): void {
+    buffers.release();
+    // The largest ones first: a shard's checkpoint, the largest user, gets the warmest memory.
+    this.idle.push(buffers);
+    this.idle.sort((a, b) => a.retainedBytes - b.retainedBytes);
   }
 }

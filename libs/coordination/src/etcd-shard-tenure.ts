@@ -253,36 +253,85 @@ export class EtcdShardTenure extends TenureBase {
   /**
    * SYNC: agrees with the other primaries of this count on the last step they all close before
    * handing their shards back. Puts `mine` (the highest step a push joined here) as
-   * `reshape/last-step/<i>` while this tenure holds the index and the change is pending, then reads
-   * every `liveReshapePollMs` until every index of the count has put one, and returns the highest.
+   * `reshape/last-step/<i>` and returns the highest every index of the count put (`agree`).
    * A trainer starts a step only once the one before was acknowledged everywhere, so every shard
    * gets every contribution to the steps through it; the steps after it are left open. Throws
    * when the put did not commit, or when `signal` aborts first.
    */
   async agreeOnLastStep(mine: number, signal: AbortSignal): Promise<number> {
+    const steps = await this.agree(this.keys.lastStepPrefix, String(mine), signal);
+    return Math.max(...steps.map(Number));
+  }
+
+  /**
+   * A live move, while the shard serves: agrees with the other primaries of this count that the
+   * receivers copied their shards, so that all refuse pushes at once for the hand-back rather
+   * than each as soon as its own copies are loaded. Puts `mine` (every receiver the change names
+   * loaded this shard's copy) as `reshape/copied/<i>`, and returns true when every index of the
+   * count put true (`agreeAll`).
+   */
+  agreeOnCopies(mine: boolean, signal: AbortSignal): Promise<boolean> {
+    return this.agreeAll(this.keys.copiedPrefix, mine, signal);
+  }
+
+  /**
+   * A live move, once pushes are refused: agrees with the other primaries of this count on
+   * whether the receivers hold the whole job. Puts whether they hold this shard (`mine`: every
+   * index of the new count has a receiver, each applied this shard's last push, and this shard
+   * keeps no replica) as `reshape/caught-up/<i>`, and returns true when every index of the count
+   * put true — then no share of the new count needs the final checkpoints, and none is written.
+   */
+  agreeOnWholeMove(mine: boolean, signal: AbortSignal): Promise<boolean> {
+    return this.agreeAll(this.keys.caughtUpPrefix, mine, signal);
+  }
+
+  /**
+   * Puts `mine` as `<prefix><i>` and returns whether every index of the count put true: false at
+   * once for `mine` false (one no is enough), else once every index has put its own. Throws when
+   * the put did not commit, or when `signal` aborts first.
+   */
+  private async agreeAll(prefix: string, mine: boolean, signal: AbortSignal): Promise<boolean> {
+    if (!mine) {
+      await this.putMine(prefix, 'false');
+      return false;
+    }
+    const all = await this.agree(prefix, 'true', signal);
+    return all.every((value) => value === 'true');
+  }
+
+  /**
+   * Puts `value` as `<prefix><i>` (`putMine`), then reads every `liveReshapePollMs` until every index
+   * of the count has put one, and returns their values.
+   */
+  private async agree(prefix: string, value: string, signal: AbortSignal): Promise<string[]> {
+    await this.putMine(prefix, value);
+    for (;;) {
+      signal.throwIfAborted();
+      const values = await this.client.getAll().prefix(prefix).strings();
+      const byIndex = new Map<number, string>();
+      for (const [key, put] of Object.entries(values)) {
+        const index = this.keys.indexUnder(prefix, key);
+        if (index !== undefined && index < this.shardCount) byIndex.set(index, put);
+      }
+      if (byIndex.size === this.shardCount) return [...byIndex.values()];
+      await abortableSleep(liveReshapePollMs, signal).catch(() => undefined);
+    }
+  }
+
+  /** Puts `value` as `<prefix><i>` while this tenure holds the index and the change is pending. */
+  private async putMine(prefix: string, value: string): Promise<void> {
     this.require();
     const assign = this.keys.assign(this.index);
     const put = await this.client
       .if(assign, 'Create', '==', this.epoch)
       .and(assign, 'Lease', '==', this.lease.id)
       .and(this.keys.liveReshape, 'Create', '>', 0)
-      .then(this.client.put(this.keys.lastStep(this.index)).value(String(mine)))
+      .then(this.client.put(`${prefix}${this.index}`).value(value))
       .commit();
     if (!put.succeeded)
       throw new Error(
-        `reshape/last-step/${this.index} could not be put: the index or the change is gone`,
+        `${prefix.slice(this.keys.root.length)}${this.index} could not be put: the index or the change is gone`,
       );
-    for (;;) {
-      signal.throwIfAborted();
-      const steps = await this.client.getAll().prefix(this.keys.lastStepPrefix).strings();
-      const byIndex = new Map<number, number>();
-      for (const [key, value] of Object.entries(steps)) {
-        const index = Number(key.slice(this.keys.lastStepPrefix.length));
-        if (Number.isInteger(index) && index < this.shardCount) byIndex.set(index, Number(value));
-      }
-      if (byIndex.size === this.shardCount) return Math.max(...byIndex.values());
-      await abortableSleep(liveReshapePollMs, signal).catch(() => undefined);
-    }
   }
 
   /**

@@ -21,6 +21,8 @@
  * | `reshape/live` | `{from, to}`: a change of the count asked while the job runs; every primary hands its shard back | none |
  * | `reshape/handed-back/<i>` | the epoch of the owner of index i that committed a final checkpoint and handed it back | none |
  * | `reshape/last-step/<i>` | SYNC: the highest step a push joined on index i when its primary saw `reshape/live`; every primary closes the steps through the highest of them, and no later one, before it hands back | none |
+ * | `reshape/copied/<i>` | a live move: whether every receiver loaded index i's copy; the primaries refuse pushes once every old index put one | none |
+ * | `reshape/caught-up/<i>` | a live move: whether the receivers hold index i's whole shard (each applied its last push, and it keeps no replica); when every old index put true, none writes a final checkpoint | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
  * | `data/tasks/<id>` | one task's state in its latest pass | none |
@@ -204,6 +206,23 @@ export class JobKeys {
 
   lastStep(index: number): string {
     return `${this.lastStepPrefix}${index}`;
+  }
+
+  /**
+   * A live move: whether every receiver loaded each old index's copy (`true`/`false`), put while
+   * the shard serves; the primaries refuse pushes for the hand-back once every old index put one.
+   */
+  get copiedPrefix(): string {
+    return `${this.root}reshape/copied/`;
+  }
+
+  /**
+   * A live move: whether the receivers hold each old index's shard (`true`/`false`: every index
+   * of the new count has a receiver, each applied the shard's last push, and it keeps no
+   * replica). When every old index put true, no final checkpoint is written.
+   */
+  get caughtUpPrefix(): string {
+    return `${this.root}reshape/caught-up/`;
   }
 
   /**

@@ -123,9 +123,13 @@ export async function askLiveReshape(
         .then(
           // The last change, completed, deleted the receiver keys (etcd refuses a transaction
           // that deletes and puts one key).
-          ...[keys.handedBackPrefix, keys.lastStepPrefix, keys.finalSeqPrefix].map((prefix) =>
-            client.delete().prefix(prefix),
-          ),
+          ...[
+            keys.handedBackPrefix,
+            keys.lastStepPrefix,
+            keys.copiedPrefix,
+            keys.caughtUpPrefix,
+            keys.finalSeqPrefix,
+          ].map((prefix) => client.delete().prefix(prefix)),
           client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
           ...receivers,
         )
@@ -296,9 +300,14 @@ export async function finishReshape(
 function liveKeysDeleted({ client, keys }: TermWrites) {
   return [
     client.delete().key(keys.liveReshape),
-    ...[keys.handedBackPrefix, keys.lastStepPrefix, keys.receiverPrefix, keys.finalSeqPrefix].map(
-      (prefix) => client.delete().prefix(prefix),
-    ),
+    ...[
+      keys.handedBackPrefix,
+      keys.lastStepPrefix,
+      keys.copiedPrefix,
+      keys.caughtUpPrefix,
+      keys.receiverPrefix,
+      keys.finalSeqPrefix,
+    ].map((prefix) => client.delete().prefix(prefix)),
   ];
 }
 

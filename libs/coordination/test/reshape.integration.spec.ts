@@ -181,6 +181,16 @@ describe('changing the shard count of an initialized job', () => {
     await expect(tenures[0]!.agreeOnLastStep(7, AbortSignal.timeout(600))).rejects.toMatchObject({
       name: 'TimeoutError',
     });
+    // A live move: the receivers hold the whole job only when every primary says they hold its
+    // shard; one that says not makes every primary write its final checkpoint.
+    const whole = tenures[0]!.agreeOnWholeMove(true, AbortSignal.timeout(10_000));
+    await expect(tenures[1]!.agreeOnWholeMove(false, AbortSignal.timeout(10_000))).resolves.toBe(
+      false,
+    );
+    await expect(whole).resolves.toBe(false);
+    await expect(tenures[1]!.agreeOnWholeMove(true, AbortSignal.timeout(10_000))).resolves.toBe(
+      true,
+    );
     await tenures[0]!.handBack();
     const half = await readJobState(client, j.keys);
     expect(half.liveReshape?.handedBack).toEqual([0]);

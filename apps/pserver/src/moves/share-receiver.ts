@@ -27,8 +27,11 @@ export interface ShareReceiverOptions {
   pollMs: number;
   /** How long a share nobody took is kept after its change is over. */
   keepMs: number;
-  /** One old shard's slices loaded: their bytes, and the time to fetch and load them. */
-  onCopied?(bytes: number, seconds: number): void;
+  /**
+   * One old shard's slices loaded: their bytes, the time to fetch and load them, and the bytes of
+   * every old shard's slices loaded for the change so far.
+   */
+  onCopied?(bytes: number, seconds: number, shareBytes: number): void;
 }
 
 /** One change this member receives slices for. */
@@ -45,6 +48,8 @@ interface Receiving {
   seenAt: number;
   /** Each old shard being copied (undefined) or copied, from its primary of that epoch. */
   copies: Map<number, number | undefined>;
+  /** The bytes of each old shard's slices loaded (the last copy of each). */
+  copiedBytes: Map<number, number>;
 }
 
 /**
@@ -109,10 +114,17 @@ export class ShareReceiver {
     receiving.stopped.abort();
     const { own } = receiving;
     try {
+      const started = performance.now();
       const placement = new SharePlacement(from, shardCount);
-      return receiving.incoming.merge(
+      const shard = receiving.incoming.merge(
         own?.shard ? [partOfShard(own.shard, placement, index, own.index)] : [],
       );
+      // Part of the write pause: the shard serves right after.
+      this.options.logger.info('merged the slices of the live move', {
+        index,
+        ms: Math.round(performance.now() - started),
+      });
+      return shard;
     } catch (err) {
       this.options.logger.warn('the share of the live move is incomplete; restoring it instead', {
         index,
@@ -185,6 +197,7 @@ export class ShareReceiver {
       stopped: new AbortController(),
       seenAt: performance.now(),
       copies: new Map(),
+      copiedBytes: new Map(),
     };
     this.receiving = receiving;
     logger.info('receiving slices for a change of the shard count', {
@@ -238,7 +251,9 @@ export class ShareReceiver {
         const bytes = await receiving.incoming.load(source, dir, meta, seq, primary.epoch);
         await fs.rm(dir, { recursive: true, force: true });
         loaded = { calls, seq, epoch: primary.epoch };
-        this.options.onCopied?.(bytes, (performance.now() - started) / 1000);
+        receiving.copiedBytes.set(source, bytes);
+        const shareBytes = [...receiving.copiedBytes.values()].reduce((sum, b) => sum + b, 0);
+        this.options.onCopied?.(bytes, (performance.now() - started) / 1000, shareBytes);
         logger.info('loaded the slices of an old shard', {
           source,
           index: move.index,

@@ -6,7 +6,7 @@ import {
   checkpointMeta,
   checkpointPath,
   markBroken,
-  SnapshotBuffers,
+  SnapshotPools,
   removeLeftoverTemporaries,
   removeUnreferenced,
   shardDirectory,
@@ -46,6 +46,8 @@ export interface CheckpointerOptions {
   logger: Logger;
   /** Called at each dangerous point of the write path (failpoints in tests). */
   hook?: WritePointHook;
+  /** The process's snapshot memory (a pool of this checkpointer's own when absent). */
+  pools?: SnapshotPools;
   /** Step marks of trainers silent this long are dropped at each checkpoint. */
   stepMarkRetentionMs?: number;
   /** Called after each commit with its duration, and after each failure (metrics). */
@@ -82,15 +84,17 @@ export class Checkpointer {
   private latest: CheckpointMeta | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Memory for snapshots, reused from one checkpoint to the next. */
-  private readonly buffers = new SnapshotBuffers();
   /**
    * The chain the next delta extends: its files, the full one first and the last committed one
    * last, and its bytes. Undefined: the next checkpoint is full.
    */
   private deltaChain: { files: ChainFile[]; fullBytes: number; deltaBytes: number } | undefined;
 
+  private readonly pools: SnapshotPools;
+
   constructor(private readonly options: CheckpointerOptions) {
     this.latest = options.tenure.checkpoints.checkpoints[0];
+    this.pools = options.pools ?? new SnapshotPools();
   }
 
   /** The last committed checkpoint, if any. */
@@ -271,7 +275,7 @@ export class Checkpointer {
     keep?: SliceFilter,
   ): Promise<CheckpointMeta> {
     const { shard, tenure, hook } = this.options;
-    const buffers = new SnapshotBuffers();
+    const buffers = this.pools.take();
     try {
       const snapshot = snapshotShard(
         shard,
@@ -284,7 +288,7 @@ export class Checkpointer {
       const written = await writeCheckpointFile(snapshot, { root, path: name, hook });
       return checkpointMeta(snapshot, written, []);
     } finally {
-      buffers.release();
+      this.pools.give(buffers);
     }
   }
 
@@ -304,10 +308,15 @@ export class Checkpointer {
     this.timer.unref();
   }
 
-  /** Stops periodic saves and waits for a save in progress. */
+  /** Ends the periodic checkpoints and waits for a save under way. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.stopPeriodic();
     await this.chain;
+  }
+
+  /** Ends the periodic checkpoints; a save under way goes on. */
+  stopPeriodic(): void {
+    clearInterval(this.timer);
   }
 
   private async saveNow(reason: string): Promise<CheckpointMeta> {
@@ -324,11 +333,18 @@ export class Checkpointer {
         logger.info('forgot the step marks of long-gone trainers', { trainers: pruned });
     }
     const parent = this.nextParent();
-    const snapshot = snapshotShard(
-      shard,
-      { shardEpoch: epoch, seq, uuid, ...(parent && { parentUuid: parent.uuid }) },
-      this.buffers,
-    );
+    const buffers = this.pools.take();
+    let snapshot;
+    try {
+      snapshot = snapshotShard(
+        shard,
+        { shardEpoch: epoch, seq, uuid, ...(parent && { parentUuid: parent.uuid }) },
+        buffers,
+      );
+    } catch (err) {
+      this.pools.give(buffers);
+      throw err;
+    }
     const chain = snapshot.parentUuid !== undefined ? this.deltaChain!.files : [];
     const copiedMs = performance.now() - started;
     try {
@@ -370,7 +386,7 @@ export class Checkpointer {
       this.options.onFailed?.();
       throw err;
     } finally {
-      this.buffers.release();
+      this.pools.give(buffers);
     }
   }
 

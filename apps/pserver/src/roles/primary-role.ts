@@ -38,6 +38,11 @@ const moveCopyWaitMs = 30_000;
 const receiversReadMs = 100;
 /** How long a hand-back waits for a live move's receivers to apply the shard's last push. */
 const moveCatchUpMs = 5_000;
+/**
+ * How long a hand-back waits for the other primaries to say whether the receivers hold their
+ * shards (a primary that has not said by then is taken to say no: every shard checkpoints).
+ */
+const wholeMoveAgreeMs = 3_000;
 
 /** What is served once the shard is ready. */
 interface Serving {
@@ -119,7 +124,6 @@ export class PrimaryRole {
         from: this.tenure.reshape?.from,
         to: this.tenure.shardCount,
         marksAhead: this.shard.ahead.entries().length,
-        ms: 0,
       });
       return { kind: 'moved' };
     }
@@ -335,27 +339,29 @@ export class PrimaryRole {
   }
 
   /**
-   * Hands the served shard back for a live reshape: changes are refused from now on (trainers
-   * wait for the new count and re-run their step), a final checkpoint commits every push
-   * applied, the replica links close, and the index is handed back (`EtcdShardTenure.handBack`).
-   * The shard is not served again by this role; throws when the hand-back did not commit.
+   * Hands the served shard back for a live reshape to `to` shards: changes are refused from now
+   * on (trainers wait for the new count and re-run their step), the replica links close, and the
+   * index is handed back (`EtcdShardTenure.handBack`) with the receivers of a live move that
+   * applied its last push. A final checkpoint commits every push applied first, unless every
+   * primary of the job agrees that the receivers hold the whole job (`handsOverWhole`). The shard
+   * is not served again by this role; throws when the hand-back did not commit.
    */
-  async handBack(): Promise<void> {
+  async handBack(to: number): Promise<void> {
     const { tenure } = this;
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
-    await this.receiversCopied(this.serving.moves);
+    const { links, moves } = this.serving;
+    await this.receiversCopied(tenure, moves);
     // The shard's write pause: from refusing pushes to the index handed back.
     const timer = this.context.metrics.handBackSeconds.startTimer();
     await this.atAgreedStepBoundary(this.serving.service, tenure);
     this.context.setServing(false);
-    await this.checkpointer.stop();
-    if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
+    this.checkpointer.stopPeriodic();
+    const replicated = (links?.describe().length ?? 0) > 0;
     await this.stopWatchingReplicas?.();
-    this.serving.links?.close();
-    // Every push is applied by now (the checkpoint holds them all): the receivers of a live move
-    // that applied the last one hold them all too.
-    const { moves } = this.serving;
+    links?.close();
+    // No push is applied from now on (every change is refused): the receivers of a live move
+    // that applied the last one hold them all.
     const { moved: receivers, behind } = (await moves?.caughtUp(moveCatchUpMs)) ?? {
       moved: [],
       behind: [],
@@ -364,6 +370,16 @@ export class PrimaryRole {
     // A receiver of the change itself keeps the slices that stay here from this shard, as it is.
     const named = await this.context.cluster?.member.liveReceivers().catch((): string[] => []);
     const self = this.context.cluster && named?.includes(this.context.config.member);
+    const whole = await this.handsOverWhole(tenure, {
+      held:
+        !replicated &&
+        named?.length === to &&
+        named.every((m) => m === this.context.config.member || receivers.includes(m)),
+    });
+    if (!whole) {
+      await this.checkpointer.stop();
+      if (this.checkpointer.dirty) await this.checkpointer.save('handing the shard back');
+    }
     if (self) this.context.handingBack?.(this.shard);
     await tenure.handBack({
       seq: this.shard.appliedSeq,
@@ -374,33 +390,76 @@ export class PrimaryRole {
         seq: this.shard.appliedSeq,
         moved: receivers,
         behind,
+        finalCheckpoint: !whole,
       });
-    timer();
+    timer({ final_checkpoint: String(!whole) });
+  }
+
+  /**
+   * Whether this hand-back may skip its final checkpoint: every primary of the job says the
+   * receivers hold its shard (`held`: each index of the new count has a receiver, each applied
+   * the last push, and the shard keeps no replica), within `wholeMoveAgreeMs`
+   * (`EtcdShardTenure.agreeOnWholeMove`). Then every index of the new count is served from its
+   * receiver's memory and none reads the final checkpoints; the checkpoints that exist stay the
+   * fallback should a receiver die before its first commit, which then loses what a primary
+   * without replicas loses when it dies: the pushes since its last checkpoint. With replicas, a
+   * receiver's death must lose nothing, so a replicated shard always checkpoints.
+   */
+  private async handsOverWhole(
+    tenure: EtcdShardTenure,
+    { held }: { held: boolean },
+  ): Promise<boolean> {
+    if (!this.serving?.moves) return false;
+    try {
+      return await tenure.agreeOnWholeMove(held, AbortSignal.timeout(wholeMoveAgreeMs));
+    } catch (err) {
+      this.context.logger.warn(
+        'the primaries did not agree that the receivers hold the whole job: writing a final checkpoint',
+        { err },
+      );
+      return false;
+    }
   }
 
   /**
    * A live move: waits, serving, until every receiver the change names loaded its copy of this
-   * shard (`moveCopyWaitMs` at most: a receiver not ready by then is restored from checkpoints).
+   * shard, and then until the other primaries say the same of theirs
+   * (`EtcdShardTenure.agreeOnCopies`), so that the shards of the job refuse pushes together;
+   * `moveCopyWaitMs` at most for both (a receiver not ready by then is restored from checkpoints).
    */
-  private async receiversCopied(moves: MoveLinks | undefined): Promise<void> {
+  private async receiversCopied(
+    tenure: EtcdShardTenure,
+    moves: MoveLinks | undefined,
+  ): Promise<void> {
     const member = this.context.cluster?.member;
     if (!moves || !member) return;
     const deadline = performance.now() + moveCopyWaitMs;
-    for (;;) {
+    let copied = false;
+    while (!copied) {
       // This member, a receiver too, takes its own slices from memory: it copies nothing here.
       const named = (await member.liveReceivers().catch((): string[] => [])).filter(
         (name) => name !== this.context.config.member,
       );
-      if (named.length === 0 || moves.allLoaded(named)) return;
+      copied = named.length === 0 || moves.allLoaded(named);
+      if (copied) break;
       if (performance.now() >= deadline || !this.tenure.holds()) {
         this.context.logger.warn(
           `the receivers of the live move did not all copy the shard within ${moveCopyWaitMs} ms: handing it back anyway`,
           { named, receivers: moves.describe() },
         );
-        return;
+        break;
       }
       await new Promise((resolve) => setTimeout(resolve, receiversReadMs));
     }
+    const left = AbortSignal.timeout(Math.max(0, Math.round(deadline - performance.now())));
+    await tenure
+      .agreeOnCopies(copied, left)
+      .catch((err: unknown) =>
+        this.context.logger.warn(
+          'the other primaries did not say their receivers copied their shards: handing back anyway',
+          { err },
+        ),
+      );
   }
 
   /**
@@ -511,6 +570,7 @@ export class PrimaryRole {
       stepMarkRetentionMs: config.stepMarkRetentionMs,
       onCommitted: (seconds) => metrics.checkpoints.seconds.observe(seconds),
       onFailed: () => metrics.checkpoints.failures.inc(),
+      pools: this.context.snapshotPools,
     });
   }
 }

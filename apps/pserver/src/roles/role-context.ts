@@ -1,3 +1,4 @@
+import type { SnapshotPools } from '@pserver/checkpoint';
 import type { ClusterMember } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type { PserverConfig } from '../config';
@@ -15,6 +16,8 @@ export interface RoleContext {
   cluster: { member: ClusterMember; address: string } | undefined;
   /** Test failpoints (`--failpoint`); undefined in production. */
   failpoint: FailpointHook | undefined;
+  /** The process's snapshot memory, lent to each checkpoint and copy of every role in turn. */
+  snapshotPools: SnapshotPools;
   /** How this pserver dials the others of its shard. */
   peers: PeerClients;
   /**

@@ -39,8 +39,8 @@ export interface KeptPrimary {
   onEnded(listener: (reason: string) => void): void;
   /** Calls `listener` once when the job asks its primaries to hand their shards back. */
   onHandBackAsked(listener: (to: number) => void): void;
-  /** A final checkpoint, then the index handed back; throws when it could not be. */
-  handBack(): Promise<void>;
+  /** The index handed back for a change to `to` shards; throws when it could not be. */
+  handBack(to: number): Promise<void>;
   /** Stops acting on the shard without keeping anything of it. */
   drop(): void;
 }
@@ -211,7 +211,7 @@ export class RoleKeeper<
     });
     this.hooks.notServing();
     try {
-      await primary.handBack();
+      await primary.handBack(to);
     } catch (err) {
       if (this.ending || this.role !== primary) return;
       this.hooks.fence(`handing the shard back failed: ${(err as Error).message}`);
