@@ -19,6 +19,11 @@ import { TenureBase, TenureLostError } from './shard-tenure';
 
 /** How often a primary reads `reshape/live`: the longest it takes to hear a change was asked. */
 const liveReshapePollMs = 250;
+/**
+ * How often a primary reads the others' word while they agree on a hand-back (a few seconds at
+ * most, and part of the write pause once pushes are refused).
+ */
+const agreementPollMs = 50;
 
 /**
  * The tenure of a cluster pserver over one assignment: `assign/<i>` held by this member under its
@@ -300,7 +305,7 @@ export class EtcdShardTenure extends TenureBase {
   }
 
   /**
-   * Puts `value` as `<prefix><i>` (`putMine`), then reads every `liveReshapePollMs` until every index
+   * Puts `value` as `<prefix><i>` (`putMine`), then reads every `agreementPollMs` until every index
    * of the count has put one, and returns their values.
    */
   private async agree(prefix: string, value: string, signal: AbortSignal): Promise<string[]> {
@@ -314,7 +319,7 @@ export class EtcdShardTenure extends TenureBase {
         if (index !== undefined && index < this.shardCount) byIndex.set(index, put);
       }
       if (byIndex.size === this.shardCount) return [...byIndex.values()];
-      await abortableSleep(liveReshapePollMs, signal).catch(() => undefined);
+      await abortableSleep(agreementPollMs, signal).catch(() => undefined);
     }
   }
 

@@ -266,6 +266,62 @@ describe('SparseTable', () => {
     expect(t.rows).toBe(3);
   });
 
+  it('reshards in place to what a new shard restored from its buckets holds, byte for byte', () => {
+    const options = {
+      admission: { kind: 'counting', minCount: 2 } as const,
+      ttlSteps: 50,
+      optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } },
+    } satisfies Partial<SparseTableOptions>;
+    const ones = (n: number): Uint8Array => f32(...Array.from({ length: 2 * n }, () => 1));
+    const old = table(options);
+    const all = Array.from({ length: 40 }, (_, k) => k - 20);
+    push(old, { ids: ids(...all, ...all), grads: ones(80) });
+    push(old, { ids: ids(...all.slice(0, 10), 100, 101), grads: ones(12) });
+    // Shard 1 of 3 from now on, its step raised to 7: the rows and pending admissions of its
+    // buckets stay, aged as they were; the others go.
+    const held = (id: number): boolean =>
+      tableShardOf('emb', bucketOfBigInt(BigInt(id), 16), 3) === 1;
+    const mine = [...all, 100, 101].filter(held);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.length).toBeLessThan(all.length);
+    const fresh = table({ ...options, shardIndex: 1, shardCount: 3 });
+    const pending = old.snapshotPending();
+    const pendingIds = new BigInt64Array(Uint8Array.from(pending.ids).buffer);
+    const keptPending = [...pendingIds.keys()].filter((k) => held(Number(pendingIds[k])));
+    fresh.restoreState(7, {
+      ids: ids(...keptPending.map((k) => pendingIds[k]!)),
+      counts: Uint32Array.from(keptPending, (k) => pending.counts[k]!),
+    });
+    for (const section of old.snapshotRows(64)) {
+      const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
+      const kept = [...rowIds.keys()].filter((k) => held(Number(rowIds[k])));
+      fresh.restoreRows({
+        ids: ids(...kept.map((k) => rowIds[k]!)),
+        values: Float32Array.from(
+          kept.flatMap((k) => [...section.values.subarray(k * old.stride, (k + 1) * old.stride)]),
+        ),
+        lastSeen: Uint32Array.from(kept, (k) => section.lastSeen[k]! + 7 - old.step),
+        count: Uint32Array.from(kept, (k) => section.count[k]!),
+      });
+    }
+    old.reshard(1, 3, 7);
+    const digest = (t: SparseTable): string => {
+      const parts: string[] = [];
+      t.digest((bytes) => parts.push(hex(bytes)));
+      return parts.join('');
+    };
+    expect(digest(old)).toBe(digest(fresh));
+    expect(hex(old.snapshotPending().ids)).toBe(hex(fresh.snapshotPending().ids));
+    // A row of a bucket it no longer holds is refused, and both go on alike.
+    const theirs = all.find((id) => !held(id))!;
+    expect(() => old.checkPush({ ids: ids(theirs), grads: ones(1) })).toThrow(EmbeddingError);
+    const next = { ids: ids(...mine, ...mine), grads: ones(2 * mine.length) };
+    push(old, next);
+    push(fresh, next);
+    expect(digest(old)).toBe(digest(fresh));
+    expect(() => old.reshard(0, 3, 1)).toThrow(/step/);
+  });
+
   describe('deltas', () => {
     /** Every row of a table keyed by id, with lastSeen and count: what a checkpoint must keep. */
     function contents(t: SparseTable): Map<bigint, string> {

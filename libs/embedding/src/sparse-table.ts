@@ -120,7 +120,7 @@ export class SparseTable {
   readonly buckets: number;
   readonly optimizer: RowOptimizer;
   readonly stride: number;
-  private readonly options: SparseTableOptions;
+  private options: SparseTableOptions;
   private readonly index: IdIndex;
   private readonly arena: RowArena;
   private readonly owned: Uint8Array;
@@ -178,7 +178,7 @@ export class SparseTable {
       this.admission.kind === 'probabilistic' ? this.admission.probability * 2 ** 32 : 0;
     this.pullZero = options.pullMissing === 'zero';
     this.sweepRowsPerPush = options.sweepRowsPerPush ?? 65536;
-    this.random = fmix32((options.seedLo ^ fmix32(options.seedHi ^ 0x2545f491)) >>> 0) || 1;
+    this.random = seededRandom(options);
   }
 
   /** Pushes that updated the table on this shard. */
@@ -686,6 +686,64 @@ export class SparseTable {
     for (let k = 0; k < lo.length; k++) this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
   }
 
+  /**
+   * Makes this table shard `shardIndex` of `shardCount` in place, as a live change of the job's
+   * shard count does with a table it keeps: the rows and pending admissions of the buckets it no
+   * longer holds are dropped (another shard takes them over: not evictions), its step is raised
+   * to `step` and every row's last-seen step with it (their ages stay), and it goes on as a
+   * restored table would (no eviction logged, no sweep begun, the admission's random stream from
+   * its seed). The rows and pending admissions of the buckets it gains are added after
+   * (`restoreRows`, `addPending`).
+   */
+  reshard(shardIndex: number, shardCount: number, step: number): void {
+    if (!Number.isSafeInteger(step) || step < this.stepValue)
+      throw invalidArgument(
+        'step',
+        step,
+        `must be an integer ≥ the table's step ${this.stepValue}`,
+      );
+    const shards = tableShards(this.name, this.buckets, shardCount);
+    for (let b = 0; b < this.buckets; b++) this.owned[b] = shards[b] === shardIndex ? 1 : 0;
+    this.options = { ...this.options, shardIndex, shardCount };
+    const mask = this.buckets - 1;
+    const held = (lo: number, hi: number): boolean =>
+      this.owned[fmix32((lo ^ fmix32(hi)) >>> 0) & mask] === 1;
+    const shift = step - this.stepValue;
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const { flags, idLo, idHi, lastSeen } = this.arena.chunk(c);
+      for (let i = 0; i < flags.length; i++) {
+        if ((flags[i]! & rowFlags.live) === 0) continue;
+        if (held(idLo[i]!, idHi[i]!)) lastSeen[i]! += shift;
+        else {
+          this.index.delete(idLo[i]!, idHi[i]!);
+          this.arena.free((c << this.arena.shift) | i);
+        }
+      }
+    }
+    const dropped: number[] = [];
+    this.pending.forEach((lo, hi) => {
+      if (!held(lo, hi)) dropped.push(lo, hi);
+    });
+    for (let k = 0; k < dropped.length; k += 2) this.dropPending(dropped[k]!, dropped[k + 1]!);
+    this.stepValue = step;
+    this.clearEvictionLog();
+    this.sweepCursor = 0;
+    this.random = seededRandom(this.options);
+  }
+
+  /** Adds pending admissions of ids this table does not count yet (a bucket it gains). */
+  addPending(pending: PendingAdmissions): void {
+    const { lo, hi } = this.readIds(pending.ids);
+    if (pending.counts.length !== lo.length)
+      throw lengthMismatch('pending.counts', 'one count per pending id', pending.counts.length);
+    this.reservePending(lo.length);
+    for (let k = 0; k < lo.length; k++) {
+      if (this.pending.get(lo[k]!, hi[k]!) >= 0)
+        throw invalidArgument('pending.ids', k, 'is pending already');
+      this.setPending(lo[k]!, hi[k]!, pending.counts[k]!);
+    }
+  }
+
   /** Removes the rows of `ids` (int64 LE) that exist, as a delta's evictions say; not counted as evictions. */
   removeRows(ids: Uint8Array): void {
     const { lo, hi } = this.readIds(ids, false);
@@ -923,6 +981,11 @@ export class SparseTable {
     }
     return { lo, hi };
   }
+}
+
+/** The admission's random stream as a new table starts it. */
+function seededRandom(options: SparseTableOptions): number {
+  return fmix32((options.seedLo ^ fmix32(options.seedHi ^ 0x2545f491)) >>> 0) || 1;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { bucketsOfIds, shardOf, tableShards } from '@pserver/proto';
+import type { SparseTable } from '@pserver/embedding';
 import type { SliceGroupSnapshot, SliceMark } from './marks-ahead';
 import type { Shard } from './shard';
 import { concat } from './staged-push';
@@ -68,8 +69,14 @@ export interface TablePart {
   step: number;
   /** The old shard's pending admissions, all of them: the merge keeps the new shard's. */
   pending: { ids: Uint8Array; counts: Uint32Array };
-  /** The rows of the new shard's buckets only. */
+  /** The rows of the new shard's buckets only (none when `live` holds them). */
   rows: TableRows[];
+  /**
+   * From memory: the old shard's table itself, which holds the rows. The merge makes it the new
+   * shard's table in place (`SparseTable.reshard`) when it holds the most rows, and copies the
+   * new shard's rows out of it otherwise.
+   */
+  live?: SparseTable;
 }
 
 /**
@@ -90,9 +97,9 @@ export interface SharePart {
 
 /**
  * What index `index` of `placement.to` takes from `shard`, in memory: an old shard (`source`) or a
- * copy of the slices it gives `index`. The tensors are taken over (`shard` must not use them
- * after); the rows of the buckets are copied, which restarts the shard's tables' deltas (their next
- * checkpoint is a full one).
+ * copy of the slices it gives `index`. Its tensors and tables are taken over: `shard` must not be
+ * used after (a table is made the new shard's in place, or has its rows copied out, which
+ * restarts its deltas: the next checkpoint of it is a full one).
  */
 export function partOfShard(
   shard: Shard,
@@ -100,33 +107,34 @@ export function partOfShard(
   index: number,
   source: number,
 ): SharePart {
-  const tables: TablePart[] = [];
-  for (const { table, spec, options } of shard.tables.values()) {
-    const { now } = placement.ownersOf(table.name, table.buckets);
-    const rows: TableRows[] = [];
-    for (const section of table.snapshotRows(1 << 16)) {
-      const bucket = bucketsOfIds(section.ids, table.buckets);
-      const kept: number[] = [];
-      for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
-      if (kept.length === bucket.length) rows.push(section);
-      else if (kept.length > 0) rows.push(pickRows(section, kept, table.stride));
-    }
-    tables.push({
-      checked: { spec, options },
-      step: table.step,
-      pending: table.snapshotPending(),
-      rows,
-    });
-  }
   return {
     source,
     tensors: [...shard.tensors.values()].filter((t) => placement.holdsTensor(index, t.name)),
-    tables,
+    tables: [...shard.tables.values()].map(({ table, spec, options }) => ({
+      checked: { spec, options },
+      step: table.step,
+      pending: table.snapshotPending(),
+      rows: [],
+      live: table,
+    })),
     marks: shard.marks.entries(),
     ahead: shard.ahead.entries(),
     closedSteps: shard.closedSteps,
     updatesApplied: shard.updatesApplied,
   };
+}
+
+/** The rows of `table` in the buckets index `index` holds (`now`: each bucket's new owner), copied. */
+function rowsHeld(table: SparseTable, now: Uint32Array, index: number): TableRows[] {
+  const rows: TableRows[] = [];
+  for (const section of table.snapshotRows(1 << 16)) {
+    const bucket = bucketsOfIds(section.ids, table.buckets);
+    const kept: number[] = [];
+    for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
+    if (kept.length === bucket.length) rows.push(section);
+    else if (kept.length > 0) rows.push(pickRows(section, kept, table.stride));
+  }
+  return rows;
 }
 
 /** The rows `kept` (positions, ascending) of `rows`, copied. */
@@ -245,7 +253,10 @@ function lowestMarks(sets: readonly (readonly SliceMark[])[]): SliceMark[] {
   return [...trainers.values()];
 }
 
-/** Each table of the parts, made for the new shard and holding every part's rows. */
+/**
+ * Each table of the parts, for the new shard, holding every part's rows of its buckets: the part's
+ * table from memory that holds the most rows, made the new shard's in place, or a new one.
+ */
 function mergeTables(
   parts: readonly SharePart[],
   placement: SharePlacement,
@@ -259,32 +270,59 @@ function mergeTables(
     }
   const tables: ShardTable[] = [];
   for (const [name, of] of byName) {
-    const made = createShardTable(of[0]!.checked, index, placement.to);
     const step = Math.max(...of.map((t) => t.step));
-    const { now } = placement.ownersOf(name, made.table.buckets);
-    const pendingIds: Uint8Array[] = [];
-    const pendingCounts: number[] = [];
-    for (const { pending } of of) {
-      const bucket = bucketsOfIds(pending.ids, made.table.buckets);
-      for (let k = 0; k < bucket.length; k++)
-        if (now[bucket[k]!] === index) {
-          pendingIds.push(pending.ids.subarray(8 * k, 8 * k + 8));
-          pendingCounts.push(pending.counts[k]!);
-        }
-    }
-    made.table.restoreState(step, {
-      ids: concat(pendingIds),
-      counts: Uint32Array.from(pendingCounts),
+    const { now } = placement.ownersOf(name, of[0]!.checked.options.buckets);
+    const held = (ids: Uint8Array, buckets: number): number[] => {
+      const bucket = bucketsOfIds(ids, buckets);
+      const kept: number[] = [];
+      for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
+      return kept;
+    };
+    const base = of
+      .filter((t) => t.live)
+      .reduce<TablePart | undefined>(
+        (most, t) => (most && most.live!.rows >= t.live!.rows ? most : t),
+        undefined,
+      );
+    const made = base
+      ? { table: base.live!, spec: base.checked.spec, options: base.checked.options }
+      : createShardTable(of[0]!.checked, index, placement.to);
+    const { table } = made;
+    const others = of.filter((t) => t !== base);
+    const pending = others.map(({ pending }) => {
+      const kept = held(pending.ids, table.buckets);
+      return {
+        ids: concat(kept.map((k) => pending.ids.subarray(8 * k, 8 * k + 8))),
+        counts: Uint32Array.from(kept, (k) => pending.counts[k]!),
+      };
     });
-    for (const part of of) {
+    const gained = {
+      ids: concat(pending.map((p) => p.ids)),
+      counts: concatU32(pending.map((p) => p.counts)),
+    };
+    if (base) {
+      table.reshard(index, placement.to, step);
+      table.addPending(gained);
+    } else table.restoreState(step, gained);
+    for (const part of others) {
       const shift = step - part.step;
-      for (const rows of part.rows) {
+      for (const rows of part.live ? rowsHeld(part.live, now, index) : part.rows) {
         if (rows.lastSeen.length === 0) continue;
         const lastSeen = shift === 0 ? rows.lastSeen : rows.lastSeen.map((s) => s + shift);
-        made.table.restoreRows({ ...rows, lastSeen });
+        table.restoreRows({ ...rows, lastSeen });
       }
     }
     tables.push(made);
   }
   return tables;
+}
+
+function concatU32(arrays: readonly Uint32Array[]): Uint32Array {
+  const out = new Uint32Array(arrays.reduce((total, a) => total + a.length, 0));
+  let offset = 0;
+  for (const a of arrays) {
+    out.set(a, offset);
+    offset += a.length;
+  }
+  return out;
 }
