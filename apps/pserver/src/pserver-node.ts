@@ -350,12 +350,13 @@ export class PserverNode {
       logger: logger.child({ component: 'move' }),
       pollMs: liveMovePollMs,
       keepMs: unclaimedShareKeepMs,
-      onCopied: (bytes, seconds, shareBytes) => {
+      onCopied: (bytes, seconds) => {
         this.metrics.moves.copiedBytes.inc(bytes);
         this.metrics.moves.copySeconds.observe(seconds);
-        // The share's first checkpoint, once it serves, copies it whole: into warm memory.
-        this.snapshotPools.warm(shareBytes).catch(() => undefined);
       },
+      // The share's first checkpoint, once it serves, copies it whole: into memory faulted in
+      // while the copies come, long before the write pause.
+      onCopying: (shareBytes) => void this.snapshotPools.warm(shareBytes).catch(() => undefined),
     });
     this.receiver = receiver;
     receiver.start();

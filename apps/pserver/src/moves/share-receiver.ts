@@ -27,11 +27,10 @@ export interface ShareReceiverOptions {
   pollMs: number;
   /** How long a share nobody took is kept after its change is over. */
   keepMs: number;
-  /**
-   * One old shard's slices loaded: their bytes, the time to fetch and load them, and the bytes of
-   * every old shard's slices loaded for the change so far.
-   */
-  onCopied?(bytes: number, seconds: number, shareBytes: number): void;
+  /** One old shard's slices loaded: their bytes, and the time to fetch and load them. */
+  onCopied?(bytes: number, seconds: number): void;
+  /** A copy began: the size of every old shard's copy for the change so far. */
+  onCopying?(shareBytes: number): void;
 }
 
 /** One change this member receives slices for. */
@@ -48,8 +47,8 @@ interface Receiving {
   seenAt: number;
   /** Each old shard being copied (undefined) or copied, from its primary of that epoch. */
   copies: Map<number, number | undefined>;
-  /** The bytes of each old shard's slices loaded (the last copy of each). */
-  copiedBytes: Map<number, number>;
+  /** The size of each old shard's copy (the last copy of each), known as it begins. */
+  copyBytes: Map<number, number>;
 }
 
 /**
@@ -197,7 +196,7 @@ export class ShareReceiver {
       stopped: new AbortController(),
       seenAt: performance.now(),
       copies: new Map(),
-      copiedBytes: new Map(),
+      copyBytes: new Map(),
     };
     this.receiving = receiving;
     logger.info('receiving slices for a change of the shard count', {
@@ -247,13 +246,15 @@ export class ShareReceiver {
           member,
           moveTo: { index: move.index, shardCount: move.to },
         });
-        const { meta, seq } = await fetchCopy(dir, calls.fetchSnapshot, signal);
+        const { meta, seq } = await fetchCopy(dir, calls.fetchSnapshot, signal, ({ size }) => {
+          receiving.copyBytes.set(source, size);
+          const shareBytes = [...receiving.copyBytes.values()].reduce((sum, b) => sum + b, 0);
+          this.options.onCopying?.(shareBytes);
+        });
         const bytes = await receiving.incoming.load(source, dir, meta, seq, primary.epoch);
         await fs.rm(dir, { recursive: true, force: true });
         loaded = { calls, seq, epoch: primary.epoch };
-        receiving.copiedBytes.set(source, bytes);
-        const shareBytes = [...receiving.copiedBytes.values()].reduce((sum, b) => sum + b, 0);
-        this.options.onCopied?.(bytes, (performance.now() - started) / 1000, shareBytes);
+        this.options.onCopied?.(bytes, (performance.now() - started) / 1000);
         logger.info('loaded the slices of an old shard', {
           source,
           index: move.index,

@@ -13,6 +13,8 @@ export async function fetchCopy(
   scratchDir: string,
   fetchSnapshot: PrimaryCalls['fetchSnapshot'],
   signal: AbortSignal,
+  /** Called with the copy's meta as soon as it arrives, before its bytes. */
+  onMeta?: (meta: CheckpointMeta) => void,
 ): Promise<{ meta: CheckpointMeta; seq: number }> {
   await fs.rm(scratchDir, { recursive: true, force: true });
   await fs.mkdir(scratchDir, { recursive: true, mode: 0o700 });
@@ -27,6 +29,7 @@ export async function fetchCopy(
         const target = path.join(scratchDir, meta.path);
         await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
         file = await fs.open(target, 'w', 0o600);
+        onMeta?.(meta);
       }
       if (chunk.data.byteLength > 0) await file!.write(chunk.data);
     }, signal);

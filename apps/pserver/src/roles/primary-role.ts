@@ -385,14 +385,15 @@ export class PrimaryRole {
       seq: this.shard.appliedSeq,
       moved: self ? [...receivers, this.context.config.member] : receivers,
     });
+    const pauseSeconds = timer({ final_checkpoint: String(!whole) });
     if (receivers.length + behind.length > 0)
       this.context.logger.info('handed the shard back to the receivers of a live move', {
         seq: this.shard.appliedSeq,
         moved: receivers,
         behind,
         finalCheckpoint: !whole,
+        pauseMs: Math.round(pauseSeconds * 1000),
       });
-    timer({ final_checkpoint: String(!whole) });
   }
 
   /**
