@@ -98,9 +98,17 @@ describe('LiveGrowth', () => {
     progress.onTrainerLine('a', step(1_100));
     job.process(0).log(1_200, 'handed the shard back', { index: 0, shardEpoch: 7 });
     job.process(1).log(1_300, 'handed the shard back', { index: 1, shardEpoch: 9 });
+    job
+      .process(0)
+      .log(1_200, 'handed the shard back to the receivers of a live move', { pauseMs: 60 });
+    job
+      .process(1)
+      .log(1_300, 'handed the shard back to the receivers of a live move', { pauseMs: 110 });
     now = 1_400;
     growth.tick();
     expect(growth.growth.handedBackAt).toBe(1_300);
+    // The first refusal: 1,300 − 110 ms.
+    expect(growth.growth.refusedAt).toBe(1_140);
     expect(growth.growth.servedAt).toBeUndefined();
 
     // Each index of 3 restores its share of the 2 old checkpoints, then serves.

@@ -13,8 +13,13 @@ export interface Growth {
   /** The master that took the ask, and when the demo asked (ms since the epoch). */
   askedOf?: string;
   askedAt?: number;
-  /** When the last primary of the old count handed its shard back (a final checkpoint). */
+  /** When the last primary of the old count handed its shard back. */
   handedBackAt?: number;
+  /**
+   * When the first primary of the old count refused pushes to hand its shard back (its hand-back
+   * line's time less its `pauseMs`): `resumedAt - refusedAt` is the trainers' write pause.
+   */
+  refusedAt?: number;
   /** Every index of the new count serving its restored share: the latest of their lines. */
   servedAt?: number;
   /** The longest restore of a share from the old checkpoints, in ms (a share not copied live). */
@@ -163,7 +168,14 @@ export class LiveGrowth {
       .pserverProcesses()
       .map((p) => logTime(p.lastLog('handed the shard back')))
       .filter((t) => t >= growth.askedAt!);
-    if (times.length >= growth.from) growth.handedBackAt = Math.max(...times);
+    if (times.length < growth.from) return;
+    growth.handedBackAt = Math.max(...times);
+    const refused = this.host
+      .pserverProcesses()
+      .map((p) => p.lastLog('handed the shard back to the receivers of a live move'))
+      .filter((line) => logTime(line) >= growth.askedAt! && typeof line?.['pauseMs'] === 'number')
+      .map((line) => logTime(line) - (line!['pauseMs'] as number));
+    if (refused.length > 0) growth.refusedAt = Math.min(...refused);
   }
 
   /** Every index of the new count served by a pserver that said so since the ask. */

@@ -51,7 +51,12 @@ function growthLine({ kind, growth: g }: GrowthEvent): string {
       );
     }
     case 'growth resumed':
-      return `every trainer is stepping again: ${sinceAsk(g.resumedAt)} from the ask to training on ${g.to} shards`;
+      return (
+        `every trainer is stepping again: ${sinceAsk(g.resumedAt)} from the ask to training on ${g.to} shards` +
+        (g.refusedAt !== undefined
+          ? `, ${seconds(g.resumedAt! - g.refusedAt)} after the first shard refused pushes`
+          : '')
+      );
     case 'growth audited':
       return `acknowledged updates lost across the growth: ${g.audit!.lost} of ${g.audit!.acknowledged} (applied twice: ${g.audit!.doubled})`;
   }
@@ -69,7 +74,8 @@ export function growthSummary(g: Growth): string {
       ? `serving at ${g.to} ${after(g.servedAt)}`
       : `not serving at ${g.to}`) +
     (g.resumedAt !== undefined
-      ? `; training resumed ${after(g.resumedAt)}`
+      ? `; training resumed ${after(g.resumedAt)}` +
+        (g.refusedAt !== undefined ? ` (paused ${seconds(g.resumedAt - g.refusedAt)})` : '')
       : '; training did not resume') +
     (g.audit
       ? `; acknowledged updates lost across it: ${g.audit.lost} of ${g.audit.acknowledged} (applied twice: ${g.audit.doubled})`
