@@ -410,7 +410,6 @@ export class PrimaryRole {
     tenure: EtcdShardTenure,
     { held }: { held: boolean },
   ): Promise<boolean> {
-    if (!this.serving?.moves) return false;
     try {
       return await tenure.agreeOnWholeMove(held, AbortSignal.timeout(wholeMoveAgreeMs));
     } catch (err) {
