@@ -77,6 +77,9 @@ describe('the shard count of an initialized job: 1 master, 2 pservers', () => {
       corrupt: '',
       live: false,
       handedBack: [],
+      receivers: [],
+      copied: [],
+      caughtUp: [],
     });
     expect(await etcd.get(keys.liveReshape).exists()).toBe(false);
     expect(await etcd.getAll().prefix(keys.handedBackPrefix).keys()).toEqual([]);

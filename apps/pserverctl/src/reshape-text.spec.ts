@@ -8,6 +8,9 @@ const pending = {
   corrupt: '',
   live: false,
   handedBack: [],
+  receivers: [],
+  copied: [],
+  caughtUp: [],
 };
 
 describe('shardsText', () => {
@@ -30,13 +33,27 @@ describe('shardsText', () => {
     );
   });
 
-  it('a change of a running job: its shards handed back first, and which were', () => {
-    const live = { ...pending, sources: [], restored: [], live: true, handedBack: [1] };
+  it('a change of a running job: its receivers, their copies, and the shards handed back', () => {
+    const live = {
+      ...pending,
+      sources: [],
+      restored: [],
+      live: true,
+      handedBack: [1],
+      receivers: [
+        { index: 0, member: 'pserver-0' },
+        { index: 2, member: 'pserver-2' },
+      ],
+      copied: [0, 1],
+      caughtUp: [1],
+    };
     expect(shardsText({ shardCount: 3, previousShardCount: 2, reshape: live })).toBe(
       [
         "the job's shard count is set to 3 (was 2)",
-        "the job runs at 2 shards: each primary commits a final checkpoint and hands its shard back, then 3 of the job's pservers each restore their share and serve (trainers wait meanwhile and re-run their step)",
-        'reshape 2 → 3 under way: shards handed back 1; waiting for 0 (each commits a final checkpoint first)',
+        'the job runs at 2 shards: a receiver of each new shard copies its slices while they serve, then the primaries refuse pushes together and hand their shards back, and each receiver serves its share (trainers wait meanwhile and re-run their step)',
+        'reshape 2 → 3 under way: shards handed back 1; waiting for 0',
+        '  receivers, copying while the old shards serve: 0 ← pserver-0, 2 ← pserver-2 (1 index without one: restored from final checkpoints)',
+        '  copies loaded of old 0, 1; receivers holding the whole shard of old 1 (of every old one: no final checkpoint)',
         '',
       ].join('\n'),
     );
@@ -68,6 +85,9 @@ describe('reshapeLine', () => {
           corrupt: 'not JSON',
           live: false,
           handedBack: [],
+          receivers: [],
+          copied: [],
+          caughtUp: [],
         })!,
       ),
     ).toBe('reshape: CORRUPT record (not JSON); repair or delete it with etcdctl');

@@ -12,6 +12,12 @@ export interface PendingReshape {
   corrupt?: string;
   /** The job runs and its primaries are handing their shards back: those that did. */
   handedBack?: number[];
+  /** The job runs: who receives each new index's slices while the old shards serve. */
+  receivers?: { index: number; member: string }[];
+  /** The job runs: the old indices whose every receiver loaded its copy. */
+  copied?: number[];
+  /** The job runs: the old indices whose receivers hold the whole shard, pushes refused. */
+  caughtUp?: number[];
 }
 
 /** The master's `ReshapeStatus`, or undefined when none is pending. */
@@ -25,7 +31,12 @@ export function pendingReshapeOf(
     sources: status.sources,
     restored: status.restored,
     ...(status.corrupt && { corrupt: status.corrupt }),
-    ...(status.live && { handedBack: status.handedBack }),
+    ...(status.live && {
+      handedBack: status.handedBack,
+      receivers: status.receivers.map(({ index, member }) => ({ index, member })),
+      copied: status.copied,
+      caughtUp: status.caughtUp,
+    }),
   };
 }
 
@@ -36,7 +47,16 @@ export function reshapeLine(reshape: PendingReshape): string {
   if (reshape.handedBack) {
     const done = new Set(reshape.handedBack);
     const waiting = Array.from({ length: reshape.from }, (_, i) => i).filter((i) => !done.has(i));
-    return `reshape ${reshape.from} → ${reshape.to} under way: shards handed back ${list(reshape.handedBack)}; waiting for ${list(waiting)} (each commits a final checkpoint first)`;
+    const receivers = reshape.receivers ?? [];
+    const missing = reshape.to - receivers.length;
+    return [
+      `reshape ${reshape.from} → ${reshape.to} under way: shards handed back ${list(reshape.handedBack)}; waiting for ${list(waiting)}`,
+      `  receivers, copying while the old shards serve: ${receivers.length === 0 ? 'none' : receivers.map((r) => `${r.index} ← ${r.member}`).join(', ')}` +
+        (missing > 0
+          ? ` (${missing} ${missing === 1 ? 'index' : 'indices'} without one: restored from final checkpoints)`
+          : ''),
+      `  copies loaded of old ${list(reshape.copied ?? [])}; receivers holding the whole shard of old ${list(reshape.caughtUp ?? [])} (of every old one: no final checkpoint)`,
+    ].join('\n');
   }
   const restored = new Set(reshape.restored);
   const waiting = Array.from({ length: reshape.to }, (_, i) => i).filter((i) => !restored.has(i));
@@ -58,7 +78,7 @@ export function shardsText(answer: SetDesiredShardsResponse__Output): string {
   ];
   if (changed && reshape?.handedBack)
     lines.push(
-      `the job runs at ${reshape.from} shards: each primary commits a final checkpoint and hands its shard back, then ${reshape.to} of the job's pservers each restore their share and serve (trainers wait meanwhile and re-run their step)`,
+      `the job runs at ${reshape.from} shards: a receiver of each new shard copies its slices while they serve, then the primaries refuse pushes together and hand their shards back, and each receiver serves its share (trainers wait meanwhile and re-run their step)`,
     );
   else if (changed && reshape && reshape.corrupt === undefined)
     lines.push(

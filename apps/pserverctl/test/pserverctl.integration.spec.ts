@@ -236,8 +236,10 @@ describe('pserverctl', () => {
       expect(grown.code).toBe(0);
       expect(grown.stdout).toContain("the job's shard count is set to 3 (was 2)");
       expect(grown.stdout).toContain(
-        'each primary commits a final checkpoint and hands its shard back',
+        'the primaries refuse pushes together and hand their shards back',
       );
+      // Who receives what, as the change began.
+      expect(grown.stdout).toContain('  receivers, copying while the old shards serve: ');
       expect(grown.stdout).toMatch(
         /the job serves at 3 shards, [\d.]+ s after the change was asked/,
       );

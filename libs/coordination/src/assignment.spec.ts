@@ -230,7 +230,15 @@ describe('JobKeys', () => {
 });
 
 describe('during a live reshape', () => {
-  const live = { from: 3, to: 4, revision: 7, handedBack: [0, 2] };
+  const live = {
+    from: 3,
+    to: 4,
+    revision: 7,
+    handedBack: [0, 2],
+    receivers: [],
+    copied: [],
+    caughtUp: [],
+  };
 
   it('leaves an index handed back free, and assigns one whose owner died before handing it back', () => {
     const plan = planAssignments({

@@ -2,6 +2,7 @@ import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
 import type { JobKeys } from './keys';
+import { parseReceiver } from './live-move';
 import { parseLiveReshape, parseReshape, type LiveReshape, type PendingReshape } from './reshape';
 
 /** A pserver registered under `pservers/<member>`. */
@@ -113,12 +114,20 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.getAll().prefix(keys.reshapeRestoredPrefix),
       client.get(keys.liveReshape),
       client.getAll().prefix(keys.handedBackPrefix),
+      client.getAll().prefix(keys.receiverPrefix),
+      client.getAll().prefix(keys.copiedPrefix),
+      client.getAll().prefix(keys.caughtUpPrefix),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
   const single = (i: number): string | undefined => ranges[i]?.[0]?.value.toString();
   const reshape = parsePendingReshape(keys, ranges[10]?.[0], ranges[11] ?? []);
-  const live = parsePendingLiveReshape(keys, ranges[12]?.[0], ranges[13] ?? []);
+  const live = parsePendingLiveReshape(keys, ranges[12]?.[0], {
+    handedBack: ranges[13] ?? [],
+    receivers: ranges[14] ?? [],
+    copied: ranges[15] ?? [],
+    caughtUp: ranges[16] ?? [],
+  });
   return {
     desired: optionalNumber(single(0)),
     blockSize: optionalNumber(single(1)),
@@ -166,24 +175,42 @@ function parsePendingReshape(
 }
 
 /**
- * The live reshape of a `reshape/live` key and its `reshape/handed-back/<i>` marks; a key that
- * holds no record is reported as corrupt, like `reshape`.
+ * The live reshape of a `reshape/live` key with its marks: the old indices handed back, the
+ * receivers, and what the old primaries said of the copies. A key that holds no record is
+ * reported as corrupt, like `reshape`.
  */
 function parsePendingLiveReshape(
   keys: JobKeys,
   kv: IKeyValue | undefined,
-  marks: IKeyValue[],
+  marks: {
+    handedBack: IKeyValue[];
+    receivers: IKeyValue[];
+    copied: IKeyValue[];
+    caughtUp: IKeyValue[];
+  },
 ): { liveReshape: LiveReshape | undefined; corrupt: string | undefined } {
   if (!kv) return { liveReshape: undefined, corrupt: undefined };
-  try {
-    const handedBack = marks
-      .flatMap((mark) => keys.handedBackIndexOf(mark.key.toString()) ?? [])
+  /** The indices of `<prefix><i>` keys, ascending: those whose value is true, with `saidTrue`. */
+  const indices = (kvs: IKeyValue[], prefix: string, saidTrue = false): number[] =>
+    kvs
+      .filter((mark) => !saidTrue || mark.value.toString() === 'true')
+      .flatMap((mark) => keys.indexUnder(prefix, mark.key.toString()) ?? [])
       .sort((a, b) => a - b);
+  try {
     return {
       liveReshape: {
         ...parseLiveReshape(kv.value.toString()),
         revision: Number(kv.create_revision),
-        handedBack,
+        handedBack: indices(marks.handedBack, keys.handedBackPrefix),
+        receivers: marks.receivers
+          .flatMap((mark) => {
+            const index = keys.indexUnder(keys.receiverPrefix, mark.key.toString());
+            const member = parseReceiver(mark.value.toString())?.member;
+            return index !== undefined && member !== undefined ? [{ index, member }] : [];
+          })
+          .sort((a, b) => a.index - b.index),
+        copied: indices(marks.copied, keys.copiedPrefix, true),
+        caughtUp: indices(marks.caughtUp, keys.caughtUpPrefix, true),
       },
       corrupt: undefined,
     };

@@ -257,13 +257,6 @@ export class JobKeys {
     return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
   }
 
-  /** The index of a `reshape/handed-back/<i>` key, or undefined for another key. */
-  handedBackIndexOf(key: string): number | undefined {
-    if (!key.startsWith(this.handedBackPrefix)) return undefined;
-    const rest = key.slice(this.handedBackPrefix.length);
-    return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
-  }
-
   get datasetSpec(): string {
     return `${this.root}data/spec`;
   }

@@ -156,7 +156,15 @@ describe('reshapeRefusal', () => {
   });
 
   it('refuses while a change asked of the running job is being handed back, naming the indices left', () => {
-    const liveReshape = { from: 3, to: 4, revision: 50, handedBack: [1] };
+    const liveReshape = {
+      from: 3,
+      to: 4,
+      revision: 50,
+      handedBack: [1],
+      receivers: [],
+      copied: [],
+      caughtUp: [],
+    };
     expect(reshapeRefusal(2, state({ desired: 3, liveReshape }))).toMatchObject({
       code: 'MASTER_RESHAPE_PENDING',
       message: expect.stringContaining(

@@ -102,6 +102,12 @@ export interface LiveReshape {
   /** The `reshape/live` key's create revision: tells this request from any later one. */
   readonly revision: number;
   readonly handedBack: readonly number[];
+  /** The receiver of each index of the new count that has one (`reshape/receiver/<k>`), by index. */
+  readonly receivers: readonly { index: number; member: string }[];
+  /** The old indices whose primary says every receiver loaded its copy (`reshape/copied/<i>`). */
+  readonly copied: readonly number[];
+  /** The old indices whose primary says the receivers hold its whole shard (`reshape/caught-up/<i>`). */
+  readonly caughtUp: readonly number[];
 }
 
 /** The `reshape/live` value: `{from, to}`. */

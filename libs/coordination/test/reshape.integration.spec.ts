@@ -191,6 +191,15 @@ describe('changing the shard count of an initialized job', () => {
     await expect(tenures[1]!.agreeOnWholeMove(true, AbortSignal.timeout(10_000))).resolves.toBe(
       true,
     );
+    // The copies, agreed on while serving: one that says no is enough, and the state says who said yes.
+    await expect(tenures[0]!.agreeOnCopies(false, AbortSignal.timeout(10_000))).resolves.toBe(
+      false,
+    );
+    await expect(tenures[1]!.agreeOnCopies(true, AbortSignal.timeout(10_000))).resolves.toBe(false);
+    expect((await readJobState(client, j.keys)).liveReshape).toMatchObject({
+      copied: [1],
+      caughtUp: [0, 1],
+    });
     await tenures[0]!.handBack();
     const half = await readJobState(client, j.keys);
     expect(half.liveReshape?.handedBack).toEqual([0]);

@@ -127,7 +127,15 @@ describe('clusterViewOf', () => {
 
   it('shows an index handed back during a live change of the count as it was until the count changes', () => {
     const before = clusterViewOf('job', state());
-    const live = { from: 3, to: 4, revision: 50, handedBack: [0] };
+    const live = {
+      from: 3,
+      to: 4,
+      revision: 50,
+      handedBack: [0],
+      receivers: [],
+      copied: [],
+      caughtUp: [],
+    };
     // Index 0 handed back: its assignment is gone, its pserver announces nothing.
     const handedBack = state({
       assignments: state().assignments.slice(1),

@@ -41,6 +41,9 @@ describe('reshapeStatusOf', () => {
       corrupt: '',
       live: false,
       handedBack: [],
+      receivers: [],
+      copied: [],
+      caughtUp: [],
     });
   });
 
@@ -53,11 +56,27 @@ describe('reshapeStatusOf', () => {
       corrupt: 'not JSON (x)',
       live: false,
       handedBack: [],
+      receivers: [],
+      copied: [],
+      caughtUp: [],
     });
   });
 
-  it('says a change asked of the running job is being handed back, and which old indices were', () => {
-    const liveReshape = { from: 3, to: 4, revision: 90, handedBack: [0, 2] };
+  it('says a change asked of the running job is being handed back: which old indices were, who receives each new one, and what the old primaries said of the copies', () => {
+    const liveReshape = {
+      from: 3,
+      to: 4,
+      revision: 90,
+      handedBack: [0, 2],
+      // A receiver or a mark past its count is not one of its indices.
+      receivers: [
+        { index: 0, member: 'pserver-0' },
+        { index: 3, member: 'pserver-3' },
+        { index: 4, member: 'pserver-9' },
+      ],
+      copied: [0, 1, 2, 3],
+      caughtUp: [0, 2],
+    };
     expect(reshapeStatusOf({ reshape: undefined, corruptReshape: undefined, liveReshape })).toEqual(
       {
         fromShardCount: 3,
@@ -67,6 +86,12 @@ describe('reshapeStatusOf', () => {
         corrupt: '',
         live: true,
         handedBack: [0, 2],
+        receivers: [
+          { index: 0, member: 'pserver-0' },
+          { index: 3, member: 'pserver-3' },
+        ],
+        copied: [0, 1, 2],
+        caughtUp: [0, 2],
       },
     );
   });

@@ -83,6 +83,7 @@ export type * from './pserver/v1/ReplicaLoadedResponse';
 export type * from './pserver/v1/ReplicaProgress';
 export type * from './pserver/v1/Replication';
 export type * from './pserver/v1/RequestContext';
+export type * from './pserver/v1/ReshapeReceiver';
 export type * from './pserver/v1/ReshapeStatus';
 export type * from './pserver/v1/RmsProp';
 export type * from './pserver/v1/RowAdagrad';

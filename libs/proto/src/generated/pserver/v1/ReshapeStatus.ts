@@ -1,5 +1,6 @@
 // Original file: proto/pserver/v1/master.proto
 
+import type { ReshapeReceiver as _pserver_v1_ReshapeReceiver, ReshapeReceiver__Output as _pserver_v1_ReshapeReceiver__Output } from '../../pserver/v1/ReshapeReceiver';
 
 /**
  * A change of an initialized job's shard count made while the job was down: pending until every
@@ -29,14 +30,30 @@ export interface ReshapeStatus {
   'corrupt'?: (string);
   /**
    * The change was asked while the job ran and its primaries are still handing their shards
-   * back (a final checkpoint each): the job serves at from_shard_count until all did; `sources`
-   * and `restored` are empty until then.
+   * back: the job serves at from_shard_count until all did; `sources` and `restored` are empty
+   * until then.
    */
   'live'?: (boolean);
   /**
    * While `live`: the old indices handed back so far, ascending.
    */
   'handedBack'?: (number)[];
+  /**
+   * While `live`: the receiver of each index of the new count that has one, by index (it copies
+   * that index's slices from the old primaries while they serve; an index without one restores
+   * its share from the final checkpoints).
+   */
+  'receivers'?: (_pserver_v1_ReshapeReceiver)[];
+  /**
+   * While `live`: the old indices whose primary says every receiver loaded its copy, ascending
+   * (the primaries refuse pushes together once every one did).
+   */
+  'copied'?: (number)[];
+  /**
+   * While `live`: the old indices whose primary, pushes refused, says the receivers hold its
+   * whole shard, ascending (when every old index does, no final checkpoint is written).
+   */
+  'caughtUp'?: (number)[];
 }
 
 /**
@@ -67,12 +84,28 @@ export interface ReshapeStatus__Output {
   'corrupt': (string);
   /**
    * The change was asked while the job ran and its primaries are still handing their shards
-   * back (a final checkpoint each): the job serves at from_shard_count until all did; `sources`
-   * and `restored` are empty until then.
+   * back: the job serves at from_shard_count until all did; `sources` and `restored` are empty
+   * until then.
    */
   'live': (boolean);
   /**
    * While `live`: the old indices handed back so far, ascending.
    */
   'handedBack': (number)[];
+  /**
+   * While `live`: the receiver of each index of the new count that has one, by index (it copies
+   * that index's slices from the old primaries while they serve; an index without one restores
+   * its share from the final checkpoints).
+   */
+  'receivers': (_pserver_v1_ReshapeReceiver__Output)[];
+  /**
+   * While `live`: the old indices whose primary says every receiver loaded its copy, ascending
+   * (the primaries refuse pushes together once every one did).
+   */
+  'copied': (number)[];
+  /**
+   * While `live`: the old indices whose primary, pushes refused, says the receivers hold its
+   * whole shard, ascending (when every old index does, no final checkpoint is written).
+   */
+  'caughtUp': (number)[];
 }
