@@ -266,9 +266,21 @@ export class Checkpointer {
    * Writes a full copy of the shard in the checkpoint format to `<root>/<name>` for a replica to
    * fetch (nothing is committed). `taken` runs in the same tick as the copy, before any push can
    * land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
-   * the next checkpoint is full.
+   * the next checkpoint is full. Copies and saves run one after another: each takes the snapshot
+   * memory the one before faulted in (two at once would fault in fresh memory with pushes held).
    */
-  async writeCopy(
+  writeCopy(
+    root: string,
+    name: string,
+    taken: () => void,
+    keep?: SliceFilter,
+  ): Promise<CheckpointMeta> {
+    const run = this.chain.then(() => this.writeCopyNow(root, name, taken, keep));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeCopyNow(
     root: string,
     name: string,
     taken: () => void,

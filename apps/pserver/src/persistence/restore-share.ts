@@ -46,7 +46,7 @@ export async function restoreShare(
           `checkpoint ${meta.path} holds shard ${shardIndex} of ${writtenAt}, not ${source} of ${reshape.from}`,
         );
       bytes += share.bytesRead;
-      parts.push(partOfShare(source, share, meta.updatesApplied, shard));
+      parts.push(await partOfShare(source, share, meta.updatesApplied, shard));
     }
     mergeParts(shard, placement, parts);
   } catch (err) {
@@ -62,16 +62,30 @@ export async function restoreShare(
   };
 }
 
+/**
+ * Tensor bytes rebuilt between two turns of the event loop: a live move's receiver loads its
+ * copies while it serves (its own shard too, when it was an old primary), and a part of hundreds
+ * of MiB rebuilt in one go — fresh memory, faulted in — would hold its pushes for a second.
+ */
+const bytesPerTurn = 16 << 20;
+
 /** What a checkpoint's share gives the merge: tensors rebuilt, rows as columns. */
-function partOfShare(
+async function partOfShare(
   source: number,
   share: ShardShare,
   updatesApplied: number,
   shard: Shard,
-): SharePart {
+): Promise<SharePart> {
   const tensors: StoredTensor[] = [];
   try {
-    for (const record of share.tensors) tensors.push(StoredTensor.restore(record, shard.memory));
+    let sinceTurn = 0;
+    for (const record of share.tensors) {
+      tensors.push(StoredTensor.restore(record, shard.memory));
+      sinceTurn += record.tensor?.content.byteLength ?? 0;
+      if (sinceTurn < bytesPerTurn) continue;
+      sinceTurn = 0;
+      await new Promise(setImmediate);
+    }
   } catch (err) {
     for (const tensor of tensors) tensor.release();
     throw err;

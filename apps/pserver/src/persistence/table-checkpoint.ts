@@ -78,10 +78,12 @@ function keptRows(
 ): { rows: number; sections: TableRowsSection[] } {
   const kept: TableRowsSection[] = [];
   let rows = 0;
+  // Asked once per bucket, not once per row: the rule hashes a name.
+  const keeps = Uint8Array.from({ length: buckets }, (_, b) => (keepBucket(b) ? 1 : 0));
   for (const section of sections) {
     const bucket = bucketsOfIds(section.ids, buckets);
     const at: number[] = [];
-    for (let k = 0; k < bucket.length; k++) if (keepBucket(bucket[k]!)) at.push(k);
+    for (let k = 0; k < bucket.length; k++) if (keeps[bucket[k]!] === 1) at.push(k);
     if (at.length === 0) continue;
     kept.push({
       ...pickRows(section, at, stride),

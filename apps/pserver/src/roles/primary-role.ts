@@ -39,6 +39,11 @@ const receiversReadMs = 100;
 /** How long a hand-back waits for a live move's receivers to apply the shard's last push. */
 const moveCatchUpMs = 5_000;
 /**
+ * How long a share served from a live move waits before its first checkpoint: the trainers learn
+ * the new view first, rather than while the checkpoint's copy and write take the cores.
+ */
+const firstCommitDelayMs = 1_000;
+/**
  * How long a hand-back waits for the other primaries to say whether the receivers hold their
  * shards (a primary that has not said by then is taken to say no: every shard checkpoints).
  */
@@ -117,8 +122,9 @@ export class PrimaryRole {
   ): Promise<RecoveryOutcome | { kind: 'promoted' } | { kind: 'moved' }> {
     if (this.origin === 'promoted') return { kind: 'promoted' };
     if (this.origin === 'moved') {
-      // Served at once: until it commits (`commitMovedShare`), a restart restores the same state
-      // from the old shards' final checkpoints.
+      // Served at once: until it commits (`commitMovedShare`), a restart restores the share from
+      // the old shards' last checkpoints — their final ones, unless the receivers held the whole
+      // job (then it lacks the pushes since, as a primary without replicas would).
       this.context.metrics.moves.sharesServed.inc();
       this.context.logger.info('took its share from a live move', {
         from: this.tenure.reshape?.from,
@@ -272,11 +278,13 @@ export class PrimaryRole {
   }
 
   /**
-   * Commits the share a live move gave this index, then says the index has its share (the
-   * change is over once every index did), trying again until it succeeds or the tenure ends.
+   * Commits the share a live move gave this index (`firstCommitDelayMs` after it serves), then
+   * says the index has its share (the change is over once every index did), trying again until
+   * it succeeds or the tenure ends.
    */
   private async commitMovedShare(): Promise<void> {
     const { logger } = this.context;
+    await new Promise((resolve) => setTimeout(resolve, firstCommitDelayMs));
     await retry(
       async () => {
         await this.checkpointer.save('took its share from a live move');
