@@ -45,7 +45,7 @@ export class SnapshotBuffers {
     for (let k = this.slabs.length; k < Math.ceil(bytes / this.slabBytes); k++) {
       const slab = Buffer.allocUnsafeSlow(this.slabBytes);
       for (let offset = 0; offset < slab.byteLength; offset += step) {
-        slab.fill(0, offset, offset + step);
+        slab.fill(0, offset, Math.min(offset + step, slab.byteLength));
         await new Promise(setImmediate);
       }
       this.slabs.push(slab);
