@@ -39,11 +39,6 @@ const receiversReadMs = 100;
 /** How long a hand-back waits for a live move's receivers to apply the shard's last push. */
 const moveCatchUpMs = 5_000;
 /**
- * How long a share served from a live move waits before its first checkpoint: the trainers learn
- * the new view first, rather than while the checkpoint's copy and write take the cores.
- */
-const firstCommitDelayMs = 1_000;
-/**
  * How long a hand-back waits for the other primaries to say whether the receivers hold their
  * shards (a primary that has not said by then is taken to say no: every shard checkpoints).
  */
@@ -278,13 +273,11 @@ export class PrimaryRole {
   }
 
   /**
-   * Commits the share a live move gave this index (`firstCommitDelayMs` after it serves), then
-   * says the index has its share (the change is over once every index did), trying again until
-   * it succeeds or the tenure ends.
+   * Commits the share a live move gave this index, then says the index has its share (the
+   * change is over once every index did), trying again until it succeeds or the tenure ends.
    */
   private async commitMovedShare(): Promise<void> {
     const { logger } = this.context;
-    await new Promise((resolve) => setTimeout(resolve, firstCommitDelayMs));
     await retry(
       async () => {
         await this.checkpointer.save('took its share from a live move');
