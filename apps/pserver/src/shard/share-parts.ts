@@ -124,14 +124,20 @@ export function partOfShard(
   };
 }
 
-/** The rows of `table` in the buckets index `index` holds (`now`: each bucket's new owner), copied. */
+/** The positions of `ids` (int64 LE) in the buckets index `index` holds (`now`: each bucket's new owner). */
+function heldAt(ids: Uint8Array, now: Uint32Array, index: number): number[] {
+  const bucket = bucketsOfIds(ids, now.length);
+  const kept: number[] = [];
+  for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
+  return kept;
+}
+
+/** The rows of `table` in the buckets index `index` holds, copied. */
 function rowsHeld(table: SparseTable, now: Uint32Array, index: number): TableRows[] {
   const rows: TableRows[] = [];
   for (const section of table.snapshotRows(1 << 16)) {
-    const bucket = bucketsOfIds(section.ids, table.buckets);
-    const kept: number[] = [];
-    for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
-    if (kept.length === bucket.length) rows.push(section);
+    const kept = heldAt(section.ids, now, index);
+    if (kept.length === section.lastSeen.length) rows.push(section);
     else if (kept.length > 0) rows.push(pickRows(section, kept, table.stride));
   }
   return rows;
@@ -272,12 +278,6 @@ function mergeTables(
   for (const [name, of] of byName) {
     const step = Math.max(...of.map((t) => t.step));
     const { now } = placement.ownersOf(name, of[0]!.checked.options.buckets);
-    const held = (ids: Uint8Array, buckets: number): number[] => {
-      const bucket = bucketsOfIds(ids, buckets);
-      const kept: number[] = [];
-      for (let k = 0; k < bucket.length; k++) if (now[bucket[k]!] === index) kept.push(k);
-      return kept;
-    };
     const base = of
       .filter((t) => t.live)
       .reduce<TablePart | undefined>(
@@ -289,17 +289,14 @@ function mergeTables(
       : createShardTable(of[0]!.checked, index, placement.to);
     const { table } = made;
     const others = of.filter((t) => t !== base);
-    const pending = others.map(({ pending }) => {
-      const kept = held(pending.ids, table.buckets);
-      return {
-        ids: concat(kept.map((k) => pending.ids.subarray(8 * k, 8 * k + 8))),
-        counts: Uint32Array.from(kept, (k) => pending.counts[k]!),
-      };
-    });
-    const gained = {
-      ids: concat(pending.map((p) => p.ids)),
-      counts: concatU32(pending.map((p) => p.counts)),
-    };
+    const gainedIds: Uint8Array[] = [];
+    const gainedCounts: number[] = [];
+    for (const { pending } of others)
+      for (const k of heldAt(pending.ids, now, index)) {
+        gainedIds.push(pending.ids.subarray(8 * k, 8 * k + 8));
+        gainedCounts.push(pending.counts[k]!);
+      }
+    const gained = { ids: concat(gainedIds), counts: Uint32Array.from(gainedCounts) };
     if (base) {
       table.reshard(index, placement.to, step);
       table.addPending(gained);
@@ -315,14 +312,4 @@ function mergeTables(
     tables.push(made);
   }
   return tables;
-}
-
-function concatU32(arrays: readonly Uint32Array[]): Uint32Array {
-  const out = new Uint32Array(arrays.reduce((total, a) => total + a.length, 0));
-  let offset = 0;
-  for (const a of arrays) {
-    out.set(a, offset);
-    offset += a.length;
-  }
-  return out;
 }
