@@ -31,6 +31,7 @@ export function trainerProgram(language: Language, sources: TrainerSources): Tra
         language,
         command: python.trim(),
         args: [path.join(root, 'clients', 'python', 'tests', 'fixtures', sources.python)],
+        stackSignal: 'SIGUSR1',
       };
     }
     case 'go': {
@@ -47,7 +48,8 @@ export function trainerProgram(language: Language, sources: TrainerSources): Tra
         ],
         { stdio: 'inherit' },
       );
-      return { language, command: binary, args: [] };
+      // SIGQUIT: the Go runtime prints every goroutine's stack (and exits).
+      return { language, command: binary, args: [], stackSignal: 'SIGQUIT' };
     }
   }
 }

@@ -39,11 +39,14 @@ export function describeLedgerReport(report: LedgerReport): string {
     );
   if (report.unreadCheckpoints.length > 0)
     lines.push(`  unreadable restored checkpoints: ${report.unreadCheckpoints.join('; ')}`);
-  for (const t of report.trainers)
+  for (const t of report.trainers) {
     lines.push(
       `  trainer ${t.ordinal}: exit ${t.exit.code ?? t.exit.signal}, ${t.acknowledged} acknowledged, ` +
         `done says ${t.doneSteps ?? 'nothing'}, trainer ids ${t.trainerIds.join(' → ')}`,
     );
+    if (t.lastWords)
+      lines.push(`    its last lines:`, ...t.lastWords.map((line) => `      ${line}`));
+  }
   for (const fault of report.faults) {
     const notes = Object.entries(fault.notes)
       .map(([key, value]) => `${key} ${value}`)

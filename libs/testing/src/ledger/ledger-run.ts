@@ -48,6 +48,8 @@ export interface TrainerReport {
   doneSteps: number | undefined;
   /** The trainer ids its steps carried, in order: more than one when a session ended under it. */
   trainerIds: number[];
+  /** Its last lines other than steps (stderr included), when it did not exit 0. */
+  lastWords?: string[];
 }
 
 export interface LedgerReport {
@@ -173,6 +175,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
         acknowledged: t.acks.length,
         doneSteps: t.doneSteps,
         trainerIds: [...new Set(t.acks.flatMap((a) => a.trainerId ?? []))],
+        ...(exits[i]!.code === 0 ? {} : { lastWords: t.lastWords(60) }),
       })),
       faults,
       restores: restores.length,

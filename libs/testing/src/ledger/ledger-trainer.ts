@@ -13,6 +13,12 @@ export interface TrainerProgram {
   command: string;
   args: string[];
   env?: Record<string, string>;
+  /**
+   * A signal on which the program prints the stack of every thread to stderr and goes on (Python's
+   * faulthandler, Go's SIGQUIT): sent before a trainer that does not finish is killed, so that
+   * the report says where it was stuck.
+   */
+  stackSignal?: NodeJS.Signals;
 }
 
 /** The shape of the ledger: `trainers` × `capacity` coordinates, one per (ordinal, k). */
@@ -62,7 +68,7 @@ export class LedgerTrainer {
   readonly process: ManagedProcess;
 
   constructor(
-    program: TrainerProgram,
+    private readonly program: TrainerProgram,
     masters: string[],
     readonly ordinal: number,
     shape: LedgerShape,
@@ -106,16 +112,29 @@ export class LedgerTrainer {
     this.process.signal('SIGCONT');
   }
 
-  /** Asks it to stop after its step under way and waits for it to exit. */
+  /**
+   * Asks it to stop after its step under way and waits for it to exit; one still running after
+   * `timeoutMs` has its stacks printed (`stackSignal`) and is killed.
+   */
   async finish(timeoutMs: number): Promise<ExitStatus> {
     this.process.signal('SIGCONT');
     this.process.signal('SIGUSR2');
-    const timer = setTimeout(() => this.process.killNow(), timeoutMs);
+    const { stackSignal } = this.program;
+    const timer = setTimeout(() => {
+      if (!stackSignal) return this.process.killNow();
+      this.process.signal(stackSignal);
+      setTimeout(() => this.process.killNow(), 2_000);
+    }, timeoutMs);
     try {
       return await this.process.exited;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Its last lines of output that are not acknowledged steps (stderr included): what it said last. */
+  lastWords(count: number): string[] {
+    return this.process.lines.filter((line) => parseJsonLine(line)?.event !== 'step').slice(-count);
   }
 
   private observe(line: string): void {
