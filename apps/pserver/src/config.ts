@@ -23,8 +23,8 @@ import {
 } from '@pserver/config';
 
 /**
- * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or a
- * replica's answer to a forward.
+ * Where a failpoint can fire: a checkpoint write point, right after a shard was recovered, or the
+ * answer to a forward (a replica's, or a live move receiver's).
  */
 export type FailpointName = WritePoint | 'after-recovery' | 'forward';
 

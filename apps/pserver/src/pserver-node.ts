@@ -357,6 +357,7 @@ export class PserverNode {
       // The share's first checkpoint, once it serves, copies it whole: into memory faulted in
       // while the copies come, long before the write pause.
       onCopying: (shareBytes) => void this.snapshotPools.warm(shareBytes).catch(() => undefined),
+      stalled: () => this.failpoint?.('forward') === true,
     });
     this.receiver = receiver;
     receiver.start();

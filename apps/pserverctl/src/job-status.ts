@@ -43,8 +43,24 @@ export interface ShardStatus {
   bytes?: number;
   /** The replicas the view names; `lagPushes` as the primary counts them (its status). */
   replicas: { member: string; address: string; inSync: boolean; lagPushes?: number }[];
+  /** During a live change of the count: the receivers copying this shard's slices (its status). */
+  moves?: MoveStatus[];
   /** Why the pserver's status could not be read. */
   error?: string;
+}
+
+/** How far a receiver of a live move is with one old shard's slices. */
+export interface MoveStatus {
+  member: string;
+  /** The index of the new count it receives, and that count. */
+  index: number;
+  shardCount: number;
+  /** The size of its copy (0 until written) and the bytes of it sent. */
+  copyBytes: number;
+  sentBytes: number;
+  /** `copying` its copy; `catching up` with the pushes since (`lagPushes`); `caught up`. */
+  state: 'copying' | 'catching up' | 'caught up';
+  lagPushes: number;
 }
 
 /**
@@ -95,6 +111,19 @@ export async function jobStatus(connection: Connection, masters: string[]): Prom
           if (progress)
             replica.lagPushes = Math.max(0, Number(status.appliedSeq) - Number(progress.ackedSeq));
         }
+        if (status.moves.length > 0)
+          shard.moves = status.moves.map((m) => {
+            const lagPushes = Math.max(0, Number(status.appliedSeq) - Number(m.ackedSeq));
+            return {
+              member: m.member,
+              index: m.index,
+              shardCount: m.shardCount,
+              copyBytes: Number(m.copyBytes),
+              sentBytes: Number(m.sentBytes),
+              state: !m.loaded ? 'copying' : lagPushes > 0 ? 'catching up' : 'caught up',
+              lagPushes,
+            };
+          });
       } catch (err) {
         shard.error = (err as Error).message;
       }

@@ -1,4 +1,4 @@
-import type { JobStatus } from './job-status';
+import type { JobStatus, MoveStatus, ShardStatus } from './job-status';
 import { statusText } from './status-text';
 
 describe('statusText', () => {
@@ -69,6 +69,42 @@ describe('statusText', () => {
       'job ctr · async · replicas 0 · initialized · DEGRADED',
       'reshape 4 → 2 pending: restored 0; waiting for 1 (from the checkpoints of old indices 0, 1, 3)',
       'masters: 10.0.0.1:8200 leader',
+    ]);
+  });
+
+  it('shows each receiver of a live move under the shards: its copy, and its lag once loaded', () => {
+    const shard = (index: number, moves: MoveStatus[]): ShardStatus => ({
+      index,
+      state: 'serving',
+      member: `ps-${index}`,
+      address: `10.0.1.${index}:8100`,
+      epoch: 3,
+      replicas: [],
+      moves,
+    });
+    const move = { member: 'ps-2', index: 2, shardCount: 3 };
+    const text = statusText({
+      job: 'ctr',
+      masters: [{ address: '10.0.0.1:8200', role: 'leader' }],
+      initialized: true,
+      consistency: 'async',
+      replicas: 0,
+      shards: [
+        shard(0, [
+          { ...move, copyBytes: 3 * 2 ** 20, sentBytes: 2 ** 20, state: 'copying', lagPushes: 9 },
+        ]),
+        shard(1, [
+          { ...move, copyBytes: 2 ** 21, sentBytes: 2 ** 19, state: 'catching up', lagPushes: 4 },
+        ]),
+      ],
+      spares: [],
+      trainers: [],
+      healthy: true,
+    });
+    expect(text.split('\n').slice(5, 8)).toEqual([
+      'live moves, copied while the old shards serve:',
+      '  shard 0 → index 2 of 3: ps-2, 1.0 MiB of 3.0 MiB sent, copying (lag 9 pushes)',
+      '  shard 1 → index 2 of 3: ps-2, 512 KiB of 2.0 MiB sent, catching up (lag 4 pushes)',
     ]);
   });
 

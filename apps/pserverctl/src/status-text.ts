@@ -1,4 +1,4 @@
-import type { JobStatus } from './job-status';
+import type { JobStatus, MoveStatus } from './job-status';
 import { reshapeLine } from './reshape-text';
 
 /** A job's status as lines for a terminal: the job, the masters, a table of shards, trainers, the pass. */
@@ -44,6 +44,8 @@ export function statusText(status: JobStatus): string {
         rows,
       ),
     );
+    const moving = status.shards.flatMap((s) => (s.moves ?? []).map((m) => moveLine(s.index, m)));
+    if (moving.length > 0) lines.push('live moves, copied while the old shards serve:', ...moving);
   }
   if (status.job) {
     if (status.spares.length > 0)
@@ -63,6 +65,20 @@ export function statusText(status: JobStatus): string {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** One receiver's progress with one old shard's slices. */
+function moveLine(shard: number, m: MoveStatus): string {
+  const copy =
+    m.copyBytes === 0 ? 'copy being written' : `${size(m.sentBytes)} of ${size(m.copyBytes)} sent`;
+  return `  shard ${shard} → index ${m.index} of ${m.shardCount}: ${m.member}, ${copy}, ${m.state} (lag ${m.lagPushes} pushes)`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 2 ** 10) return `${bytes} B`;
+  if (bytes < 2 ** 20) return `${Math.round(bytes / 2 ** 10)} KiB`;
+  if (bytes < 2 ** 30) return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }
 
 /** Left-aligned columns, two spaces apart. */

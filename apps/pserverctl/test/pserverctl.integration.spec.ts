@@ -15,8 +15,9 @@ import path from 'node:path';
 // pserver is killed and its spare takes over (recovering → serving), a checkpoint of every
 // shard (verified, exported and digested), the shard count of an initialized job refused while
 // it runs with too few pservers and changed once it is down (a reshape, in status), a running
-// job grown from 2 to 3 shards, a drain that hands a shard to a
-// spare while a trainer pushes (no acknowledged push lost), every command with --json.
+// job grown from 2 to 3 shards (and once with a receiver that never catches up: its lag in
+// status), a drain that hands a shard to a spare while a trainer pushes (no acknowledged push
+// lost), every command with --json.
 afterAll(stopAllProcesses);
 
 const ctl = appBundle('pserverctl');
@@ -40,8 +41,62 @@ interface Status {
     member: string;
     epoch: number;
     checkpointAgeSeconds?: number;
+    moves?: {
+      member: string;
+      index: number;
+      state: string;
+      lagPushes: number;
+      sentBytes: number;
+    }[];
   }[];
+  spares: { member: string }[];
   trainers: { name: string }[];
+}
+
+/**
+ * A trainer that pushes a gradient of −1 to every element of `w` (SGD at rate 1) step after step
+ * from `start` to `stop`: every element then counts the pushes applied, `acknowledged` those the
+ * trainer was told of.
+ */
+async function countingTrainer(masters: string[], name: string) {
+  const trainer = await connect({ master: masters, name });
+  const size = 4096;
+  await trainer.initParams({ w: new Float32Array(size) }, { sgd: {}, learningRate: { base: 1 } });
+  let pushing = true;
+  let pushes: Promise<void> = Promise.resolve();
+  const counting = {
+    acknowledged: 0,
+    start(): void {
+      pushes = (async () => {
+        while (pushing) {
+          await trainer.step(async (ctx) => {
+            await ctx.sendGrads({ w: new Float32Array(size).fill(-1) });
+          });
+          counting.acknowledged++;
+        }
+      })();
+    },
+    /** Waits for `count` more acknowledged pushes. */
+    async more(count: number, description: string): Promise<void> {
+      const from = counting.acknowledged;
+      await waitFor(() => counting.acknowledged >= from + count, {
+        timeoutMs: 30_000,
+        description,
+      });
+    },
+    /** Stops pushing; the values of `w` as the shards hold them. */
+    async stop(): Promise<Set<number>> {
+      pushing = false;
+      await pushes;
+      return new Set((await trainer.getParams(['w'], Float32Array)).w);
+    },
+    async close(): Promise<void> {
+      pushing = false;
+      await pushes.catch(() => undefined);
+      await trainer.close();
+    },
+  };
+  return counting;
 }
 
 describe('pserverctl', () => {
@@ -212,26 +267,10 @@ describe('pserverctl', () => {
       blockSize: 512,
     });
     const master = cluster.masterAddresses.join(',');
-    const trainer = await connect({ master: cluster.masterAddresses, name: 'grow-trainer' });
-    let pushing = true;
-    let pushes: Promise<void> = Promise.resolve();
+    const trainer = await countingTrainer(cluster.masterAddresses, 'grow-trainer');
     try {
-      // SGD at rate 1 with a gradient of −1 everywhere: every element counts the pushes applied.
-      const size = 4096;
-      await trainer.initParams(
-        { w: new Float32Array(size) },
-        { sgd: {}, learningRate: { base: 1 } },
-      );
-      let acknowledged = 0;
-      pushes = (async () => {
-        while (pushing) {
-          await trainer.step(async (ctx) => {
-            await ctx.sendGrads({ w: new Float32Array(size).fill(-1) });
-          });
-          acknowledged++;
-        }
-      })();
-      await waitFor(() => acknowledged >= 20, { timeoutMs: 30_000, description: '20 pushes' });
+      trainer.start();
+      await trainer.more(20, '20 pushes');
       const grown = await run('--master', master, 'shards', '3');
       expect(grown.code).toBe(0);
       expect(grown.stdout).toContain("the job's shard count is set to 3 (was 2)");
@@ -248,24 +287,90 @@ describe('pserverctl', () => {
       ) as Status;
       expect(status.healthy).toBe(true);
       expect(status.shards.map((s) => s.state)).toEqual(['serving', 'serving', 'serving']);
-      const atGrow = acknowledged;
-      await waitFor(() => acknowledged >= atGrow + 20, {
-        timeoutMs: 30_000,
-        description: '20 more pushes at 3 shards',
-      });
-      pushing = false;
-      await pushes;
+      await trainer.more(20, '20 more pushes at 3 shards');
       // Every element of the three shards holds exactly the acknowledged pushes.
-      const { w } = await trainer.getParams(['w'], Float32Array);
-      expect(new Set(w)).toEqual(new Set([acknowledged]));
-      console.log(`grow: ${grown.stdout.trim()}; ${acknowledged} pushes, all applied once`);
+      expect(await trainer.stop()).toEqual(new Set([trainer.acknowledged]));
+      console.log(`grow: ${grown.stdout.trim()}; ${trainer.acknowledged} pushes, all applied once`);
     } finally {
-      pushing = false;
-      await pushes.catch(() => undefined);
       await trainer.close();
       await cluster.stop();
     }
   }, 120_000);
+
+  it('shows a receiver of a live move that never catches up, behind by its lag; the shards give it up and the job serves at 3 from their checkpoints, nothing lost', async () => {
+    const cluster = await LocalCluster.start({
+      pservers: 2,
+      spares: 0,
+      masters: 1,
+      blockSize: 512,
+    });
+    const master = cluster.masterAddresses.join(',');
+    const trainer = await countingTrainer(cluster.masterAddresses, 'stuck-trainer');
+    const status = async (): Promise<Status> =>
+      JSON.parse((await run('--master', master, '--json', 'status')).stdout) as Status;
+    try {
+      trainer.start();
+      // The third pserver loads its copies but applies none of the pushes forwarded after them.
+      const stuck = await cluster.startPserver(['--failpoint', 'forward:stall']);
+      await waitFor(async () => (await status()).spares.length === 1 || undefined, {
+        timeoutMs: 30_000,
+        description: 'the stalling pserver waits as a spare',
+      });
+      const asked = await run('--master', master, 'shards', '3', '--no-wait');
+      expect(asked.code).toBe(0);
+      // The stalling pserver falls behind (the old primaries also receive slices of each other).
+      let text = '';
+      const behind = await waitFor(
+        async () => {
+          const moves = (await status()).shards.flatMap((s) => s.moves ?? []);
+          const lagging = moves.filter(
+            (m) => m.member === stuck.process.name && m.state === 'catching up' && m.lagPushes > 0,
+          );
+          if (lagging.length === 0) return undefined;
+          text = (await run('--master', master, 'status')).stdout;
+          return lagging;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, description: 'a receiver behind in status' },
+      );
+      expect(behind.every((m) => m.sentBytes > 0)).toBe(true);
+      expect(text).toContain('live moves, copied while the old shards serve:');
+      expect(text).toMatch(
+        new RegExp(`→ index 2 of 3: ${stuck.process.name}, \\d+ K?i?B of \\d+ K?i?B sent`),
+      );
+      console.log(text);
+      // The shards give it up after their bound; index 2 is restored from their checkpoints.
+      await waitFor(
+        async () => {
+          const now = await status();
+          return (
+            (now.healthy && now.shards.length === 3 && !now.shards.some((s) => s.moves)) ||
+            undefined
+          );
+        },
+        { timeoutMs: 60_000, description: 'the job serving at 3 shards' },
+      );
+      // Reported where the shards gave it up.
+      const gaveUp = cluster.pservers.flatMap((p) =>
+        p.process
+          .jsonLines()
+          .filter(
+            (l) =>
+              l.msg ===
+              'gave up a receiver of a live move: its slices are restored from checkpoints instead',
+          ),
+      );
+      expect(gaveUp.length).toBeGreaterThan(0);
+      expect(new Set(gaveUp.map((l) => l.member))).toEqual(new Set([stuck.process.name]));
+      await trainer.more(20, '20 more pushes at 3 shards');
+      expect(await trainer.stop()).toEqual(new Set([trainer.acknowledged]));
+      console.log(
+        `stuck receiver: ${behind.map((m) => `${m.member} ${m.state}, lag ${m.lagPushes}`).join('; ')}; ${trainer.acknowledged} pushes, all applied once`,
+      );
+    } finally {
+      await trainer.close();
+      await cluster.stop();
+    }
+  }, 150_000);
 
   it('drains a pserver: a spare serves its shard, the drained one exits, no acknowledged push is lost', async () => {
     // Blocks of 512 elements: the tensor below spreads over both shards.

@@ -3,7 +3,7 @@ import type { ForwardRequest } from '@pserver/proto';
 import { backoffPolicies, retry } from '@pserver/rpc';
 import type { ForwardCall } from '../replication/replica-links';
 import { PserverError } from '../shard/errors';
-import type { MoveTarget } from '../shard/share-parts';
+import type { MoveProgress, MoveTarget } from '../shard/share-parts';
 import type { PushRecord } from '../shard/push-record';
 
 /** A receiver of a live move, as `reshape/receiver/<index>` names it. */
@@ -35,6 +35,9 @@ class MoveLink {
   inFlight = 0;
   /** The receiver loaded its copy. */
   loaded = false;
+  /** The size of its copy (0 until written) and the bytes of it sent. */
+  copyBytes = 0;
+  sentBytes = 0;
   private readonly waiters: { seq: number; resolve: () => void }[] = [];
   readonly closed = new AbortController();
 
@@ -105,6 +108,14 @@ export class MoveLinks {
     link.loaded = true;
   }
 
+  /** `sentBytes` of the receiver `member`'s copy of `copyBytes` are sent. */
+  sent(member: string, sentBytes: number, copyBytes: number): void {
+    const link = this.links.get(member);
+    if (!link) return;
+    link.sentBytes = sentBytes;
+    link.copyBytes = copyBytes;
+  }
+
   /** Whether every one of `members` loaded its copy. */
   allLoaded(members: readonly string[]): boolean {
     return members.every((member) => this.links.get(member)?.loaded === true);
@@ -157,11 +168,13 @@ export class MoveLinks {
     };
   }
 
-  /** Receivers, for status and metrics. */
-  describe(): { member: string; to: MoveTarget; loaded: boolean; acked: number }[] {
+  /** Receivers, for status and logs. */
+  describe(): MoveProgress[] {
     return [...this.links.values()].map((link) => ({
       member: link.receiver.member,
       to: link.receiver.to,
+      copyBytes: link.copyBytes,
+      sentBytes: link.sentBytes,
       loaded: link.loaded,
       acked: link.acked,
     }));

@@ -31,6 +31,8 @@ export interface ShareReceiverOptions {
   onCopied?(bytes: number, seconds: number): void;
   /** A copy began: the size of every old shard's copy for the change so far. */
   onCopying?(shareBytes: number): void;
+  /** Tests only (the `forward:stall` failpoint): true while forwards are never answered. */
+  stalled?: () => boolean;
 }
 
 /** One change this member receives slices for. */
@@ -78,6 +80,8 @@ export class ShareReceiver {
 
   /** A forward of a live move: applied to the share it is for, in its turn. */
   async forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
+    // Never answered: a receiver that cannot catch up (the stuck-move test).
+    if (this.options.stalled?.()) return new Promise(() => undefined);
     const receiving = this.receiving;
     const to = request.moveTo;
     if (

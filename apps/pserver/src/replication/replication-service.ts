@@ -36,6 +36,8 @@ export type ReplicationRole =
         receiver(member: string, to: MoveTarget): Promise<{ address: string } | undefined>;
         /** Forwards flow to the receiver from the copy's sequence number on (call in its tick). */
         startMoving(receiver: { member: string; address: string; to: MoveTarget }): number;
+        /** `sentBytes` of the receiver's copy of `copyBytes` are sent. */
+        sent(member: string, sentBytes: number, copyBytes: number): void;
         /** The receiver loaded its copy. */
         loaded(member: string): void;
       };
@@ -99,6 +101,7 @@ export class ReplicationService {
           const data = Buffer.allocUnsafe(Math.min(chunkBytes, meta.size - offset));
           if (data.byteLength > 0) await handle.read(data, 0, data.byteLength, offset);
           await send(first ? { seq, metaJson, data } : { data });
+          if (moveTo) primary.moves?.sent(request.member, offset + data.byteLength, meta.size);
           first = false;
         }
       } finally {

@@ -114,6 +114,17 @@ async function primary(
       replicated: () => Promise.resolve(),
       // One replica that acknowledged every forward recorded so far.
       replicas: () => [{ member: 'ps-r', acked: forwarded.length, inSync: true }],
+      // A receiver of a live move to 3 shards, halfway through its copy.
+      receivers: () => [
+        {
+          member: 'ps-m',
+          to: { index: 2, shardCount: 3 },
+          copyBytes: 4096,
+          sentBytes: 2048,
+          loaded: false,
+          acked: 1,
+        },
+      ],
     },
     ...steps,
   });
@@ -293,6 +304,17 @@ describe('replication', () => {
     expect(service.getShardStatus()).toMatchObject({
       appliedSeq: shard.appliedSeq,
       replicas: [{ member: 'ps-r', ackedSeq: forwarded.length, inSync: true }],
+      moves: [
+        {
+          member: 'ps-m',
+          index: 2,
+          shardCount: 3,
+          copyBytes: 4096,
+          sentBytes: 2048,
+          loaded: false,
+          ackedSeq: 1,
+        },
+      ],
     });
     // The closed steps carried their tables' rows, and the evictions the replica replayed.
     const closed = forwarded.filter((f) => f.closedStep);

@@ -264,6 +264,7 @@ export class PrimaryRole {
         },
         replicated: () => links.settled(),
         replicas: () => links.describe(),
+        receivers: () => moves?.describe() ?? [],
       },
     });
     this.serving = { service, links, moves };
@@ -546,6 +547,7 @@ export class PrimaryRole {
               : undefined;
           },
           startMoving: (receiver) => moves.startMoving(receiver),
+          sent: (name, sentBytes, copyBytes) => moves.sent(name, sentBytes, copyBytes),
           loaded: (name) => moves.loaded(name),
         },
     };

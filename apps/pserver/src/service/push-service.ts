@@ -15,6 +15,7 @@ import type { AdmissionControl } from '../shard/admission';
 import { PserverError } from '../shard/errors';
 import { evictionsOf, recordOf, stagePieces, type PushRecord } from '../shard/push-record';
 import type { Shard } from '../shard/shard';
+import type { MoveProgress } from '../shard/share-parts';
 import { StagedPush } from '../shard/staged-push';
 import type { PushStaging } from './push-staging';
 import { checkSampleCount, sparseBytes } from './request-checks';
@@ -30,6 +31,8 @@ export interface ShardReplication {
   replicated(): Promise<void>;
   /** Each replica's progress, for GetShardStatus. */
   replicas(): { member: string; acked: number; inSync: boolean }[];
+  /** Each receiver's of a live move (its copy sent, loaded, its last push applied), for GetShardStatus. */
+  receivers(): MoveProgress[];
 }
 
 /** A push's trainer and step, once its context passed the checks. */

@@ -89,6 +89,12 @@ export class StatusService {
           ackedSeq: acked,
           inSync,
         })),
+        moves: this.replication.receivers().map(({ to, acked, ...progress }) => ({
+          ...progress,
+          index: to.index,
+          shardCount: to.shardCount,
+          ackedSeq: acked,
+        })),
       }),
     };
   }

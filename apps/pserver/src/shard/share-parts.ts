@@ -12,6 +12,17 @@ export interface MoveTarget {
   shardCount: number;
 }
 
+/** How far a receiver of a live move is: its copy sent, loaded, and the last forward it applied. */
+export interface MoveProgress {
+  member: string;
+  to: MoveTarget;
+  /** The size of its copy (0 until written) and the bytes of it sent. */
+  copyBytes: number;
+  sentBytes: number;
+  loaded: boolean;
+  acked: number;
+}
+
 /** Which slices to take: dense tensors and blocks by name, table buckets by table and bucket. */
 export interface SliceFilter {
   tensor(name: string): boolean;

@@ -62,6 +62,7 @@ export type * from './pserver/v1/LinearLr';
 export type * from './pserver/v1/ListParamsRequest';
 export type * from './pserver/v1/ListParamsResponse';
 export type * from './pserver/v1/Master';
+export type * from './pserver/v1/MoveProgress';
 export type * from './pserver/v1/MoveTarget';
 export * from './pserver/v1/NonFinitePolicy';
 export type * from './pserver/v1/NormalInit';

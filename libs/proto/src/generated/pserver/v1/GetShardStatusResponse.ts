@@ -6,6 +6,7 @@ import type { CheckpointMeta as _pserver_v1_CheckpointMeta, CheckpointMeta__Outp
 import type { TableStatus as _pserver_v1_TableStatus, TableStatus__Output as _pserver_v1_TableStatus__Output } from '../../pserver/v1/TableStatus';
 import type { Consistency as _pserver_v1_Consistency, Consistency__Output as _pserver_v1_Consistency__Output } from '../../pserver/v1/Consistency';
 import type { ReplicaProgress as _pserver_v1_ReplicaProgress, ReplicaProgress__Output as _pserver_v1_ReplicaProgress__Output } from '../../pserver/v1/ReplicaProgress';
+import type { MoveProgress as _pserver_v1_MoveProgress, MoveProgress__Output as _pserver_v1_MoveProgress__Output } from '../../pserver/v1/MoveProgress';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -94,6 +95,11 @@ export interface GetShardStatusResponse {
    * A primary with replicas: each replica's progress (empty without replicas).
    */
   'replicas'?: (_pserver_v1_ReplicaProgress)[];
+  /**
+   * During a live change of the shard count: each receiver copying this shard's slices and
+   * applying its pushes (applied_seq is then set too).
+   */
+  'moves'?: (_pserver_v1_MoveProgress)[];
 }
 
 /**
@@ -182,4 +188,9 @@ export interface GetShardStatusResponse__Output {
    * A primary with replicas: each replica's progress (empty without replicas).
    */
   'replicas': (_pserver_v1_ReplicaProgress__Output)[];
+  /**
+   * During a live change of the shard count: each receiver copying this shard's slices and
+   * applying its pushes (applied_seq is then set too).
+   */
+  'moves': (_pserver_v1_MoveProgress__Output)[];
 }
