@@ -18,6 +18,21 @@ export interface PlacedFrameRead {
 }
 
 /**
+ * Memory frames are read into one after another, when each is done with before the next: a read
+ * of hundreds of MiB then faults in the largest frame's size once, not every frame's (the
+ * page faults of fresh memory cost more than the read on some machines).
+ */
+export class FrameScratch {
+  private buffer = Buffer.alloc(0);
+
+  /** `length` bytes of the scratch's memory (grown when too small; its content is undefined). */
+  take(length: number): Buffer {
+    if (this.buffer.byteLength < length) this.buffer = Buffer.allocUnsafeSlow(length);
+    return this.buffer.subarray(0, length);
+  }
+}
+
+/**
  * One checkpoint file read frame by frame at the places its index gives, each frame checked
  * against the CRC-32C the index gives it (the index against the meta's): what the readers of part
  * of a file (one bucket, a shard's share) share. Anything that does not verify is
@@ -87,12 +102,14 @@ export class PlacedFrames {
 
   /**
    * The frame at `place` (an index entry, `what` naming it), checked against its CRC-32C and its
-   * length prefix, decoded; it must be a `kind` frame.
+   * length prefix, decoded; it must be a `kind` frame. With `scratch`, it is read into the
+   * scratch's memory: what it decodes to holds views of it, valid until the next read into it.
    */
   async read(
     raw: FramePlace | FramePlace__Output | null,
     kind: FrameKind,
     what: string,
+    scratch?: FrameScratch,
   ): Promise<PlacedFrameRead> {
     if (!raw) throw this.corrupt(`${what} without its place in the index`);
     const place = {
@@ -101,7 +118,7 @@ export class PlacedFrames {
       checksum: typeof raw.checksum === 'string' ? raw.checksum : raw.checksum.toString('hex'),
     };
     const at = `the frame at byte ${place.offset} (${what})`;
-    const bytes = Buffer.allocUnsafe(place.length);
+    const bytes = scratch ? scratch.take(place.length) : Buffer.allocUnsafe(place.length);
     if (place.offset + place.length > this.file.size)
       throw this.corrupt(`${at} ends past the end of the file`);
     await this.readAt(bytes, place.offset);

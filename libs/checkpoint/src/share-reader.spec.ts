@@ -74,6 +74,29 @@ describe("reading a shard's share", () => {
     await expectShareOf(full, await readShardShare(root, full, filter));
   });
 
+  it('hands each tensor over as it is read, the same ones, whether through the index or whole', async () => {
+    const { delta } = await files.chain();
+    const kept = await readShardShare(root, delta, filter);
+    // Through the index, then (the index rewritten as one written before it placed tensors) whole.
+    for (const rewrite of [false, true]) {
+      const meta = rewrite ? files.rewriteIndex(delta, stripDensePlaces) : delta;
+      // Their bytes are only valid during the call: copied here.
+      const handed: unknown[] = [];
+      const share = await readShardShare(root, meta, filter, async (record) => {
+        handed.push(
+          structuredClone({
+            ...record,
+            tensor: { ...record.tensor!, content: Buffer.from(record.tensor!.content) },
+          }),
+        );
+        await new Promise(setImmediate);
+      });
+      expect(share.tensors).toEqual([]);
+      expect(handed).toEqual(kept.tensors.map((record) => structuredClone(record)));
+      expect(handed.length).toBeGreaterThan(1);
+    }
+  });
+
   it('falls back to a whole read for an index that does not place tensors, with the same result', async () => {
     const { full, delta } = await files.chain();
     const indexed = await readShardShare(root, delta, filter);

@@ -8,7 +8,7 @@ import type {
 import { ChainFileError, readCheckpointChain } from './chain';
 import { CheckpointError } from './errors';
 import { chainOf, type ChainFile, type CheckpointMeta } from './meta';
-import { PlacedFrames } from './placed-frames';
+import { FrameScratch, PlacedFrames } from './placed-frames';
 import { exactHeader, headerProblem, type CheckpointHeader } from './reader';
 import { ShareTables, type ShareTable } from './share-tables';
 
@@ -24,7 +24,10 @@ export interface ShareFilter {
 export interface ShardShare {
   /** The last file's header (shard index and count the checkpoint was written at). */
   header: CheckpointHeader;
-  /** The wanted tensors, from the chain's last file (tensors are whole in every file), in file order. */
+  /**
+   * The wanted tensors, from the chain's last file (tensors are whole in every file), in file
+   * order; empty when they were handed to `onTensor` instead.
+   */
   tensors: TensorRecord__Output[];
   /** The last file's step marks, closed steps and marks ahead (all of them: the caller decides). */
   marks: StepMark__Output[];
@@ -56,6 +59,25 @@ export async function readShardShare(
   root: string,
   meta: CheckpointMeta,
   filter: ShareFilter,
+  /**
+   * Takes each wanted tensor as it is read, in file order, instead of `tensors`: its bytes are
+   * valid only until the promise it returns settles (they are read into memory the next one
+   * reuses).
+   */
+  onTensor?: (record: TensorRecord__Output) => Promise<void>,
+): Promise<ShardShare> {
+  if (!onTensor) return readShare(root, meta, filter, undefined);
+  const share = await readShare(root, meta, filter, onTensor);
+  // A chain read whole holds its tensors: they are handed over now.
+  for (const record of share.tensors.splice(0)) await onTensor(record);
+  return share;
+}
+
+async function readShare(
+  root: string,
+  meta: CheckpointMeta,
+  filter: ShareFilter,
+  onTensor: ((record: TensorRecord__Output) => Promise<void>) | undefined,
 ): Promise<ShardShare> {
   const files = chainOf(meta);
   const last = files[files.length - 1]!;
@@ -68,7 +90,8 @@ export async function readShardShare(
   } finally {
     await frames.close();
   }
-  if (index.stepMarks) return readThroughIndexes(root, meta, filter, index, frames.bytesRead);
+  if (index.stepMarks)
+    return readThroughIndexes(root, meta, filter, index, frames.bytesRead, onTensor);
   const whole = await readWhole(root, meta, filter);
   return { ...whole, bytesRead: whole.bytesRead + frames.bytesRead };
 }
@@ -79,6 +102,7 @@ async function readThroughIndexes(
   filter: ShareFilter,
   lastIndex: CheckpointIndex__Output,
   bytesBefore: number,
+  onTensor: ((record: TensorRecord__Output) => Promise<void>) | undefined,
 ): Promise<ShardShare> {
   const files = chainOf(meta);
   const tables = new ShareTables((table, bucket) => filter.bucket(table, bucket));
@@ -94,7 +118,7 @@ async function readThroughIndexes(
         const header = headers.check(exactHeader(await frames.header(index.header)), file, k);
         tables.startFile(file.path);
         for (const entry of index.tables) await readTable(frames, entry, tables);
-        if (last) share = { header, ...(await readDense(frames, index, filter)) };
+        if (last) share = { header, ...(await readDense(frames, index, filter, onTensor)) };
       } finally {
         bytesRead += frames.bytesRead;
         await frames.close();
@@ -136,19 +160,26 @@ async function readTable(
   }
 }
 
-/** The wanted tensors and the step marks of the chain's last file. */
+/**
+ * The wanted tensors (or each handed to `onTensor`, read into one scratch) and the step marks of
+ * the chain's last file.
+ */
 async function readDense(
   frames: PlacedFrames,
   index: CheckpointIndex__Output,
   filter: ShareFilter,
+  onTensor: ((record: TensorRecord__Output) => Promise<void>) | undefined,
 ): Promise<Pick<ShardShare, 'tensors' | 'marks' | 'closedSteps' | 'ahead'>> {
   const tensors: TensorRecord__Output[] = [];
+  const scratch = onTensor && new FrameScratch();
   for (const entry of index.tensors) {
     if (!filter.tensor(entry.name)) continue;
-    const record = (await frames.read(entry.frame, 'tensor', `tensor ${entry.name}`)).frame.tensor!;
+    const { frame } = await frames.read(entry.frame, 'tensor', `tensor ${entry.name}`, scratch);
+    const record = frame.tensor!;
     if (record.tensor?.name !== entry.name)
       throw frames.corrupt(`the index's tensor ${entry.name} is ${record.tensor?.name}`);
-    tensors.push(record);
+    if (onTensor) await onTensor(record);
+    else tensors.push(record);
   }
   const marks = (await frames.read(index.stepMarks, 'stepMarks', 'the step marks')).frame
     .stepMarks!;

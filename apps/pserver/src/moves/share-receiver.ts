@@ -255,6 +255,7 @@ export class ShareReceiver {
           const shareBytes = [...receiving.copyBytes.values()].reduce((sum, b) => sum + b, 0);
           this.options.onCopying?.(shareBytes);
         });
+        const fetchMs = Math.round(performance.now() - started);
         const bytes = await receiving.incoming.load(source, dir, meta, seq, primary.epoch);
         await fs.rm(dir, { recursive: true, force: true });
         loaded = { calls, seq, epoch: primary.epoch };
@@ -264,6 +265,8 @@ export class ShareReceiver {
           index: move.index,
           seq,
           bytes,
+          // Fetched (written by the primary and streamed), then loaded.
+          fetchMs,
           ms: Math.round(performance.now() - started),
         });
       },

@@ -4,6 +4,7 @@ import {
   type CheckpointMeta,
   type ShardShare,
 } from '@pserver/checkpoint';
+import type { TensorRecord__Output } from '@pserver/proto';
 import type { Shard } from '../shard/shard';
 import { mergeParts, SharePlacement, type SharePart } from '../shard/share-parts';
 import { StoredTensor } from '../shard/stored-tensor';
@@ -35,10 +36,16 @@ export async function restoreShare(
   const { index, shardCount } = shard;
   const placement = new SharePlacement(reshape.from, shardCount);
   const parts: SharePart[] = [];
+  const rebuilt: TensorsRebuilt[] = [];
   let bytes = 0;
   try {
     for (const [source, meta] of [...reshape.sources].sort(([a], [b]) => a - b)) {
-      const share = await readShardShare(root, meta, placement.sliceFilter(index));
+      // Each tensor is rebuilt in the shard's memory as it is read.
+      const tensors = new TensorsRebuilt(shard);
+      rebuilt.push(tensors);
+      const share = await readShardShare(root, meta, placement.sliceFilter(index), (record) =>
+        tensors.add(record),
+      );
       const { shardIndex, shardCount: writtenAt } = share.header;
       if (shardIndex !== source || writtenAt !== reshape.from)
         throw new CheckpointError(
@@ -46,11 +53,11 @@ export async function restoreShare(
           `checkpoint ${meta.path} holds shard ${shardIndex} of ${writtenAt}, not ${source} of ${reshape.from}`,
         );
       bytes += share.bytesRead;
-      parts.push(await partOfShare(source, share, meta.updatesApplied, shard));
+      parts.push(partOfShare(source, share, tensors.done, meta.updatesApplied));
     }
     mergeParts(shard, placement, parts);
   } catch (err) {
-    for (const part of parts) for (const tensor of part.tensors) tensor.release();
+    for (const tensors of rebuilt) tensors.release();
     throw err;
   }
   const tables = new Set(parts.flatMap((part) => part.tables.map((t) => t.checked.spec.name)));
@@ -69,27 +76,36 @@ export async function restoreShare(
  */
 const bytesPerTurn = 16 << 20;
 
-/** What a checkpoint's share gives the merge: tensors rebuilt, rows as columns. */
-async function partOfShare(
+/**
+ * The tensors of one old shard's share, rebuilt in the new shard's memory one by one as they are
+ * read, yielding to the event loop every `bytesPerTurn`.
+ */
+class TensorsRebuilt {
+  readonly done: StoredTensor[] = [];
+  private sinceTurn = 0;
+
+  constructor(private readonly shard: Shard) {}
+
+  async add(record: TensorRecord__Output): Promise<void> {
+    this.done.push(StoredTensor.restore(record, this.shard.memory));
+    this.sinceTurn += record.tensor?.content.byteLength ?? 0;
+    if (this.sinceTurn < bytesPerTurn) return;
+    this.sinceTurn = 0;
+    await new Promise(setImmediate);
+  }
+
+  release(): void {
+    for (const tensor of this.done.splice(0)) tensor.release();
+  }
+}
+
+/** What a checkpoint's share gives the merge: its tensors rebuilt, rows as columns. */
+function partOfShare(
   source: number,
   share: ShardShare,
+  tensors: StoredTensor[],
   updatesApplied: number,
-  shard: Shard,
-): Promise<SharePart> {
-  const tensors: StoredTensor[] = [];
-  try {
-    let sinceTurn = 0;
-    for (const record of share.tensors) {
-      tensors.push(StoredTensor.restore(record, shard.memory));
-      sinceTurn += record.tensor?.content.byteLength ?? 0;
-      if (sinceTurn < bytesPerTurn) continue;
-      sinceTurn = 0;
-      await new Promise(setImmediate);
-    }
-  } catch (err) {
-    for (const tensor of tensors) tensor.release();
-    throw err;
-  }
+): SharePart {
   const u32 = (bytes: Uint8Array): Uint32Array => new Uint32Array(Uint8Array.from(bytes).buffer);
   return {
     source,
