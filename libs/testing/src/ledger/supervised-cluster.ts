@@ -142,7 +142,9 @@ export class SupervisedCluster {
         cluster.runMaster(i);
       }
       for (let i = 0; i < settings.shards; i++) cluster.runPserver();
-      await cluster.waitUntilServed(0, 60_000);
+      await cluster.waitUntilServed(0, 60_000).catch((err: Error) => {
+        throw new Error(`${err.message}\n${cluster.describeProcesses()}`, { cause: err });
+      });
       const more = settings.spares + settings.shards * settings.replicas;
       for (let i = 0; i < more; i++) cluster.runPserver();
       return cluster;
@@ -150,6 +152,19 @@ export class SupervisedCluster {
       await cluster.stop();
       throw err;
     }
+  }
+
+  /** Each process the cluster started, running or how it exited, with its last lines: for failures. */
+  describeProcesses(): string {
+    const processes = [
+      ...this.masterSlots.flatMap((slot) => (slot.process ? [slot.process] : [])),
+      ...this.pservers,
+    ];
+    const exits = this.exits.map((e) => `${e.name} exited (${e.signal ?? e.code})`);
+    return [
+      `exits: ${exits.join(', ') || 'none'}`,
+      ...processes.map((p) => p.failure(p.running ? 'running' : 'exited').message),
+    ].join('\n');
   }
 
   /** Every master replica's address (fixed for the cluster's life). */
