@@ -128,7 +128,7 @@ async function main(): Promise<void> {
           `longest ${Math.max(...during).toFixed(1)} ms (${during.length} pushes)`;
     const ratio = fileBytes / writeSeconds / (totalBytes / ddSeconds);
     console.log(
-      `checkpoint ${i + 1}: ${gbps(fileBytes, writeSeconds)} (${ratio.toFixed(2)}x dd), copy ${log.copyMs} ms, ` +
+      `checkpoint ${i + 1}: ${gbps(fileBytes, writeSeconds)} (${ratio.toFixed(2)}x dd), copy ${log.copyMs} ms (pushes held ${log.heldMs} ms), ` +
         `call ${seconds.toFixed(2)} s; ${pushes}`,
     );
   });

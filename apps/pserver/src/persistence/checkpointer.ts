@@ -23,7 +23,7 @@ import type { Shard } from '../shard/shard';
 import { restoreShard } from './restore-shard';
 import { restoreShare } from './restore-share';
 import type { SliceFilter } from '../shard/share-parts';
-import { snapshotShard } from './shard-snapshot';
+import { startSnapshot } from './shard-snapshot';
 import { findOrphanedStates, type OrphanedState } from './orphaned-state';
 
 export interface CheckpointerOptions {
@@ -66,8 +66,9 @@ export type RecoveryOutcome =
   | { kind: 'lost'; broken: string[] };
 
 /**
- * Saves the shard and recovers it (DESIGN section 5). A checkpoint is a copy of the shard taken
- * while no update runs, written to a new file crash-safely, then committed by its meta; only
+ * Saves the shard and recovers it (DESIGN section 5). A checkpoint is a copy of the shard as it
+ * was at one moment between two updates (its tensors copied copy-on-write while pushes go on,
+ * `startSnapshot`), written to a new file crash-safely, then committed by its meta; only
  * after the commit are files that no retained meta names (itself or in its chain) deleted. Saves
  * never overlap: a save asked for during another waits for it and then takes its own copy, so
  * what it returns includes every update acknowledged before it was asked for.
@@ -264,8 +265,8 @@ export class Checkpointer {
 
   /**
    * Writes a full copy of the shard in the checkpoint format to `<root>/<name>` for a replica to
-   * fetch (nothing is committed). `taken` runs in the same tick as the copy, before any push can
-   * land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
+   * fetch (nothing is committed). `taken` runs in the same tick as the copy's moment, before any
+   * push can land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
    * the next checkpoint is full. Copies and saves run one after another: each takes the snapshot
    * memory the one before faulted in (two at once would fault in fresh memory with pushes held).
    */
@@ -289,7 +290,7 @@ export class Checkpointer {
     const { shard, tenure, hook } = this.options;
     const buffers = this.pools.take();
     try {
-      const snapshot = snapshotShard(
+      const started = startSnapshot(
         shard,
         { shardEpoch: tenure.epoch, seq: 0, uuid: randomUUID() },
         buffers,
@@ -297,6 +298,7 @@ export class Checkpointer {
       );
       taken();
       this.deltaChain = undefined;
+      const snapshot = await started.tensors();
       const written = await writeCheckpointFile(snapshot, { root, path: name, hook });
       return checkpointMeta(snapshot, written, []);
     } finally {
@@ -346,9 +348,9 @@ export class Checkpointer {
     }
     const parent = this.nextParent();
     const buffers = this.pools.take();
-    let snapshot;
+    let copying;
     try {
-      snapshot = snapshotShard(
+      copying = startSnapshot(
         shard,
         { shardEpoch: epoch, seq, uuid, ...(parent && { parentUuid: parent.uuid }) },
         buffers,
@@ -357,9 +359,12 @@ export class Checkpointer {
       this.pools.give(buffers);
       throw err;
     }
-    const chain = snapshot.parentUuid !== undefined ? this.deltaChain!.files : [];
-    const copiedMs = performance.now() - started;
+    // Pushes waited for this part of the copy only; the tensors are copied as pushes go on.
+    const heldMs = performance.now() - started;
+    const chain = parent ? this.deltaChain!.files : [];
     try {
+      const snapshot = await copying.tensors();
+      const copiedMs = performance.now() - started;
       const written = await writeCheckpointFile(snapshot, {
         root,
         path: checkpointPath(shard.index, epoch, seq, uuid),
@@ -379,6 +384,7 @@ export class Checkpointer {
         kind: chain.length > 0 ? 'delta' : 'full',
         chain: chain.length,
         bytes: meta.size,
+        heldMs: Math.round(heldMs),
         copyMs: Math.round(copiedMs),
         totalMs: Math.round(performance.now() - started),
         deleted,

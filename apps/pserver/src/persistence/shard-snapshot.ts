@@ -1,5 +1,12 @@
-import { nowUnixNs, type ShardSnapshot, type SnapshotBuffers } from '@pserver/checkpoint';
+import {
+  nowUnixNs,
+  type ShardSnapshot,
+  type SnapshotBuffers,
+  type TensorSnapshot,
+} from '@pserver/checkpoint';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Shard } from '../shard/shard';
+import type { StoredTensor } from '../shard/stored-tensor';
 import type { SliceFilter } from '../shard/share-parts';
 import { snapshotTable } from './table-checkpoint';
 
@@ -24,6 +31,79 @@ export function snapshotShard(
   /** A full copy of some slices only (what a live move's receiver takes). */
   keep?: SliceFilter,
 ): ShardSnapshot {
+  const { tensors, ...rest } = snapshotAllButTensors(shard, file, buffers, keep);
+  return { ...rest, tensors: tensors.map((tensor) => tensor.snapshot(buffers)) };
+}
+
+/**
+ * The same snapshot as `snapshotShard`, of the shard as it is now, with its tensors copied
+ * copy-on-write: everything else is copied now, synchronously; each tensor is copied by
+ * `tensors` a few MiB per turn of the event loop, or just before an update or a release
+ * changes it, whichever comes first. Pushes wait for the tables' copy only (and a push for a
+ * tensor not copied yet, for that tensor's copy), not for the whole shard's.
+ */
+export function startSnapshot(
+  shard: Shard,
+  file: SnapshotFile,
+  buffers: SnapshotBuffers,
+  keep?: SliceFilter,
+): { tensors(): Promise<ShardSnapshot> } {
+  const { tensors, ...rest } = snapshotAllButTensors(shard, file, buffers, keep);
+  const copies = new TensorCopies(tensors, buffers);
+  return { tensors: async () => ({ ...rest, tensors: await copies.finish() }) };
+}
+
+/** Each tensor copied once: by `finish`, or just before its next write. */
+class TensorCopies {
+  private readonly copies: (TensorSnapshot | undefined)[];
+
+  constructor(
+    private readonly tensors: StoredTensor[],
+    private readonly buffers: SnapshotBuffers,
+  ) {
+    this.copies = tensors.map(() => undefined);
+    tensors.forEach((tensor, i) => tensor.copyBeforeWrite(() => this.copy(i)));
+  }
+
+  /** Copies the tensors not copied yet, yielding to pushes every few MiB. */
+  async finish(): Promise<TensorSnapshot[]> {
+    const yieldEvery = 8 << 20;
+    let sinceYield = 0;
+    try {
+      for (let i = 0; i < this.tensors.length; i++) {
+        if (this.copies[i]) continue;
+        this.tensors[i]!.copyBeforeWrite(undefined);
+        sinceYield += this.copy(i);
+        if (sinceYield >= yieldEvery) {
+          sinceYield = 0;
+          await nextTurn();
+        }
+      }
+      return this.copies as TensorSnapshot[];
+    } finally {
+      // Abandoned half-way: no tensor keeps the hook of a snapshot nobody finishes.
+      for (const tensor of this.tensors) tensor.copyBeforeWrite(undefined);
+    }
+  }
+
+  /** Copies tensor `i` (the bytes copied). */
+  private copy(i: number): number {
+    const copy = this.tensors[i]!.snapshot(this.buffers);
+    this.copies[i] = copy;
+    return (
+      copy.tensor.content.byteLength +
+      (copy.state?.slots.reduce((total, slot) => total + slot.content.byteLength, 0) ?? 0)
+    );
+  }
+}
+
+/** The snapshot but for its tensors' copies: the tensors it is to hold, in order. */
+function snapshotAllButTensors(
+  shard: Shard,
+  file: SnapshotFile,
+  buffers: SnapshotBuffers,
+  keep: SliceFilter | undefined,
+): Omit<ShardSnapshot, 'tensors'> & { tensors: StoredTensor[] } {
   const delta = file.parentUuid !== undefined;
   const tables = [...shard.tables.values()].map((table) =>
     snapshotTable(
@@ -44,9 +124,7 @@ export function snapshotShard(
     job: '',
     createdUnixNs: nowUnixNs(),
     updatesApplied: shard.updatesApplied,
-    tensors: [...shard.tensors.values()]
-      .filter((tensor) => !keep || keep.tensor(tensor.name))
-      .map((tensor) => tensor.snapshot(buffers)),
+    tensors: [...shard.tensors.values()].filter((tensor) => !keep || keep.tensor(tensor.name)),
     tables,
     marks: shard.marks.entries(),
     closedSteps: shard.closedSteps,

@@ -42,6 +42,9 @@ export class StoredTensor {
     private readonly raw: Uint8Array | undefined,
   ) {}
 
+  /** Runs once before the next write or release: a snapshot taken copy-on-write copies first. */
+  private beforeWrite: (() => void) | undefined;
+
   /**
    * Checks an optimizer config for a tensor of this type without creating anything: a stored-only
    * type takes none (PSERVER_NOT_OPTIMIZABLE), a float type a valid one (OptimizerError).
@@ -219,11 +222,30 @@ export class StoredTensor {
   }
 
   apply(gradient: GradientBuffer): void {
+    this.writing();
     this.requireOptimizer().update(gradient.values);
   }
 
   release(): void {
+    this.writing();
     this.optimizer?.release();
+  }
+
+  /**
+   * Has `copy` run once, just before the tensor's values or state next change or its memory is
+   * released, unless `copyBeforeWrite(undefined)` drops it first: how a snapshot taken
+   * copy-on-write keeps the tensor as it was when the snapshot began.
+   */
+  copyBeforeWrite(copy: (() => void) | undefined): void {
+    if (copy && this.beforeWrite)
+      throw new Error(`tensor ${this.name}: a snapshot's copy-on-write is already pending`);
+    this.beforeWrite = copy;
+  }
+
+  private writing(): void {
+    const copy = this.beforeWrite;
+    this.beforeWrite = undefined;
+    copy?.();
   }
 
   private requireOptimizer(): Optimizer {
