@@ -322,6 +322,35 @@ describe('SparseTable', () => {
     expect(() => old.reshard(0, 3, 1)).toThrow(/step/);
   });
 
+  it('gives the rows of some buckets, as they are, changing nothing', () => {
+    const t = table({ optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } } });
+    const all = Array.from({ length: 40 }, (_, k) => k * 7919 - 20);
+    push(t, { ids: ids(...all), grads: f32(...all.flatMap((id) => [id / 100, 1])) });
+    push(t, { ids: ids(...all.slice(0, 9)), grads: f32(...Array(18).fill(0.5)) });
+    const keep = Uint8Array.from({ length: 16 }, (_, b) => (b % 3 === 1 ? 1 : 0));
+    const held = (id: bigint): boolean => keep[bucketOfBigInt(id, 16)] === 1;
+    /** Each row by id: values, last step and count, as `snapshotRows` gives them. */
+    const byId = (sections: ReturnType<SparseTable['snapshotRows']>): Map<bigint, string> => {
+      const rows = new Map<bigint, string>();
+      for (const section of sections) {
+        const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
+        rowIds.forEach((id, k) => {
+          const values = section.values.subarray(k * t.stride, (k + 1) * t.stride);
+          rows.set(id, `${hex(values)}/${section.lastSeen[k]}/${section.count[k]}`);
+        });
+      }
+      return rows;
+    };
+    const before = observe(t, ids(...all));
+    const got = byId([t.rowsOfBuckets(keep)]);
+    const expected = new Map([...byId(t.snapshotRows(5))].filter(([id]) => held(id)));
+    expect(got.size).toBeGreaterThan(0);
+    expect(got.size).toBeLessThan(all.length);
+    expect(got).toEqual(expected);
+    expect(observe(t, ids(...all))).toBe(before);
+    expect(() => t.rowsOfBuckets(new Uint8Array(8))).toThrow(/keep/);
+  });
+
   describe('deltas', () => {
     /** Every row of a table keyed by id, with lastSeen and count: what a checkpoint must keep. */
     function contents(t: SparseTable): Map<bigint, string> {

@@ -731,6 +731,63 @@ export class SparseTable {
     this.random = seededRandom(this.options);
   }
 
+  /**
+   * The live rows of the buckets `keep` marks (1 per bucket), copied in the arena's order in one
+   * pass, changing nothing: what a live change's merge takes from a part it does not keep (no
+   * snapshot of the whole table, no ordering by bucket).
+   */
+  rowsOfBuckets(keep: Uint8Array): TableRowsSection {
+    if (keep.length !== this.buckets)
+      throw invalidArgument(
+        'keep',
+        keep.length,
+        `must have one entry per bucket (${this.buckets})`,
+      );
+    const mask = this.buckets - 1;
+    const kept = (lo: number, hi: number): boolean =>
+      keep[fmix32((lo ^ fmix32(hi)) >>> 0) & mask] === 1;
+    let n = 0;
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const { flags, idLo, idHi } = this.arena.chunk(c);
+      for (let i = 0; i < flags.length; i++)
+        if ((flags[i]! & rowFlags.live) !== 0 && kept(idLo[i]!, idHi[i]!)) n++;
+    }
+    const stride = this.stride;
+    const ids = new Uint32Array(2 * n);
+    const values = new Float32Array(stride * n);
+    const lastSeen = new Uint32Array(n);
+    const count = new Uint32Array(n);
+    let k = 0;
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const chunk = this.arena.chunk(c);
+      const { flags, idLo, idHi } = chunk;
+      // The values of a run of kept rows are copied at once (a part often keeps whole chunks).
+      let runStart = -1;
+      const endRun = (end: number): void => {
+        if (runStart < 0) return;
+        values.set(
+          chunk.values.subarray(runStart * stride, end * stride),
+          (k - (end - runStart)) * stride,
+        );
+        runStart = -1;
+      };
+      for (let i = 0; i < flags.length; i++) {
+        if ((flags[i]! & rowFlags.live) === 0 || !kept(idLo[i]!, idHi[i]!)) {
+          endRun(i);
+          continue;
+        }
+        if (runStart < 0) runStart = i;
+        ids[2 * k] = idLo[i]!;
+        ids[2 * k + 1] = idHi[i]!;
+        lastSeen[k] = chunk.lastSeen[i]!;
+        count[k] = chunk.count[i]!;
+        k++;
+      }
+      endRun(flags.length);
+    }
+    return { ids: new Uint8Array(ids.buffer), values, lastSeen, count };
+  }
+
   /** Adds pending admissions of ids this table does not count yet (a bucket it gains). */
   addPending(pending: PendingAdmissions): void {
     const { lo, hi } = this.readIds(pending.ids);

@@ -145,13 +145,7 @@ function heldAt(ids: Uint8Array, now: Uint32Array, index: number): number[] {
 
 /** The rows of `table` in the buckets index `index` holds, copied. */
 function rowsHeld(table: SparseTable, now: Uint32Array, index: number): TableRows[] {
-  const rows: TableRows[] = [];
-  for (const section of table.snapshotRows(1 << 16)) {
-    const kept = heldAt(section.ids, now, index);
-    if (kept.length === section.lastSeen.length) rows.push(section);
-    else if (kept.length > 0) rows.push(pickRows(section, kept, table.stride));
-  }
-  return rows;
+  return [table.rowsOfBuckets(Uint8Array.from(now, (owner) => (owner === index ? 1 : 0)))];
 }
 
 /** The rows `kept` (positions, ascending) of `rows`, copied. */
