@@ -33,6 +33,11 @@ export interface WriteOptions {
   /** The file's path relative to `root`, e.g. `shard-0/e7-s3-<uuid>.ckpt`. */
   path: string;
   hook?: WritePointHook;
+  /**
+   * False for a file read once and deleted (a copy streamed to a replica or a live move's
+   * receiver): no fsync of the file or its directory, which only a crash would need.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -239,13 +244,14 @@ export async function writeCheckpointFile(
     });
     await write([footer]);
     await inFlight;
+    const durable = options.durable ?? true;
     await hook('after-write-before-fsync');
-    await handle.sync();
+    if (durable) await handle.sync();
     await handle.close();
     await hook('after-fsync-before-rename');
     await fs.rename(tmp, final);
     await hook('after-rename-before-dir-fsync');
-    await fsyncDirectory(path.dirname(final));
+    if (durable) await fsyncDirectory(path.dirname(final));
     return {
       path: options.path,
       size,

@@ -299,7 +299,13 @@ export class Checkpointer {
       taken();
       this.deltaChain = undefined;
       const snapshot = await started.tensors();
-      const written = await writeCheckpointFile(snapshot, { root, path: name, hook });
+      // Read once by the replica or receiver and deleted: no crash needs it on disk.
+      const written = await writeCheckpointFile(snapshot, {
+        root,
+        path: name,
+        hook,
+        durable: false,
+      });
       return checkpointMeta(snapshot, written, []);
     } finally {
       this.pools.give(buffers);
