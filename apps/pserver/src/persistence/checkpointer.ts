@@ -266,8 +266,8 @@ export class Checkpointer {
   /**
    * Writes a full copy of the shard in the checkpoint format to `<root>/<name>` for a replica to
    * fetch (nothing is committed). `taken` runs in the same tick as the copy's moment, before any
-   * push can land after it. The copy starts the tables' change tracking anew, as a full checkpoint does, so
-   * the next checkpoint is full. Copies and saves run one after another: each takes the snapshot
+   * push can land after it. The copy starts the tables' change tracking anew, as a full
+   * checkpoint does, so the next checkpoint is full. Copies and saves run one after another: each takes the snapshot
    * memory the one before faulted in (two at once would fault in fresh memory with pushes held).
    */
   writeCopy(
@@ -296,7 +296,12 @@ export class Checkpointer {
         buffers,
         keep,
       );
-      taken();
+      try {
+        taken();
+      } catch (err) {
+        started.cancel();
+        throw err;
+      }
       this.deltaChain = undefined;
       const snapshot = await started.tensors();
       // Read once by the replica or receiver and deleted: no crash needs it on disk.

@@ -90,4 +90,15 @@ describe('a snapshot taken copy-on-write', () => {
     const after = contents(snapshotShard(s, file, new SnapshotBuffers()));
     expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).tensors())).toEqual(after);
   });
+
+  it('cancelled, copies nothing more into its buffers and lets the next one begin', async () => {
+    const s = shard();
+    const buffers = new SnapshotBuffers();
+    startSnapshot(s, file, buffers).cancel();
+    const taken = buffers.retainedBytes;
+    push(s.tensors.get('c')!);
+    expect(buffers.retainedBytes).toBe(taken);
+    const after = contents(snapshotShard(s, file, new SnapshotBuffers()));
+    expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).tensors())).toEqual(after);
+  });
 });

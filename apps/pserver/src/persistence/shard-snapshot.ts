@@ -47,10 +47,21 @@ export function startSnapshot(
   file: SnapshotFile,
   buffers: SnapshotBuffers,
   keep?: SliceFilter,
-): { tensors(): Promise<ShardSnapshot> } {
+): SnapshotUnderWay {
   const { tensors, ...rest } = snapshotAllButTensors(shard, file, buffers, keep);
   const copies = new TensorCopies(tensors, buffers);
-  return { tensors: async () => ({ ...rest, tensors: await copies.finish() }) };
+  return {
+    tensors: async () => ({ ...rest, tensors: await copies.finish() }),
+    cancel: () => copies.drop(),
+  };
+}
+
+/** A snapshot taken copy-on-write: finish it, or cancel it (its buffers are then free). */
+export interface SnapshotUnderWay {
+  /** The whole snapshot, once every tensor is copied. */
+  tensors(): Promise<ShardSnapshot>;
+  /** Gives the snapshot up: no tensor copies itself into its buffers any more. */
+  cancel(): void;
 }
 
 /** Each tensor copied once: by `finish`, or just before its next write. */
@@ -81,9 +92,13 @@ class TensorCopies {
       }
       return this.copies as TensorSnapshot[];
     } finally {
-      // Abandoned half-way: no tensor keeps the hook of a snapshot nobody finishes.
-      for (const tensor of this.tensors) tensor.copyBeforeWrite(undefined);
+      this.drop();
     }
+  }
+
+  /** No tensor keeps the hook of this snapshot (its buffers may go to another). */
+  drop(): void {
+    for (const tensor of this.tensors) tensor.copyBeforeWrite(undefined);
   }
 
   /** Copies tensor `i` (the bytes copied). */
