@@ -159,17 +159,17 @@ async function main(): Promise<void> {
   const pauses = ({ during }: { during: number[] }): string =>
     `pushes of 1,000 rows during it: median ${median(during).toFixed(1)} ms, longest ${Math.max(...during).toFixed(0)} ms (${during.length})`;
   console.log(
-    `first full checkpoint (snapshot memory new): ${mb(Number(full1.bytes))}, copy ${full1.copyMs} ms, ` +
+    `first full checkpoint (snapshot memory new): ${mb(Number(full1.bytes))}, copy while pushes wait ${full1.heldMs} ms, ` +
       `call ${firstFull.seconds.toFixed(2)} s; ${pauses(firstFull)}`,
   );
   console.log(
-    `next full checkpoint: ${mb(fullBytes)}, copy ${full.copyMs} ms, written in ${full.totalMs} ms ` +
+    `next full checkpoint: ${mb(fullBytes)}, copy while pushes wait ${full.heldMs} ms, written in ${full.totalMs} ms ` +
       `(${gbps(fullBytes, (Number(full.totalMs) - Number(full.copyMs)) / 1000)} after the copy; dd ${gbps(count * (4 << 20), ddSeconds)}), ` +
       `call ${secondFull.seconds.toFixed(2)} s; ${pauses(secondFull)}`,
   );
   console.log(
     `delta after pushing ${touched} rows (1 %): ${mb(Number(delta.bytes))} = 1/${(fullBytes / Number(delta.bytes)).toFixed(1)} of the full one, ` +
-      `copy ${delta.copyMs} ms, written in ${delta.totalMs} ms, call ${deltaSeconds.toFixed(2)} s`,
+      `copy while pushes wait ${delta.heldMs} ms, written in ${delta.totalMs} ms, call ${deltaSeconds.toFixed(2)} s`,
   );
   console.log(
     `restore of full + delta by a new process${coldRestore ? ' (cold cache)' : ' (page cache)'}: ${(Number(recovered.ms) / 1000).toFixed(2)} s ` +
