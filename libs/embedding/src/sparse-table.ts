@@ -572,8 +572,7 @@ export class SparseTable {
     reuse = false,
   ): Generator<TableRowsSection> {
     const { rowsPerChunk, stride, shift, mask: rowMask } = this.arena;
-    const mask = this.buckets - 1;
-    const bucketOf = (lo: number, hi: number): number => fmix32((lo ^ fmix32(hi)) >>> 0) & mask;
+    const bucketOf = (lo: number, hi: number): number => this.bucketOfRow(lo, hi);
     const starts = new Uint32Array(this.buckets);
     let n = 0;
     for (const { flags, idLo, idHi } of chunks) {
@@ -705,9 +704,7 @@ export class SparseTable {
     const shards = tableShards(this.name, this.buckets, shardCount);
     for (let b = 0; b < this.buckets; b++) this.owned[b] = shards[b] === shardIndex ? 1 : 0;
     this.options = { ...this.options, shardIndex, shardCount };
-    const mask = this.buckets - 1;
-    const held = (lo: number, hi: number): boolean =>
-      this.owned[fmix32((lo ^ fmix32(hi)) >>> 0) & mask] === 1;
+    const held = (lo: number, hi: number): boolean => this.owned[this.bucketOfRow(lo, hi)] === 1;
     const shift = step - this.stepValue;
     for (let c = 0; c < this.arena.chunkCount; c++) {
       const { flags, idLo, idHi, lastSeen } = this.arena.chunk(c);
@@ -743,9 +740,7 @@ export class SparseTable {
         keep.length,
         `must have one entry per bucket (${this.buckets})`,
       );
-    const mask = this.buckets - 1;
-    const kept = (lo: number, hi: number): boolean =>
-      keep[fmix32((lo ^ fmix32(hi)) >>> 0) & mask] === 1;
+    const kept = (lo: number, hi: number): boolean => keep[this.bucketOfRow(lo, hi)] === 1;
     let n = 0;
     for (let c = 0; c < this.arena.chunkCount; c++) {
       const { flags, idLo, idHi } = this.arena.chunk(c);
@@ -786,6 +781,11 @@ export class SparseTable {
       endRun(flags.length);
     }
     return { ids: new Uint8Array(ids.buffer), values, lastSeen, count };
+  }
+
+  /** The bucket of the id whose halves are `lo` and `hi` (`bucketOfId`, without its checks). */
+  private bucketOfRow(lo: number, hi: number): number {
+    return fmix32((lo ^ fmix32(hi)) >>> 0) & (this.buckets - 1);
   }
 
   /** Adds pending admissions of ids this table does not count yet (a bucket it gains). */

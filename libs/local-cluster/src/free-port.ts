@@ -37,27 +37,23 @@ function portRange(): [number, number] {
 }
 
 /** A port the kernel picks (from the ephemeral range), when there is no room below it. */
-function anyPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        address && typeof address === 'object'
-          ? resolve(address.port)
-          : reject(new Error('freePort: no port was assigned')),
-      );
-    });
-  });
+async function anyPort(): Promise<number> {
+  const port = await bindOnce(0);
+  if (port === undefined) throw new Error('freePort: no port was assigned');
+  return port;
 }
 
-function canBind(port: number): Promise<boolean> {
+const canBind = async (port: number): Promise<boolean> => (await bindOnce(port)) !== undefined;
+
+/** Binds `port` on 127.0.0.1 and closes it again: the port bound, or undefined if it was taken. */
+function bindOnce(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' ? address?.port : undefined));
+    });
   });
 }
