@@ -4,15 +4,20 @@
  * dense values and table rows, 4 trainers in this process stepping as fast as acknowledgements
  * come (a small dense push and a few rows each step, on every shard), grown to 3 shards and
  * shrunk back to 2 with `SetDesiredShards`. For each change: the time from the ask to every shard
- * of the new count serving, each trainer's longest step while it ran (its write pause: the
- * receivers copy the slices that move while the shards serve; then every shard is handed back
- * with a final checkpoint, and each receiver serves its share), the trainers' throughput during
- * it over the steady state before it, and, as the baseline measured in the same run, the time to
- * write the same state once: a checkpoint of every shard at once.
+ * of the new count serving; each trainer's write pause, the step during which its view changed
+ * the shard count (the receivers copy the slices that move while the shards serve; then every
+ * shard refuses pushes and is handed back, and each receiver serves its share: that step waited
+ * for it), and its longest step while the change ran (the copies, and the new shards' first
+ * checkpoints, slow steps too); the trainers' throughput during it over the steady state before
+ * it; and, as the baseline measured in the same run, the time to write the same state once: a
+ * checkpoint of every shard at once.
  *
  *   npx nx run tools:bench-reshard            # SIZE_MIB=256 for a quicker run
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { connect, type PserverClient as Client } from '@pserver/client';
+import { createLogger, defaultLoggerOptions } from '@pserver/logging';
 import { LocalCluster, sleep, waitFor } from '@pserver/local-cluster';
 import { MasterDriver, PserverDriver } from '@pserver/testing';
 
@@ -30,6 +35,8 @@ interface Step {
   trainer: number;
   startMs: number;
   endMs: number;
+  /** The trainer's view changed its shard count during the step: the step waited out the hand-over. */
+  handOver: boolean;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -82,6 +89,7 @@ function train(all: Client[], stop: Promise<void>): Promise<Step[]> {
     all.map(async (client, t) => {
       for (let k = 0; !stopping; k++) {
         const startMs = performance.now();
+        const countBefore = client.view.shardCount;
         const ids = BigInt64Array.from({ length: 4 }, (_, j) =>
           BigInt((t * 7919 + k * 4 + j) % rows),
         );
@@ -89,7 +97,12 @@ function train(all: Client[], stop: Promise<void>): Promise<Step[]> {
           await ctx.pushRows('emb', ids, new Float32Array(4 * dim).fill(1e-6));
           await ctx.sendGrads(gradients);
         });
-        steps.push({ trainer: t, startMs, endMs: performance.now() });
+        steps.push({
+          trainer: t,
+          startMs,
+          endMs: performance.now(),
+          handOver: client.view.shardCount !== countBefore,
+        });
       }
     }),
   ).then(() => steps);
@@ -162,8 +175,23 @@ async function main(): Promise<void> {
   const all: Client[] = [];
   try {
     await cluster.waitUntilServed();
+    // With LOG_DIR, the trainers' lines too (their stale views and re-runs), in trainers.log.
+    const logger = process.env.LOG_DIR
+      ? createLogger({
+          ...defaultLoggerOptions,
+          name: 'trainer',
+          format: 'json',
+          destination: fs.createWriteStream(path.join(process.env.LOG_DIR, 'trainers.log')),
+        })
+      : undefined;
     for (let t = 0; t < trainers; t++)
-      all.push(await connect({ master: cluster.masterAddresses, name: `bench-${t}` }));
+      all.push(
+        await connect({
+          master: cluster.masterAddresses,
+          name: `bench-${t}`,
+          logger: logger?.child({ trainer: t }),
+        }),
+      );
     const setupStart = performance.now();
     await initialize(all[0]!);
     // The other trainers learn the model from the shards (they hold no copy of it).
@@ -196,32 +224,52 @@ async function main(): Promise<void> {
     stop();
     const steps = await training;
     console.log(
-      `\nper change (${trainers} trainers; a trainer's pause: its longest step while the change ran; p50 / p99 / max over the trainers):`,
+      `\nper change (${trainers} trainers; p50 / p99 / max over the trainers of each one's write pause — the step during which its view changed the shard count, which waited out the hand-over — and of its longest step while the change ran):`,
     );
+    const ms = (sorted: number[]): string =>
+      `${quantile(sorted, 0.5).toFixed(0)} / ${quantile(sorted, 0.99).toFixed(0)} / ${(sorted.at(-1) ?? NaN).toFixed(0)} ms`;
+    const iso = (at: number): string => new Date(performance.timeOrigin + at).toISOString();
     for (const m of marks) {
       const steady: Phase = { steps, fromMs: m.steady[0], toMs: m.steady[1] };
       const move: Phase = { steps, fromMs: m.move[0], toMs: m.move[1] };
       const steadyLatency = within(steady)
         .map((s) => s.endMs - s.startMs)
         .sort((a, b) => a - b);
-      // Each trainer's write pause: its longest step while the change ran.
-      const pauses = Array.from({ length: trainers }, (_, t) =>
-        Math.max(
-          0,
-          ...within(move)
-            .filter((s) => s.trainer === t)
-            .map((s) => s.endMs - s.startMs),
-        ),
-      ).sort((a, b) => a - b);
+      const byTrainer = (pick: (steps: Step[]) => Step | undefined): Step[] =>
+        Array.from({ length: trainers }, (_, t) =>
+          pick(within(move).filter((s) => s.trainer === t)),
+        ).filter((s): s is Step => s !== undefined);
+      const longestOf = (all: Step[]): Step | undefined =>
+        all.reduce<Step | undefined>(
+          (a, s) => (!a || s.endMs - s.startMs > a.endMs - a.startMs ? s : a),
+          undefined,
+        );
+      const handOvers = byTrainer((all) => longestOf(all.filter((s) => s.handOver)));
+      const longest = byTrainer(longestOf);
+      const sorted = (all: Step[]): number[] =>
+        all.map((s) => s.endMs - s.startMs).sort((a, b) => a - b);
+      // With LOG_DIR, both in wall-clock time, beside the processes' logs.
+      for (const [what, all] of [
+        ['write pause', handOvers],
+        ['longest step', longest],
+      ] as const)
+        for (const step of all)
+          logger?.info(`the trainer's ${what} in the change`, {
+            change: m.label,
+            trainer: step.trainer,
+            began: iso(step.startMs),
+            ended: iso(step.endMs),
+            ms: Math.round(step.endMs - step.startMs),
+          });
       const moveMs = m.move[1] - m.move[0];
       rows_.push(
-        `| ${m.label} | ${(copy.bytes / mib).toFixed(0)} MiB | ${(moveMs / 1000).toFixed(2)} s | ${quantile(pauses, 0.5).toFixed(0)} / ${quantile(pauses, 0.99).toFixed(0)} / ${(pauses.at(-1) ?? NaN).toFixed(0)} ms | ${quantile(steadyLatency, 0.5).toFixed(1)} / ${quantile(steadyLatency, 0.99).toFixed(1)} ms | ${(throughput(move) / throughput(steady)).toFixed(2)}× | ${(moveMs / copy.ms).toFixed(2)}× |`,
+        `| ${m.label} | ${(copy.bytes / mib).toFixed(0)} MiB | ${(moveMs / 1000).toFixed(2)} s | ${ms(sorted(handOvers))} | ${ms(sorted(longest))} | ${quantile(steadyLatency, 0.5).toFixed(1)} / ${quantile(steadyLatency, 0.99).toFixed(1)} ms | ${(throughput(move) / throughput(steady)).toFixed(2)}× | ${(moveMs / copy.ms).toFixed(2)}× |`,
       );
     }
     console.log(
-      '| change | job state | ask → serving at the new count | pause p50 / p99 / max | steady step p50 / p99 | steps/s during the change / steady | change time / one checkpoint of every shard |',
+      '| change | job state | ask → serving at the new count | write pause p50 / p99 / max | longest step p50 / p99 / max | steady step p50 / p99 | steps/s during the change / steady | change time / one checkpoint of every shard |',
     );
-    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const row of rows_) console.log(row);
   } finally {
     master.close();

@@ -340,6 +340,7 @@ export class PserverNode {
     const receiver = new ShareReceiver({
       member: config.member,
       liveMove: () => member.liveMove(),
+      handBacks: (from, signal) => member.handBacks(from, signal),
       primaryCalls: (primaryAddress, request) => this.peers.primaryCalls(primaryAddress, request),
       // Its own: a job's pservers may share the checkpoint directory.
       scratchDir: path.join(

@@ -6,12 +6,16 @@ import { openEtcd, type EtcdOptions } from './etcd';
 import { EtcdShardTenure } from './etcd-shard-tenure';
 import { parseAssignment } from './job-state';
 import { JobKeys } from './keys';
-import { parseReceiver, type MoveReceiverValue } from './live-move';
+import { parseFinalSeq, parseReceiver, type FinalSeq, type MoveReceiverValue } from './live-move';
 import { parseLiveReshape } from './reshape';
 import { LeaseKeeper } from './lease-keeper';
 import { PserverMembership, type MemberRole } from './membership';
 import { ReplicaTenure } from './replica-tenure';
 import { TrainerRoster } from './trainer-roster';
+import { nextWatchEvent } from './wait-for-watch';
+
+/** The longest a wait for the hand-backs goes without reading them again (a missed event). */
+const handBacksRereadMs = 1_000;
 
 export interface ClusterMemberOptions {
   endpoints: string[];
@@ -202,6 +206,33 @@ export class ClusterMember {
           epoch: assignment.epoch,
         });
     return { from, to, index, revision: Number(liveKv.create_revision), primaries };
+  }
+
+  /**
+   * Resolves once every old index below `from` was handed back, with what each primary said of
+   * its last push (`reshape/final-seq/<i>`): watched, read again at each put. Rejects when
+   * `signal` aborts.
+   */
+  async handBacks(from: number, signal: AbortSignal): Promise<Map<number, FinalSeq>> {
+    const { client, keys } = this;
+    // Watch first, then read: a put between the two is seen either way.
+    const watcher = await client.watch().prefix(keys.finalSeqPrefix).create();
+    try {
+      for (;;) {
+        signal.throwIfAborted();
+        const finals = new Map<number, FinalSeq>();
+        const values = await client.getAll().prefix(keys.finalSeqPrefix).strings();
+        for (const [key, value] of Object.entries(values)) {
+          const index = keys.indexUnder(keys.finalSeqPrefix, key);
+          const final = parseFinalSeq(value);
+          if (index !== undefined && index < from && final) finals.set(index, final);
+        }
+        if (finals.size === from) return finals;
+        await nextWatchEvent(watcher, ['put'], handBacksRereadMs, signal);
+      }
+    } finally {
+      await watcher.cancel().catch(() => undefined);
+    }
   }
 
   /** The members the live change names receivers (`reshape/receiver/`), one read. */

@@ -29,12 +29,10 @@ export class EtcdMetaStore implements MetaStore {
     epoch: number,
     lease: LeaseKeeper,
   ): Promise<EtcdMetaStore> {
-    const history = await client
-      .getAll()
-      .prefix(keys.checkpointHistoryPrefix(index))
-      .sort('Key', 'Descend')
-      .strings();
-    const latest = await client.get(keys.checkpointLatest(index)).string();
+    const [history, latest] = await Promise.all([
+      client.getAll().prefix(keys.checkpointHistoryPrefix(index)).sort('Key', 'Descend').strings(),
+      client.get(keys.checkpointLatest(index)).string(),
+    ]);
     const metas = Object.values(history).map((json) => metaFromJson(JSON.parse(json)));
     return new EtcdMetaStore(client, keys, index, epoch, lease, metas, latest !== null);
   }

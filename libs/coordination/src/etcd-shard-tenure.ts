@@ -1,7 +1,7 @@
 import type { Etcd3 } from 'etcd3';
 import type { CheckpointMeta } from '@pserver/checkpoint';
 import type { Logger } from '@pserver/logging';
-import { abortableSleep, backoffPolicies, retry } from '@pserver/rpc';
+import { backoffPolicies, retry } from '@pserver/rpc';
 import { EtcdMetaStore } from './etcd-meta-store';
 import { parseReplica, type ReplicaAssignment } from './job-state';
 import type { JobKeys } from './keys';
@@ -16,12 +16,13 @@ import {
 import { encodeFinalSeq } from './live-move';
 import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
+import { nextWatchEvent } from './wait-for-watch';
 
 /** How often a primary reads `reshape/live`: the longest it takes to hear a change was asked. */
 const liveReshapePollMs = 250;
 /**
- * How often a primary reads the others' word while they agree on a hand-back (a few seconds at
- * most, and part of the write pause once pushes are refused).
+ * While the primaries agree on a hand-back, the longest a primary waits to read the others' word
+ * again when no put woke it (a watch is what wakes it: this only bounds a missed event).
  */
 const agreementPollMs = 50;
 
@@ -75,9 +76,13 @@ export class EtcdShardTenure extends TenureBase {
     logger: Logger,
   ): Promise<EtcdShardTenure> {
     const { index, epoch } = assignment;
-    const store = await EtcdMetaStore.open(client, keys, index, epoch, lease);
-    const served = Number((await client.get(keys.lastServed(index)).string()) ?? 0);
-    const share = await readReshapeShare(client, keys, index, assignment.shardCount);
+    // At once: taking an index up is part of a live move's write pause.
+    const [store, lastServed, share] = await Promise.all([
+      EtcdMetaStore.open(client, keys, index, epoch, lease),
+      client.get(keys.lastServed(index)).string(),
+      readReshapeShare(client, keys, index, assignment.shardCount),
+    ]);
+    const served = Number(lastServed ?? 0);
     const tenure = new EtcdShardTenure(
       client,
       keys,
@@ -305,21 +310,29 @@ export class EtcdShardTenure extends TenureBase {
   }
 
   /**
-   * Puts `value` as `<prefix><i>` (`putMine`), then reads every `agreementPollMs` until every index
-   * of the count has put one, and returns their values.
+   * Puts `value` as `<prefix><i>` (`putMine`), then reads again at each put under the prefix (a
+   * watch; every `agreementPollMs` at the latest) until every index of the count has put one, and
+   * returns their values. Part of a hand-back's write pause: waking on the watch, not a timer,
+   * takes the last put's turn off it.
    */
   private async agree(prefix: string, value: string, signal: AbortSignal): Promise<string[]> {
-    await this.putMine(prefix, value);
-    for (;;) {
-      signal.throwIfAborted();
-      const values = await this.client.getAll().prefix(prefix).strings();
-      const byIndex = new Map<number, string>();
-      for (const [key, put] of Object.entries(values)) {
-        const index = this.keys.indexUnder(prefix, key);
-        if (index !== undefined && index < this.shardCount) byIndex.set(index, put);
+    // Watch first, then put and read: a put between the two is seen either way.
+    const watcher = await this.client.watch().prefix(prefix).create();
+    try {
+      await this.putMine(prefix, value);
+      for (;;) {
+        signal.throwIfAborted();
+        const values = await this.client.getAll().prefix(prefix).strings();
+        const byIndex = new Map<number, string>();
+        for (const [key, put] of Object.entries(values)) {
+          const index = this.keys.indexUnder(prefix, key);
+          if (index !== undefined && index < this.shardCount) byIndex.set(index, put);
+        }
+        if (byIndex.size === this.shardCount) return [...byIndex.values()];
+        await nextWatchEvent(watcher, ['put'], agreementPollMs, signal);
       }
-      if (byIndex.size === this.shardCount) return [...byIndex.values()];
-      await abortableSleep(agreementPollMs, signal).catch(() => undefined);
+    } finally {
+      await watcher.cancel().catch(() => undefined);
     }
   }
 

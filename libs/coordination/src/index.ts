@@ -46,7 +46,7 @@ export { jobFinished, pserversLeft } from './job-finish';
 export { JobKeys } from './keys';
 export type { LeaseKeeperOptions } from './lease-keeper';
 export { LeaseKeeper } from './lease-keeper';
-export type { MoveReceiverValue } from './live-move';
+export type { FinalSeq, MoveReceiverValue } from './live-move';
 export type { InitDecision } from './master-term';
 export { MasterTerm } from './master-term';
 export type { TermWrites } from './master-reshape';

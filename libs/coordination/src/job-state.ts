@@ -299,6 +299,13 @@ export interface JobWatcherOptions {
 }
 
 /**
+ * How long after a change under the watched prefixes the state is read again. Each hop of a
+ * live move's hand-over (hand-backs, the change, assignments, shards serving) waits this long in
+ * the master, within the trainers' write pause: a few ms, not tens.
+ */
+const watchDebounceMs = 5;
+
+/**
  * Level-triggered observation of the job's coordination keys: `onState` gets the whole state,
  * read again after every change under the watched prefixes (debounced), on a timer, and after the
  * watches break (compaction, etcd restart). Callers act on states, never on single events.
@@ -307,6 +314,8 @@ export class JobWatcher {
   private watchers: Watcher[] = [];
   private timer: NodeJS.Timeout | undefined;
   private pending: NodeJS.Timeout | undefined;
+  /** A read scheduled by a change has not begun yet. */
+  private queued = false;
   private closed = false;
   private reading: Promise<void> = Promise.resolve();
 
@@ -337,15 +346,22 @@ export class JobWatcher {
     await this.reading;
   }
 
+  /**
+   * Reads again `watchDebounceMs` after a change: the events of one transaction come apart, one
+   * watch each, within a few ms. No read is added while one waits to begin: that one sees the
+   * change too (a change during a read brings exactly one more).
+   */
   private schedule(): void {
-    if (this.closed || this.pending) return;
+    if (this.closed || this.pending || this.queued) return;
     this.pending = setTimeout(() => {
       this.pending = undefined;
+      this.queued = true;
       void this.refresh();
-    }, 20);
+    }, watchDebounceMs);
   }
 
   private async readOnce(): Promise<void> {
+    this.queued = false;
     if (this.closed) return;
     try {
       const state = await readJobState(this.client, this.keys);

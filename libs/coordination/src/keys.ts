@@ -133,13 +133,6 @@ export class JobKeys {
     return `${this.checkpointRoot}${index}/latest`;
   }
 
-  /** The index of a `ckpt/<i>/latest` key, or undefined for another key. */
-  latestIndexOf(key: string): number | undefined {
-    if (!key.startsWith(this.checkpointRoot)) return undefined;
-    const match = /^(0|[1-9]\d*)\/latest$/.exec(key.slice(this.checkpointRoot.length));
-    return match ? Number(match[1]) : undefined;
-  }
-
   /**
    * Written with each announcement that a shard is served, and outlives it: the next owner of the
    * index learns whose orphaned state it may adopt (the owner that served last).

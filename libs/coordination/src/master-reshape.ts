@@ -216,8 +216,11 @@ export async function beginReshape(
         'MASTER_RESHAPE_PENDING',
         'shardCount: a change of the count asked while the job ran began or ended meanwhile; ask again',
       );
-    const { sources, revision } = await latestCheckpoints(term, from);
-    const moved = live ? await movedByReceivers(term, from) : undefined;
+    // At once: a live change's, after the last hand-back, is part of the trainers' write pause.
+    const [{ sources, revision }, moved] = await Promise.all([
+      latestCheckpoints(term, from),
+      live ? movedByReceivers(term, from) : undefined,
+    ]);
     const record = encodeReshape({ from, to: count, sources, moved });
     const bytes = Buffer.byteLength(record);
     if (bytes > maxValueBytes)
@@ -343,30 +346,39 @@ async function movedByReceivers(term: TermWrites, from: number): Promise<Map<num
 
 /**
  * The latest checkpoint meta of each index below `from` (an index that never committed one has
- * none), all as of one revision, which they are compared against. Keys first, then the `latest`
- * values alone: a job's checkpoint history is several times larger than one gRPC answer may be.
- * A meta that is not one refuses the change: its index's share could not be restored.
+ * none), all as of one revision, which they are compared against: one transaction reads the first
+ * `readsInFlight` and fixes the revision, the rest are read at it, `readsInFlight` at once (a
+ * transaction holds only so many operations). A meta that is not one refuses the change: its
+ * index's share could not be restored.
  */
 async function latestCheckpoints(
   term: TermWrites,
   from: number,
 ): Promise<{ sources: Map<number, CheckpointMeta>; revision: number }> {
   const { client, keys } = term;
-  const revision = Number((await client.get(keys.checkpointRoot).exec()).header.revision);
-  const indices = (await client.getAll().prefix(keys.checkpointRoot).revision(revision).keys())
-    .flatMap((key) => keys.latestIndexOf(key) ?? [])
-    .filter((index) => index < from);
-  const sources = new Map<number, CheckpointMeta>();
-  for (let start = 0; start < indices.length; start += readsInFlight) {
+  const indices = Array.from({ length: from }, (_, index) => index);
+  const first = indices.slice(0, readsInFlight);
+  const read = await client
+    .if(keys.checkpointRoot, 'Version', '>', -1)
+    .then(...first.map((index) => client.get(keys.checkpointLatest(index))))
+    .commit();
+  const revision = Number(read.header.revision);
+  const values = new Map<number, string | null>(
+    first.map((index, k) => [
+      index,
+      read.responses[k]?.response_range?.kvs[0]?.value.toString() ?? null,
+    ]),
+  );
+  for (let start = readsInFlight; start < indices.length; start += readsInFlight) {
     const chunk = indices.slice(start, start + readsInFlight);
-    const values = await Promise.all(
+    const chunkValues = await Promise.all(
       chunk.map((index) => client.get(keys.checkpointLatest(index)).revision(revision).string()),
     );
-    chunk.forEach((index, k) => {
-      const value = values[k];
-      if (value !== null && value !== undefined) sources.set(index, latestMeta(index, value));
-    });
+    chunk.forEach((index, k) => values.set(index, chunkValues[k] ?? null));
   }
+  const sources = new Map<number, CheckpointMeta>();
+  for (const [index, value] of values)
+    if (value !== null) sources.set(index, latestMeta(index, value));
   return { sources, revision };
 }
 

@@ -322,6 +322,45 @@ describe('SparseTable', () => {
     expect(() => old.reshard(0, 3, 1)).toThrow(/step/);
   });
 
+  it('reshards in place a shard that keeps every bucket it held, its rows only aged', () => {
+    const options = {
+      admission: { kind: 'counting', minCount: 2 } as const,
+      optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } },
+    } satisfies Partial<SparseTableOptions>;
+    // Shard 1 of 3, shrunk to 2: jump placement moves none of its buckets.
+    const at = (id: number, count: number): number =>
+      tableShardOf('emb', bucketOfBigInt(BigInt(id), 16), count);
+    const candidates = Array.from({ length: 200 }, (_, k) => k - 100);
+    const mine = candidates.filter((id) => at(id, 3) === 1);
+    expect(mine.every((id) => at(id, 2) === 1)).toBe(true);
+    const gained = candidates.find((id) => at(id, 3) === 2 && at(id, 2) === 1)!;
+    const t = table({ ...options, shardIndex: 1, shardCount: 3 });
+    const ones = (n: number): Uint8Array => f32(...Array.from({ length: 2 * n }, () => 1));
+    // Pushed once: a pending admission, kept too.
+    const pending = Array.from({ length: 100 }, (_, k) => 1_000 + k).find((id) => at(id, 3) === 1)!;
+    push(t, { ids: ids(...mine, ...mine, pending), grads: ones(2 * mine.length + 1) });
+    const rowsOf = (shift: number): string[] =>
+      t
+        .snapshotRows(64)
+        .flatMap((section) =>
+          [...new BigInt64Array(Uint8Array.from(section.ids).buffer)].map(
+            (id, k) =>
+              `${id}:${hex(section.values.subarray(k * t.stride, (k + 1) * t.stride))}/${section.lastSeen[k]! + shift}/${section.count[k]}`,
+          ),
+        );
+    const pendingBefore = hex(t.snapshotPending().ids);
+    expect(t.snapshotPending().counts.length).toBe(1);
+    const same = rowsOf(0);
+    t.reshard(1, 2, t.step);
+    expect(rowsOf(0)).toEqual(same);
+    const aged = rowsOf(3);
+    t.reshard(1, 2, t.step + 3);
+    expect(rowsOf(0)).toEqual(aged);
+    expect(hex(t.snapshotPending().ids)).toBe(pendingBefore);
+    // The buckets it gains take pushes now.
+    expect(() => t.checkPush({ ids: ids(gained), grads: ones(1) })).not.toThrow();
+  });
+
   it('gives the rows of some buckets, as they are, changing nothing', () => {
     const t = table({ optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } } });
     const all = Array.from({ length: 40 }, (_, k) => k * 7919 - 20);
@@ -348,6 +387,8 @@ describe('SparseTable', () => {
     expect(got.size).toBeLessThan(all.length);
     expect(got).toEqual(expected);
     expect(observe(t, ids(...all))).toBe(before);
+    // Keeping every bucket the table holds gives every row.
+    expect(byId([t.rowsOfBuckets(new Uint8Array(16).fill(1))])).toEqual(byId(t.snapshotRows(5)));
     expect(() => t.rowsOfBuckets(new Uint8Array(8))).toThrow(/keep/);
   });
 

@@ -702,15 +702,22 @@ export class SparseTable {
         `must be an integer ≥ the table's step ${this.stepValue}`,
       );
     const shards = tableShards(this.name, this.buckets, shardCount);
-    for (let b = 0; b < this.buckets; b++) this.owned[b] = shards[b] === shardIndex ? 1 : 0;
+    // A table that keeps every bucket it held (a shrink's survivor) drops nothing: no row is
+    // hashed, and none is visited unless its last-seen step moves.
+    let losesBuckets = false;
+    for (let b = 0; b < this.buckets; b++) {
+      const owned = shards[b] === shardIndex ? 1 : 0;
+      if (this.owned[b] === 1 && owned === 0) losesBuckets = true;
+      this.owned[b] = owned;
+    }
     this.options = { ...this.options, shardIndex, shardCount };
     const held = (lo: number, hi: number): boolean => this.owned[this.bucketOfRow(lo, hi)] === 1;
     const shift = step - this.stepValue;
-    for (let c = 0; c < this.arena.chunkCount; c++) {
+    for (let c = 0; c < this.arena.chunkCount && (losesBuckets || shift !== 0); c++) {
       const { flags, idLo, idHi, lastSeen } = this.arena.chunk(c);
       for (let i = 0; i < flags.length; i++) {
         if ((flags[i]! & rowFlags.live) === 0) continue;
-        if (held(idLo[i]!, idHi[i]!)) lastSeen[i]! += shift;
+        if (!losesBuckets || held(idLo[i]!, idHi[i]!)) lastSeen[i]! += shift;
         else {
           this.index.delete(idLo[i]!, idHi[i]!);
           this.arena.free((c << this.arena.shift) | i);
@@ -718,9 +725,10 @@ export class SparseTable {
       }
     }
     const dropped: number[] = [];
-    this.pending.forEach((lo, hi) => {
-      if (!held(lo, hi)) dropped.push(lo, hi);
-    });
+    if (losesBuckets)
+      this.pending.forEach((lo, hi) => {
+        if (!held(lo, hi)) dropped.push(lo, hi);
+      });
     for (let k = 0; k < dropped.length; k += 2) this.dropPending(dropped[k]!, dropped[k + 1]!);
     this.stepValue = step;
     this.clearEvictionLog();
@@ -740,7 +748,10 @@ export class SparseTable {
         keep.length,
         `must have one entry per bucket (${this.buckets})`,
       );
-    const kept = (lo: number, hi: number): boolean => keep[this.bucketOfRow(lo, hi)] === 1;
+    // Every bucket the table holds kept (a part copied for its share alone): no row is hashed.
+    const keepsAll = this.owned.every((owned, b) => owned === 0 || keep[b] === 1);
+    const kept = (lo: number, hi: number): boolean =>
+      keepsAll || keep[this.bucketOfRow(lo, hi)] === 1;
     let n = 0;
     for (let c = 0; c < this.arena.chunkCount; c++) {
       const { flags, idLo, idHi } = this.arena.chunk(c);

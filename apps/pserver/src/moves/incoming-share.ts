@@ -50,6 +50,14 @@ export class IncomingShare {
     return applied;
   }
 
+  /** Whether old shard `source`'s part is loaded from its primary of `epoch` and holds its push `seq`. */
+  holdsThrough(source: number, epoch: number, seq: number): boolean {
+    const shard = this.parts.get(source)?.shard;
+    return (
+      shard !== undefined && this.parts.get(source)!.epoch === epoch && shard.appliedSeq >= seq
+    );
+  }
+
   /**
    * Loads old shard `source`'s copy (a checkpoint of it, taken when its push `seq` was its last,
    * by its primary of `epoch`): the slices this index takes of it. Returns the bytes read.

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { LiveMove } from '@pserver/coordination';
+import type { FinalSeq, LiveMove } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
 import type { ForwardRequest__Output, ForwardResponse } from '@pserver/proto';
 import { abortableSleep, backoffPolicies, retry } from '@pserver/rpc';
@@ -15,6 +15,8 @@ export interface ShareReceiverOptions {
   member: string;
   /** The live change this member receives slices for, if any (one read of etcd). */
   liveMove: () => Promise<LiveMove | undefined>;
+  /** Resolves once every old index below `from` was handed back, with each one's last push. */
+  handBacks: (from: number, signal: AbortSignal) => Promise<Map<number, FinalSeq>>;
   /** FetchSnapshot and ReplicaLoaded of a move, to an old primary (the node's peer clients). */
   primaryCalls: (
     address: string,
@@ -51,6 +53,11 @@ interface Receiving {
   copies: Map<number, number | undefined>;
   /** The size of each old shard's copy (the last copy of each), known as it begins. */
   copyBytes: Map<number, number>;
+  /**
+   * The share merged already, once every old index was handed back to this member (null: the
+   * merge found it incomplete).
+   */
+  merged?: Shard | null;
 }
 
 /**
@@ -115,27 +122,7 @@ export class ShareReceiver {
     if (move.index !== index || move.to !== shardCount || move.from !== from) return undefined;
     this.receiving = undefined;
     receiving.stopped.abort();
-    const { own } = receiving;
-    try {
-      const started = performance.now();
-      const placement = new SharePlacement(from, shardCount);
-      const shard = receiving.incoming.merge(
-        own?.shard ? [partOfShard(own.shard, placement, index, own.index)] : [],
-      );
-      // Part of the write pause: the shard serves right after.
-      this.options.logger.info('merged the slices of the live move', {
-        index,
-        ms: Math.round(performance.now() - started),
-      });
-      return shard;
-    } catch (err) {
-      this.options.logger.warn('the share of the live move is incomplete; restoring it instead', {
-        index,
-        err,
-      });
-      receiving.incoming.discard(err);
-      return undefined;
-    }
+    return receiving.merged === undefined ? this.merge(receiving) : (receiving.merged ?? undefined);
   }
 
   /**
@@ -146,6 +133,62 @@ export class ShareReceiver {
     const own = this.receiving?.own;
     if (this.receiving?.move.from === shard.shardCount && own?.index === shard.index)
       own.shard = shard;
+  }
+
+  /**
+   * Every part, and the slices this member keeps of its own old shard, merged into one shard;
+   * undefined when the share is incomplete (the index is then restored instead).
+   */
+  private merge(receiving: Receiving): Shard | undefined {
+    const { move, own } = receiving;
+    try {
+      const started = performance.now();
+      const placement = new SharePlacement(move.from, move.to);
+      const shard = receiving.incoming.merge(
+        own?.shard ? [partOfShard(own.shard, placement, move.index, own.index)] : [],
+      );
+      this.options.logger.info('merged the slices of the live move', {
+        index: move.index,
+        ms: Math.round(performance.now() - started),
+      });
+      return shard;
+    } catch (err) {
+      this.options.logger.warn('the share of the live move is incomplete; restoring it instead', {
+        index: move.index,
+        err,
+      });
+      receiving.incoming.discard(err);
+      return undefined;
+    }
+  }
+
+  /**
+   * Merges the share as soon as every old index was handed back and each primary named this
+   * member among the receivers that applied its last push (which its parts hold): the master is
+   * only then changing the count and assigning its indices, so the merge is no longer part of
+   * the trainers' write pause. Otherwise `take` merges, or the index is restored.
+   */
+  private async mergeWhenHandedBack(receiving: Receiving): Promise<void> {
+    const { move, stopped, own, incoming } = receiving;
+    let finals: Map<number, FinalSeq>;
+    try {
+      finals = await this.options.handBacks(move.from, stopped.signal);
+    } catch (err) {
+      if (!stopped.signal.aborted)
+        this.options.logger.warn('watching the hand-backs failed; merging at the hand-over', {
+          err,
+        });
+      return;
+    }
+    if (this.receiving !== receiving) return;
+    const holds = [...finals].every(
+      ([source, final]) =>
+        final.moved.includes(this.options.member) &&
+        (source === own?.index
+          ? own.shard !== undefined
+          : incoming.holdsThrough(source, final.epoch, final.seq)),
+    );
+    if (holds) receiving.merged = this.merge(receiving) ?? null;
   }
 
   private async poll(): Promise<void> {
@@ -210,6 +253,7 @@ export class ShareReceiver {
     });
     for (let source = 0; source < move.from; source++)
       if (source !== ownIndex) this.startCopy(receiving, source);
+    void this.mergeWhenHandedBack(receiving);
   }
 
   private startCopy(receiving: Receiving, source: number): void {

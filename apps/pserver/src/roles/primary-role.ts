@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import {
+  type ClusterMember,
   describeConsistency,
   EtcdShardTenure,
   type JobConsistency,
@@ -31,6 +33,22 @@ export interface Steps {
   consistency: JobConsistency;
   roster: Roster | undefined;
 }
+
+/** The job's mode, as the master fixed it, and its trainers when a step counts them. */
+async function readSteps(member: ClusterMember): Promise<Steps> {
+  const consistency = await member.jobConsistency();
+  const roster =
+    consistency.mode === 'async' ? undefined : await member.trainerRoster(rosterRelistMs);
+  return { consistency, roster };
+}
+
+/**
+ * How long a share a live move gave this index is served before its first checkpoint begins.
+ * The trainers step again first: the checkpoint's copy, and writing it, on the cores the trainers
+ * use, lengthened the last step of their write pause by tens of ms on 2 cores. A restart in the
+ * meantime restores the share from the old shards' checkpoints, as it would during the commit.
+ */
+const movedShareCommitDelayMs = 500;
 
 /** How long a hand-back waits for a live move's receivers to copy the shard. */
 const moveCopyWaitMs = 30_000;
@@ -161,6 +179,9 @@ export class PrimaryRole {
     const { member, address } = cluster;
     const { index, shardCount, blockSize, epoch } = tenure;
     logger.info('assigned a shard', { index, shardCount, blockSize, shardEpoch: epoch });
+    // Read while the shard recovers: a moved share is served within a live move's write pause.
+    const steps = readSteps(member);
+    steps.catch(() => undefined);
     await this.context.checkDirectory(index);
     let recovery: Awaited<ReturnType<PrimaryRole['recover']>>;
     try {
@@ -180,10 +201,10 @@ export class PrimaryRole {
     }
     failpoint?.('after-recovery');
     if (!tenure.holds()) return;
-    const orphansRemoved = await removeOrphanedStates(config.checkpointDir, index, epoch);
-    const consistency = await member.jobConsistency();
-    const roster =
-      consistency.mode === 'async' ? undefined : await member.trainerRoster(rosterRelistMs);
+    const [orphansRemoved, { consistency, roster }] = await Promise.all([
+      removeOrphanedStates(config.checkpointDir, index, epoch),
+      steps,
+    ]);
     if (!tenure.holds()) return;
     this.serve({ consistency, roster });
     // Trainers send to the shard once the view says it serves: after recovery, not before.
@@ -276,9 +297,12 @@ export class PrimaryRole {
   /**
    * Commits the share a live move gave this index, then says the index has its share (the
    * change is over once every index did), trying again until it succeeds or the tenure ends.
+   * It begins `movedShareCommitDelayMs` after the shard serves, once the trainers step again.
    */
   private async commitMovedShare(): Promise<void> {
     const { logger } = this.context;
+    await setTimeout(movedShareCommitDelayMs);
+    if (!this.tenure.holds()) return;
     await retry(
       async () => {
         await this.checkpointer.save('took its share from a live move');
@@ -451,7 +475,7 @@ export class PrimaryRole {
         );
         break;
       }
-      await new Promise((resolve) => setTimeout(resolve, receiversReadMs));
+      await setTimeout(receiversReadMs);
     }
     const left = AbortSignal.timeout(Math.max(0, Math.round(deadline - performance.now())));
     await tenure
