@@ -361,35 +361,45 @@ describe('SparseTable', () => {
     expect(() => t.checkPush({ ids: ids(gained), grads: ones(1) })).not.toThrow();
   });
 
-  it('gives the rows of some buckets, as they are, changing nothing', () => {
-    const t = table({ optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } } });
+  it('takes the rows of some buckets of another table, as they are, aged, changing nothing of it', () => {
+    const options = { optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } } };
+    const t = table(options);
     const all = Array.from({ length: 40 }, (_, k) => k * 7919 - 20);
     push(t, { ids: ids(...all), grads: f32(...all.flatMap((id) => [id / 100, 1])) });
     push(t, { ids: ids(...all.slice(0, 9)), grads: f32(...Array(18).fill(0.5)) });
     const keep = Uint8Array.from({ length: 16 }, (_, b) => (b % 3 === 1 ? 1 : 0));
     const held = (id: bigint): boolean => keep[bucketOfBigInt(id, 16)] === 1;
-    /** Each row by id: values, last step and count, as `snapshotRows` gives them. */
-    const byId = (sections: ReturnType<SparseTable['snapshotRows']>): Map<bigint, string> => {
+    /** Each row by id: values, last step (raised by `shift`) and count. */
+    const byId = (from: SparseTable, shift = 0): Map<bigint, string> => {
       const rows = new Map<bigint, string>();
-      for (const section of sections) {
+      for (const section of from.snapshotRows(5)) {
         const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
         rowIds.forEach((id, k) => {
-          const values = section.values.subarray(k * t.stride, (k + 1) * t.stride);
-          rows.set(id, `${hex(values)}/${section.lastSeen[k]}/${section.count[k]}`);
+          const values = section.values.subarray(k * from.stride, (k + 1) * from.stride);
+          rows.set(id, `${hex(values)}/${section.lastSeen[k]! + shift}/${section.count[k]}`);
         });
       }
       return rows;
     };
     const before = observe(t, ids(...all));
-    const got = byId([t.rowsOfBuckets(keep)]);
-    const expected = new Map([...byId(t.snapshotRows(5))].filter(([id]) => held(id)));
-    expect(got.size).toBeGreaterThan(0);
-    expect(got.size).toBeLessThan(all.length);
-    expect(got).toEqual(expected);
+    const other = 1_000_003;
+    const into = table(options);
+    push(into, { ids: ids(other), grads: f32(1, 1) });
+    const mine = byId(into);
+    into.takeRows(t, keep, 3);
+    const taken = new Map([...byId(t, 3)].filter(([id]) => held(id)));
+    expect(taken.size).toBeGreaterThan(0);
+    expect(taken.size).toBeLessThan(all.length);
+    expect(byId(into)).toEqual(new Map([...mine, ...taken]));
     expect(observe(t, ids(...all))).toBe(before);
-    // Keeping every bucket the table holds gives every row.
-    expect(byId([t.rowsOfBuckets(new Uint8Array(16).fill(1))])).toEqual(byId(t.snapshotRows(5)));
-    expect(() => t.rowsOfBuckets(new Uint8Array(8))).toThrow(/keep/);
+    // Every bucket kept gives every row; an id held twice is refused, and nothing changes.
+    const whole = table(options);
+    whole.takeRows(t, new Uint8Array(16).fill(1), 0);
+    expect(byId(whole)).toEqual(byId(t));
+    const after = byId(into);
+    expect(() => into.takeRows(t, new Uint8Array(16).fill(1), 0)).toThrow(/twice/);
+    expect(byId(into)).toEqual(after);
+    expect(() => into.takeRows(t, new Uint8Array(8), 0)).toThrow(/keep/);
   });
 
   describe('deltas', () => {

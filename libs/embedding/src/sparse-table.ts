@@ -737,61 +737,58 @@ export class SparseTable {
   }
 
   /**
-   * The live rows of the buckets `keep` marks (1 per bucket), copied in the arena's order in one
-   * pass, changing nothing: what a live change's merge takes from a part it does not keep (no
-   * snapshot of the whole table, no ordering by bucket).
+   * Adds the live rows of `other`'s buckets that `keep` marks (1 per bucket), as they are, their
+   * last-seen steps raised by `shift`: what a live change's merge takes from a part it does not
+   * keep, row to row in one pass (no rows copied out in between, no snapshot, no ordering by
+   * bucket). `other` must be alike (its stride) and is left as it was; an id both tables hold is
+   * refused before anything changes.
    */
-  rowsOfBuckets(keep: Uint8Array): TableRowsSection {
-    if (keep.length !== this.buckets)
+  takeRows(other: SparseTable, keep: Uint8Array, shift: number): void {
+    if (other.stride !== this.stride)
+      throw lengthMismatch('other', `rows of stride ${this.stride}`, other.stride);
+    if (keep.length !== other.buckets)
       throw invalidArgument(
         'keep',
         keep.length,
-        `must have one entry per bucket (${this.buckets})`,
+        `must have one entry per bucket (${other.buckets})`,
       );
-    // Every bucket the table holds kept (a part copied for its share alone): no row is hashed.
-    const keepsAll = this.owned.every((owned, b) => owned === 0 || keep[b] === 1);
+    // Every bucket `other` holds kept (a part copied for its share alone): no row is hashed.
+    const keepsAll = other.owned.every((owned, b) => owned === 0 || keep[b] === 1);
     const kept = (lo: number, hi: number): boolean =>
-      keepsAll || keep[this.bucketOfRow(lo, hi)] === 1;
+      keepsAll || keep[other.bucketOfRow(lo, hi)] === 1;
     let n = 0;
-    for (let c = 0; c < this.arena.chunkCount; c++) {
-      const { flags, idLo, idHi } = this.arena.chunk(c);
-      for (let i = 0; i < flags.length; i++)
-        if ((flags[i]! & rowFlags.live) !== 0 && kept(idLo[i]!, idHi[i]!)) n++;
-    }
-    const stride = this.stride;
-    const ids = new Uint32Array(2 * n);
-    const values = new Float32Array(stride * n);
-    const lastSeen = new Uint32Array(n);
-    const count = new Uint32Array(n);
-    let k = 0;
-    for (let c = 0; c < this.arena.chunkCount; c++) {
-      const chunk = this.arena.chunk(c);
-      const { flags, idLo, idHi } = chunk;
-      // The values of a run of kept rows are copied at once (a part often keeps whole chunks).
-      let runStart = -1;
-      const endRun = (end: number): void => {
-        if (runStart < 0) return;
-        values.set(
-          chunk.values.subarray(runStart * stride, end * stride),
-          (k - (end - runStart)) * stride,
-        );
-        runStart = -1;
-      };
+    for (let c = 0; c < other.arena.chunkCount; c++) {
+      const { flags, idLo, idHi } = other.arena.chunk(c);
       for (let i = 0; i < flags.length; i++) {
-        if ((flags[i]! & rowFlags.live) === 0 || !kept(idLo[i]!, idHi[i]!)) {
-          endRun(i);
-          continue;
-        }
-        if (runStart < 0) runStart = i;
-        ids[2 * k] = idLo[i]!;
-        ids[2 * k + 1] = idHi[i]!;
-        lastSeen[k] = chunk.lastSeen[i]!;
-        count[k] = chunk.count[i]!;
-        k++;
+        if ((flags[i]! & rowFlags.live) === 0 || !kept(idLo[i]!, idHi[i]!)) continue;
+        if (this.index.get(idLo[i]!, idHi[i]!) >= 0)
+          throw invalidArgument('ids', n, 'hold an id twice');
+        n++;
       }
-      endRun(flags.length);
     }
-    return { ids: new Uint8Array(ids.buffer), values, lastSeen, count };
+    if (!this.arena.reserve(n) || !this.index.reserve(this.index.size + n))
+      throw new EmbeddingError(
+        'EMBEDDING_CAPACITY_EXHAUSTED',
+        `table ${this.name}: cannot take ${n} more rows`,
+        'rows',
+        n,
+      );
+    const stride = this.stride;
+    for (let c = 0; c < other.arena.chunkCount; c++) {
+      const from = other.arena.chunk(c);
+      const { flags, idLo, idHi } = from;
+      for (let i = 0; i < flags.length; i++) {
+        if ((flags[i]! & rowFlags.live) === 0 || !kept(idLo[i]!, idHi[i]!)) continue;
+        const row = this.arena.allocate();
+        this.arena.setId(row, idLo[i]!, idHi[i]!);
+        this.index.insert(idLo[i]!, idHi[i]!, row);
+        const to = this.arena.chunk(row >>> this.arena.shift);
+        const j = row & this.arena.mask;
+        to.values.set(from.values.subarray(i * stride, (i + 1) * stride), j * stride);
+        to.lastSeen[j] = from.lastSeen[i]! + shift;
+        to.count[j] = from.count[i]!;
+      }
+    }
   }
 
   /** The bucket of the id whose halves are `lo` and `hi` (`bucketOfId`, without its checks). */

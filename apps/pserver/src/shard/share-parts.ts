@@ -143,11 +143,6 @@ function heldAt(ids: Uint8Array, now: Uint32Array, index: number): number[] {
   return kept;
 }
 
-/** The rows of `table` in the buckets index `index` holds, copied. */
-function rowsHeld(table: SparseTable, now: Uint32Array, index: number): TableRows[] {
-  return [table.rowsOfBuckets(Uint8Array.from(now, (owner) => (owner === index ? 1 : 0)))];
-}
-
 /** The rows `kept` (positions, ascending) of `rows`, copied. */
 export function pickRows(rows: TableRows, kept: readonly number[], stride: number): TableRows {
   const ids = new Uint8Array(8 * kept.length);
@@ -306,9 +301,11 @@ function mergeTables(
       table.reshard(index, placement.to, step);
       table.addPending(gained);
     } else table.restoreState(step, gained);
+    const held = Uint8Array.from(now, (owner) => (owner === index ? 1 : 0));
     for (const part of others) {
       const shift = step - part.step;
-      for (const rows of part.live ? rowsHeld(part.live, now, index) : part.rows) {
+      if (part.live) table.takeRows(part.live, held, shift);
+      for (const rows of part.rows) {
         if (rows.lastSeen.length === 0) continue;
         const lastSeen = shift === 0 ? rows.lastSeen : rows.lastSeen.map((s) => s + shift);
         table.restoreRows({ ...rows, lastSeen });
