@@ -183,6 +183,19 @@ export const pserverFlags = flagTable({
     default: 10,
     unit: units.secondsAsMs,
   },
+  /**
+   * A live change of the shard count is rolled back when a receiver has not copied its slices
+   * and caught up with the pushes since within this long (the shards serve on at the old count).
+   */
+  moveReadyTimeoutMs: {
+    kind: 'integer',
+    flags: '--move-ready-timeout-s <s>',
+    help: 'roll a live change of the shard count back when a receiver has not copied its slices and caught up within this long',
+    min: 1,
+    max: 3_600,
+    default: 30,
+    unit: units.secondsAsMs,
+  },
   /** Step marks of trainers silent this long are forgotten (at checkpoints). */
   stepMarkRetentionMs: {
     kind: 'integer',

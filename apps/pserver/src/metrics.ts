@@ -46,7 +46,12 @@ export interface PserverMetrics {
    * Live moves: the slices this pserver received (bytes loaded, each old shard's copy timed), and
    * the shares it served as received.
    */
-  moves: { copiedBytes: Counter; copySeconds: Histogram; sharesServed: Counter };
+  moves: {
+    copiedBytes: Counter;
+    copySeconds: Histogram;
+    sharesServed: Counter;
+    rolledBack: Counter;
+  };
 }
 
 export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
@@ -181,6 +186,11 @@ export function pserverMetrics(sources: PserverMetricSources): PserverMetrics {
       sharesServed: new Counter({
         name: 'pserver_moved_shares_total',
         help: 'Shares of a new shard count this pserver served as its receiver copied them live (nothing restored from checkpoints).',
+        registers: [registry],
+      }),
+      rolledBack: new Counter({
+        name: 'pserver_moves_rolled_back_total',
+        help: 'Live changes of the shard count this pserver, as an old primary, rolled back and served on: a receiver had not copied and caught up within --move-ready-timeout-s.',
         registers: [registry],
       }),
     },

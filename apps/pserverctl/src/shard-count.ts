@@ -47,7 +47,12 @@ export async function setShardCount(
     await retry(() => jobStatus(connection, masters).catch(() => undefined), {
       policy: backoffPolicies.drainPoll,
       timeoutMs: options.waitMs,
-      again: (now) => !now || !servesAt(now, count),
+      again: (now) => !now || (!servesAt(now, count) && !rolledBack(now, count)),
+    }).then((now) => {
+      if (now && rolledBack(now, count))
+        throw new Error(
+          `the change to ${count} shards was rolled back: the job serves on at ${now.shards.length} (the pservers and the leading master log why: a receiver did not copy its slices and catch up in time)`,
+        );
     });
   } catch (err) {
     if (!(err instanceof RetryDeadlineError)) throw err;
@@ -68,6 +73,19 @@ function pserverCount(status: JobStatus): number {
   }
   for (const spare of status.spares) members.add(spare.member);
   return members.size;
+}
+
+/**
+ * Whether the change to `count` is over without it: no change pending, the job serving every
+ * shard of another count (a live change rolled back, or replaced).
+ */
+function rolledBack(status: JobStatus, count: number): boolean {
+  return (
+    !status.reshape &&
+    status.shards.length !== count &&
+    status.shards.length > 0 &&
+    status.shards.every((s) => s.state === 'serving')
+  );
 }
 
 /** Whether the job serves every shard of `count`, with no change of the count pending. */

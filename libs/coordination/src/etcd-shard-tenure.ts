@@ -13,7 +13,12 @@ import {
   reshapeFilesToKeep,
   type ReshapeShare,
 } from './reshape-share';
-import { encodeFinalSeq } from './live-move';
+import {
+  encodeFinalSeq,
+  encodeMoveDecision,
+  parseMoveDecision,
+  type MoveDecision,
+} from './live-move';
 import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
 import { nextWatchEvent } from './wait-for-watch';
@@ -220,12 +225,16 @@ export class EtcdShardTenure extends TenureBase {
 
   /**
    * Calls `listener` once, when the job is asked to change its shard count while it runs
-   * (`reshape/live` from this tenure's count), at once if it already is: this shard is to be
-   * handed back (`handBack`). Read every `liveReshapePollMs` until the tenure ends or is closed —
+   * (`reshape/live` from this tenure's count, created after revision `after`: one rolled back is
+   * not asked again), at once if it already is: this shard is to be handed back (`handBack`),
+   * with the change's count and create revision. Read every `liveReshapePollMs` until the tenure ends or is closed —
    * a read, not a watch: a second watch created beside the replicas' on the same client could
    * hold their creation up, and replicas then never hear of the primary.
    */
-  async onHandBackAsked(listener: (to: number) => void): Promise<void> {
+  async onHandBackAsked(
+    listener: (to: number, revision: number) => void,
+    after = 0,
+  ): Promise<void> {
     const { signal } = this.closed;
     let told = false;
     let reading = false;
@@ -233,13 +242,14 @@ export class EtcdShardTenure extends TenureBase {
       if (told || reading || signal.aborted) return;
       reading = true;
       try {
-        const value = await this.client.get(this.keys.liveReshape).string();
-        if (value === null || told || signal.aborted) return;
-        const live = parseLiveReshape(value);
-        if (live.from !== this.shardCount) return;
+        const kv = (await this.client.get(this.keys.liveReshape).exec()).kvs[0];
+        if (!kv || told || signal.aborted) return;
+        const revision = Number(kv.create_revision);
+        const live = parseLiveReshape(kv.value.toString());
+        if (live.from !== this.shardCount || revision <= after) return;
         told = true;
         void stop();
-        listener(live.to);
+        listener(live.to, revision);
       } catch (err) {
         this.logger.warn('reading a change of the shard count asked (reshape/live) failed', {
           err,
@@ -282,6 +292,46 @@ export class EtcdShardTenure extends TenureBase {
    */
   agreeOnCopies(mine: boolean, signal: AbortSignal): Promise<boolean> {
     return this.agreeAll(this.keys.copiedPrefix, mine, signal);
+  }
+
+  /**
+   * A live move, once every old index said whether its receivers are ready (`agreeOnCopies`):
+   * puts `proposal` as `reshape/decision` unless an old primary put one first, while this tenure
+   * holds the index and the change is pending, and returns the decision that stands — every
+   * primary follows the same one. Tried again while etcd does not answer (a put that committed
+   * unanswered is read back as the decision); with the change gone, or the index no longer this
+   * tenure's, the change does not go on here.
+   */
+  async decideMove(proposal: MoveDecision): Promise<MoveDecision> {
+    const key = this.keys.moveDecision;
+    const assign = this.keys.assign(this.index);
+    return retry(
+      async () => {
+        this.require();
+        const result = await this.client
+          .if(key, 'Create', '==', 0)
+          .and(assign, 'Create', '==', this.epoch)
+          .and(assign, 'Lease', '==', this.lease.id)
+          .and(this.keys.liveReshape, 'Create', '>', 0)
+          .then(this.client.put(key).value(encodeMoveDecision(proposal)))
+          .else(this.client.get(key))
+          .commit();
+        if (result.succeeded) return proposal;
+        const kv = result.responses[0]?.response_range?.kvs[0];
+        return (
+          (kv && parseMoveDecision(kv.value.toString())) ?? {
+            go: false,
+            reason: `no decision is left to follow: another old primary's rolled the change back meanwhile, or index ${this.index} is no longer this tenure's`,
+            index: this.index,
+          }
+        );
+      },
+      {
+        policy: backoffPolicies.tenureWrite,
+        signal: this.closed.signal,
+        retryIf: () => this.holds(),
+      },
+    );
   }
 
   /**

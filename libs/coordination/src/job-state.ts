@@ -2,7 +2,7 @@ import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '@pserver/logging';
 import { consistencyFromStored, type JobConsistency } from './consistency';
 import type { JobKeys } from './keys';
-import { parseReceiver } from './live-move';
+import { parseMoveDecision, parseReceiver } from './live-move';
 import { parseLiveReshape, parseReshape, type LiveReshape, type PendingReshape } from './reshape';
 
 /** A pserver registered under `pservers/<member>`. */
@@ -117,6 +117,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
       client.getAll().prefix(keys.receiverPrefix),
       client.getAll().prefix(keys.copiedPrefix),
       client.getAll().prefix(keys.caughtUpPrefix),
+      client.get(keys.moveDecision),
     )
     .commit();
   const ranges = result.responses.map((r) => r.response_range?.kvs ?? []);
@@ -127,6 +128,7 @@ export async function readJobState(client: Etcd3, keys: JobKeys): Promise<JobSta
     receivers: ranges[14] ?? [],
     copied: ranges[15] ?? [],
     caughtUp: ranges[16] ?? [],
+    decision: ranges[17]?.[0],
   });
   return {
     desired: optionalNumber(single(0)),
@@ -187,6 +189,7 @@ function parsePendingLiveReshape(
     receivers: IKeyValue[];
     copied: IKeyValue[];
     caughtUp: IKeyValue[];
+    decision: IKeyValue | undefined;
   },
 ): { liveReshape: LiveReshape | undefined; corrupt: string | undefined } {
   if (!kv) return { liveReshape: undefined, corrupt: undefined };
@@ -211,6 +214,7 @@ function parsePendingLiveReshape(
           .sort((a, b) => a.index - b.index),
         copied: indices(marks.copied, keys.copiedPrefix, true),
         caughtUp: indices(marks.caughtUp, keys.caughtUpPrefix, true),
+        decision: marks.decision && parseMoveDecision(marks.decision.value.toString()),
       },
       corrupt: undefined,
     };
@@ -384,6 +388,8 @@ export class JobWatcher {
       // The record and its marks apart: the master's role may read just these, not `reshape*`.
       ['key', this.keys.reshape],
       ['prefix', this.keys.reshapeRestoredPrefix],
+      // A live move rolled back: the leader ends it.
+      ['key', this.keys.moveDecision],
     ];
     for (const [kind, key] of watched) {
       const builder = this.client.watch();

@@ -21,7 +21,8 @@
  * | `reshape/live` | `{from, to}`: a change of the count asked while the job runs; every primary hands its shard back | none |
  * | `reshape/handed-back/<i>` | the epoch of the owner of index i that committed a final checkpoint and handed it back | none |
  * | `reshape/last-step/<i>` | SYNC: the highest step a push joined on index i when its primary saw `reshape/live`; every primary closes the steps through the highest of them, and no later one, before it hands back | none |
- * | `reshape/copied/<i>` | a live move: whether every receiver loaded index i's copy; the primaries refuse pushes once every old index put one | none |
+ * | `reshape/copied/<i>` | a live move: whether every receiver loaded index i's copy and caught up with its pushes; once every old index put one, `reshape/decision` says whether the primaries refuse pushes and hand back | none |
+ * | `reshape/decision` | a live move: `{go, reason, index}`, put once by the first old primary to decide whether the change goes on (every receiver copied and caught up) or is rolled back (the job serves on at the old count) | none |
  * | `reshape/caught-up/<i>` | a live move: whether the receivers hold index i's whole shard (each applied its last push, and it keeps no replica); when every old index put true, none writes a final checkpoint | none |
  * | `data/spec` | the dataset: what SetDataset fixed, the task count | none |
  * | `data/files/<g>` | a group of the dataset's files with their sizes | none |
@@ -202,11 +203,21 @@ export class JobKeys {
   }
 
   /**
-   * A live move: whether every receiver loaded each old index's copy (`true`/`false`), put while
-   * the shard serves; the primaries refuse pushes for the hand-back once every old index put one.
+   * A live move: whether every receiver loaded each old index's copy and caught up with its
+   * pushes (`true`/`false`), put while the shard serves; once every old index put one, the first
+   * primary to decide puts `reshape/decision`.
    */
   get copiedPrefix(): string {
     return `${this.root}reshape/copied/`;
+  }
+
+  /**
+   * A live move's decision (`{go, reason, index}`): put once, by the first old primary that makes
+   * it, after every old index said whether its receivers copied and caught up. Every primary
+   * follows it: refuse pushes and hand back, or roll the change back and serve on.
+   */
+  get moveDecision(): string {
+    return `${this.root}reshape/decision`;
   }
 
   /**

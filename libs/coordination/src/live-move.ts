@@ -24,6 +24,32 @@ export interface FinalSeq {
   moved: string[];
 }
 
+/**
+ * `reshape/decision`: whether a live change goes on (`go`: every old primary's receivers copied
+ * its shard and caught up) or is rolled back, and why, by the old index that decided first.
+ */
+export interface MoveDecision {
+  go: boolean;
+  reason: string;
+  index: number;
+}
+
+export function encodeMoveDecision({ go, reason, index }: MoveDecision): string {
+  return JSON.stringify({ go, reason, index });
+}
+
+/** A decision value, or undefined for one that is not. */
+export function parseMoveDecision(value: string): MoveDecision | undefined {
+  try {
+    const { go, reason, index } = JSON.parse(value) as Record<string, unknown>;
+    return typeof go === 'boolean' && typeof reason === 'string' && Number.isSafeInteger(index)
+      ? { go, reason, index: index as number }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function encodeReceiver(value: MoveReceiverValue): string {
   return JSON.stringify({ member: value.member, address: value.address });
 }

@@ -130,6 +130,7 @@ export async function askLiveReshape(
             keys.caughtUpPrefix,
             keys.finalSeqPrefix,
           ].map((prefix) => client.delete().prefix(prefix)),
+          client.delete().key(keys.moveDecision),
           client.put(keys.liveReshape).value(encodeLiveReshape({ from, to: count })),
           ...receivers,
         )
@@ -299,10 +300,45 @@ export async function finishReshape(
   }
 }
 
+/**
+ * Ends a live change an old primary decided to roll back (`reshape/decision` with `go` false: a
+ * receiver did not copy and catch up within the primaries' bound): deletes `reshape/live` and
+ * every key beside it in one transaction, guarded by the term and the change's create revision,
+ * leaving the count as it was: every primary follows the decision and serves on, none hands
+ * back. False when it is not rolled back, or the transaction did not commit (the next state
+ * decides again).
+ */
+export async function rollBackLiveReshape(
+  term: TermWrites,
+  state: JobState,
+  logger: Logger,
+): Promise<boolean> {
+  const live = state.liveReshape;
+  if (!live?.decision || live.decision.go) return false;
+  const { client, keys, leader } = term;
+  try {
+    const result = await client
+      .if(leader.key, 'Create', '==', leader.revision)
+      .and(keys.liveReshape, 'Create', '==', live.revision)
+      .then(...liveKeysDeleted(term))
+      .commit();
+    if (result.succeeded)
+      logger.warn(
+        `the change of the shard count from ${live.from} to ${live.to} was rolled back: ${live.decision.reason}; the job serves on at ${live.from}`,
+        { from: live.from, to: live.to, decidedBy: live.decision.index },
+      );
+    return result.succeeded;
+  } catch (err) {
+    logger.warn('rolling the change of the shard count back failed or timed out', { err });
+    return false;
+  }
+}
+
 /** Deletes `reshape/live` and every key a live change adds beside it. */
 function liveKeysDeleted({ client, keys }: TermWrites) {
   return [
     client.delete().key(keys.liveReshape),
+    client.delete().key(keys.moveDecision),
     ...[
       keys.handedBackPrefix,
       keys.lastStepPrefix,

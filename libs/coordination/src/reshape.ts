@@ -1,4 +1,5 @@
 import { metaFromJson, metaToJson, type CheckpointMeta } from '@pserver/checkpoint';
+import type { MoveDecision } from './live-move';
 import type { Reshape } from './shard-tenure';
 
 /**
@@ -108,6 +109,8 @@ export interface LiveReshape {
   readonly copied: readonly number[];
   /** The old indices whose primary says the receivers hold its whole shard (`reshape/caught-up/<i>`). */
   readonly caughtUp: readonly number[];
+  /** Whether the change goes on or is rolled back, once an old primary decided (`reshape/decision`). */
+  readonly decision?: MoveDecision;
 }
 
 /** The `reshape/live` value: `{from, to}`. */

@@ -14,6 +14,7 @@ import {
   MasterTerm,
   planAssignments,
   readJobState,
+  rollBackLiveReshape,
   TenureLostError,
   type EtcdShardTenure,
   type Leader,
@@ -227,6 +228,54 @@ describe('changing the shard count of an initialized job', () => {
     expect(await client.getAll().prefix(j.keys.handedBackPrefix).keys()).toEqual([]);
     expect(await client.getAll().prefix(j.keys.lastStepPrefix).keys()).toEqual([]);
     expect(await ckptKeys(j.keys)).toEqual([]);
+  });
+
+  it('rolls a live change back: the first decision stands for every primary, the leader ends the change at the old count, and a change asked again is told anew', async () => {
+    const j = await job(2, [0, 1]);
+    const a = await join(j.keys, 'ps-a');
+    const b = await join(j.keys, 'ps-b');
+    await reconcile(j);
+    const tenures = [await primary(a), await primary(b)];
+    await j.term.setDesired(3, await readJobState(client, j.keys));
+    const revision = (await readJobState(client, j.keys)).liveReshape!.revision;
+    const told = await Promise.all(
+      tenures.map(
+        (t) => new Promise<number>((resolve) => void t.onHandBackAsked((_to, r) => resolve(r))),
+      ),
+    );
+    expect(told).toEqual([revision, revision]);
+    // One primary's receiver is not ready: its decision, put first, stands for the other too.
+    const no = { go: false, reason: 'receiver ps-c of old shard 1 did not catch up', index: 1 };
+    await expect(tenures[1]!.decideMove(no)).resolves.toEqual(no);
+    await expect(tenures[0]!.decideMove({ go: true, reason: '', index: 0 })).resolves.toEqual(no);
+    const decided = await readJobState(client, j.keys);
+    expect(decided.liveReshape?.decision).toEqual(no);
+    // The leader ends the change: no live key left, the count and the assignments as they were.
+    expect(await rollBackLiveReshape(j.writes, decided, silentLogger)).toBe(true);
+    const after = await readJobState(client, j.keys);
+    expect(after.liveReshape).toBeUndefined();
+    expect(after.desired).toBe(2);
+    expect(after.assignments.map((x) => x.index).sort()).toEqual([0, 1]);
+    expect(await client.getAll().prefix(`${j.keys.root}reshape/`).keys()).toEqual([]);
+    // Once the change is gone, a primary that decides does not go on.
+    await expect(tenures[0]!.decideMove({ go: true, reason: '', index: 0 })).resolves.toMatchObject(
+      { go: false },
+    );
+    // Asked again: told to a primary that listens for a change after the one rolled back.
+    const again = new Promise<number>(
+      (resolve) => void tenures[0]!.onHandBackAsked((_to, r) => resolve(r), revision),
+    );
+    await j.term.setDesired(3, after);
+    const next = (await readJobState(client, j.keys)).liveReshape!.revision;
+    expect(next).toBeGreaterThan(revision);
+    await expect(again).resolves.toBe(next);
+    // A go, decided first, stands the same way.
+    const go = { go: true, reason: '', index: 0 };
+    await expect(tenures[0]!.decideMove(go)).resolves.toEqual(go);
+    await expect(tenures[1]!.decideMove(no)).resolves.toEqual(go);
+    expect(
+      await rollBackLiveReshape(j.writes, await readJobState(client, j.keys), silentLogger),
+    ).toBe(false);
   });
 
   it('before initialization changes only the count: no record, the checkpoint keys stay', async () => {

@@ -2,6 +2,7 @@ import {
   assign,
   assignReplica,
   completeLiveReshape,
+  rollBackLiveReshape,
   DatasetStore,
   describeConsistency,
   finishReshape,
@@ -171,6 +172,9 @@ export class LeaderRole {
    */
   private async reconcile(state: JobState): Promise<boolean> {
     const term = { client: this.client, keys: this.keys, leader: this.leader };
+    // An old primary decided to roll the live change back: the job serves on at its count.
+    if (state.liveReshape && (await rollBackLiveReshape(term, state, this.options.logger)))
+      return true;
     // Every index of the old count was handed back: the count changes as for a job that is down.
     if (
       state.liveReshape &&

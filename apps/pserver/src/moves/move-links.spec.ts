@@ -12,7 +12,7 @@ const push = (trainerId: number): PushRecord => ({
 });
 
 describe('the old shard’s side of a live move', () => {
-  it('tells how far each receiver is: its copy sent, loaded, and the last forward it applied', async () => {
+  it('tells how far each receiver is: its copy sent, loaded, the last forward it applied, and whether it keeps up', async () => {
     let applied = 7;
     const forwards: ForwardRequest[] = [];
     // The receiver applies each forward at once; the last one is never answered.
@@ -39,7 +39,7 @@ describe('the old shard’s side of a live move', () => {
     expect(links.describe()[0]).toMatchObject({ copyBytes: 4096, sentBytes: 1024 });
     links.sent('ps-m', 4096, 4096);
     links.loaded('ps-m');
-    expect(links.allLoaded(['ps-m'])).toBe(true);
+    expect(links.unready(['ps-m', 'ps-x'], 0)).toEqual(['ps-x']);
     expect(() => links.loaded('ps-other')).toThrow(/member ps-other receives no slices of shard 0/);
 
     links.replicate(++applied, push(1));
@@ -49,9 +49,29 @@ describe('the old shard’s side of a live move', () => {
     ]);
     expect(links.describe()[0]).toMatchObject({ loaded: true, sentBytes: 4096, acked: 8 });
     expect(await links.caughtUp(1_000)).toEqual({ moved: ['ps-m'], behind: [] });
+    expect(links.unready(['ps-m'], 0)).toEqual([]);
 
-    // A forward it never applies: the hand-over's bound gives it up, and status no longer shows it.
+    // A forward it never applies: not ready for the hand-back once it is older than the bound.
     links.replicate(++applied, push(2));
+    expect(links.unready(['ps-m'], 1_000)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(links.unready(['ps-m'], 20)).toEqual(['ps-m']);
+    // A receiver that has applied no forward since its copy is not ready while one waits.
+    const stuck = new MoveLinks({
+      index: 1,
+      epoch: 3,
+      appliedSeq: () => applied,
+      forward: () => new Promise(() => undefined),
+      slice: (record) => record,
+      logger: silentLogger,
+    });
+    stuck.startMoving({ member: 'ps-s', address: 'ps-s:1', to });
+    stuck.loaded('ps-s');
+    expect(stuck.unready(['ps-s'], 1_000)).toEqual([]);
+    stuck.replicate(++applied, push(3));
+    expect(stuck.unready(['ps-s'], 1_000)).toEqual(['ps-s']);
+    stuck.close();
+    // The hand-over's bound gives it up, and status no longer shows it.
     expect(await links.caughtUp(20)).toEqual({ moved: [], behind: ['ps-m'] });
     expect(links.describe()).toEqual([]);
     links.close();

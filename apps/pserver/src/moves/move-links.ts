@@ -39,11 +39,14 @@ class MoveLink {
   copyBytes = 0;
   sentBytes = 0;
   private readonly waiters: { seq: number; resolve: () => void }[] = [];
+  /** The forwards not acknowledged yet, oldest first, with when each was sent. */
+  private readonly unacked: { seq: number; at: number }[] = [];
   readonly closed = new AbortController();
 
   constructor(
     readonly receiver: MoveReceiver,
-    from: number,
+    /** The sequence number its copy was taken at. */
+    readonly from: number,
   ) {
     this.acked = from;
   }
@@ -53,9 +56,25 @@ class MoveLink {
     return new Promise((resolve) => this.waiters.push({ seq, resolve }));
   }
 
+  sent(seq: number): void {
+    this.unacked.push({ seq, at: performance.now() });
+  }
+
+  /**
+   * Whether it keeps up with the forwards: none left unapplied longer than `behindMs`, and, once
+   * any was sent, one applied (a receiver that applies none is not keeping up, however recent).
+   */
+  keepsUp(behindMs: number): boolean {
+    const oldest = this.unacked[0];
+    return !oldest || (this.acked > this.from && performance.now() - oldest.at <= behindMs);
+  }
+
   acknowledged(seq: number): void {
     if (seq <= this.acked) return;
     this.acked = seq;
+    let applied = 0;
+    while (applied < this.unacked.length && this.unacked[applied]!.seq <= seq) applied++;
+    this.unacked.splice(0, applied);
     for (let i = this.waiters.length - 1; i >= 0; i--)
       if (this.waiters[i]!.seq <= seq) this.waiters.splice(i, 1)[0]!.resolve();
   }
@@ -116,9 +135,18 @@ export class MoveLinks {
     link.copyBytes = copyBytes;
   }
 
-  /** Whether every one of `members` loaded its copy. */
-  allLoaded(members: readonly string[]): boolean {
-    return members.every((member) => this.links.get(member)?.loaded === true);
+  /**
+   * Those of `members` not ready for the hand-back: each one ready loaded its copy and keeps up
+   * with the pushes forwarded since (`MoveLink.keepsUp`: once pushes stop, the wait for the last
+   * is then short).
+   */
+  unready(members: readonly string[], behindMs: number): string[] {
+    return members.filter((member) => {
+      const link = this.links.get(member);
+      return (
+        link === undefined || !link.loaded || link.closed.signal.aborted || !link.keepsUp(behindMs)
+      );
+    });
   }
 
   /** Forwards push `seq` (just applied), sliced, to every receiver; waits for none. */
@@ -193,6 +221,7 @@ export class MoveLinks {
       return;
     }
     link.inFlight++;
+    link.sent(Number(request.seq));
     const { signal } = link.closed;
     void retry(() => forward(link.receiver.address, request, signal), {
       policy: backoffPolicies.replicaForward,

@@ -5,6 +5,7 @@ import {
   describeConsistency,
   EtcdShardTenure,
   type JobConsistency,
+  type MoveDecision,
   type ShardTenure,
 } from '@pserver/coordination';
 import { backoffPolicies, onAbort, retry } from '@pserver/rpc';
@@ -43,15 +44,11 @@ async function readSteps(member: ClusterMember): Promise<Steps> {
 }
 
 /**
- * How long a share a live move gave this index is served before its first checkpoint begins.
- * The trainers step again first: the checkpoint's copy, and writing it, on the cores the trainers
- * use, lengthened the last step of their write pause by tens of ms on 2 cores. A restart in the
- * meantime restores the share from the old shards' checkpoints, as it would during the commit.
+ * How long a live move's receiver may leave a forwarded push unapplied and still be ready for the
+ * hand-back: one that keeps up this closely applies the last push soon after pushes stop (Valkey's
+ * atomic slot migration pauses writes once the lag is under 1 MB). A stuck one falls ever behind.
  */
-const movedShareCommitDelayMs = 500;
-
-/** How long a hand-back waits for a live move's receivers to copy the shard. */
-const moveCopyWaitMs = 30_000;
+const moveReadyBehindMs = 1_000;
 /** How often it reads which receivers the change names meanwhile. */
 const receiversReadMs = 100;
 /** How long a hand-back waits for a live move's receivers to apply the shard's last push. */
@@ -297,12 +294,9 @@ export class PrimaryRole {
   /**
    * Commits the share a live move gave this index, then says the index has its share (the
    * change is over once every index did), trying again until it succeeds or the tenure ends.
-   * It begins `movedShareCommitDelayMs` after the shard serves, once the trainers step again.
    */
   private async commitMovedShare(): Promise<void> {
     const { logger } = this.context;
-    await setTimeout(movedShareCommitDelayMs);
-    if (!this.tenure.holds()) return;
     await retry(
       async () => {
         await this.checkpointer.save('took its share from a live move');
@@ -354,30 +348,42 @@ export class PrimaryRole {
    * Calls `listener` once when the job asks its primaries to hand their shards back for a change
    * of the shard count while it runs (cluster only).
    */
-  onHandBackAsked(listener: (to: number) => void): void {
+  onHandBackAsked(listener: (to: number, revision: number) => void, after?: number): void {
     const { tenure } = this;
     if (!(tenure instanceof EtcdShardTenure)) return;
     tenure
-      .onHandBackAsked(listener)
+      .onHandBackAsked(listener, after)
       .catch((err: unknown) =>
         this.context.logger.warn('watching for a change of the shard count failed', { err }),
       );
   }
 
   /**
-   * Hands the served shard back for a live reshape to `to` shards: changes are refused from now
-   * on (trainers wait for the new count and re-run their step), the replica links close, and the
-   * index is handed back (`EtcdShardTenure.handBack`) with the receivers of a live move that
-   * applied its last push. A final checkpoint commits every push applied first, unless every
-   * primary of the job agrees that the receivers hold the whole job (`handsOverWhole`). The shard
-   * is not served again by this role; throws when the hand-back did not commit.
+   * Hands the served shard back for a live reshape to `to` shards, once the primaries decided the
+   * change goes on (`receiversReady`): changes are refused from now on (trainers wait for the new
+   * count and re-run their step), the replica links close, and the index is handed back
+   * (`EtcdShardTenure.handBack`) with the receivers of a live move that applied its last push. A
+   * final checkpoint commits every push applied first, unless every primary of the job agrees
+   * that the receivers hold the whole job (`handsOverWhole`). The shard is not served again by
+   * this role. False when the change was rolled back instead: nothing was refused, the forwards
+   * stop, and the shard is served on; throws when the hand-back did not commit.
    */
-  async handBack(to: number): Promise<void> {
+  async handBack(to: number): Promise<boolean> {
     const { tenure } = this;
     if (!(tenure instanceof EtcdShardTenure) || !this.serving)
       throw new Error('PrimaryRole.handBack: only a served cluster shard is handed back');
     const { links, moves } = this.serving;
-    await this.receiversCopied(tenure, moves);
+    const decision = await this.receiversReady(tenure, moves);
+    if (!decision.go) {
+      moves?.close();
+      this.context.setServing(true);
+      this.context.metrics.moves.rolledBack.inc();
+      this.context.logger.warn(
+        `rolled the change of the shard count to ${to} back: ${decision.reason}; serving on at ${tenure.shardCount}`,
+        { decidedBy: decision.index },
+      );
+      return false;
+    }
     // The shard's write pause: from refusing pushes to the index handed back.
     const timer = this.context.metrics.handBackSeconds.startTimer();
     await this.atAgreedStepBoundary(this.serving.service, tenure);
@@ -420,6 +426,7 @@ export class PrimaryRole {
         finalCheckpoint: !whole,
         pauseMs: Math.round(pauseSeconds * 1000),
       });
+    return true;
   }
 
   /**
@@ -448,44 +455,47 @@ export class PrimaryRole {
   }
 
   /**
-   * A live move: waits, serving, until every receiver the change names loaded its copy of this
-   * shard, and then until the other primaries say the same of theirs
-   * (`EtcdShardTenure.agreeOnCopies`), so that the shards of the job refuse pushes together;
-   * `moveCopyWaitMs` at most for both (a receiver not ready by then is restored from checkpoints).
+   * A live move: waits, serving, until every receiver the change names loaded its copy and
+   * keeps up with the forwards (`MoveLinks.unready`, `moveReadyBehindMs`), and then until the other
+   * primaries say the same of theirs (`EtcdShardTenure.agreeOnCopies`), `--move-ready-timeout-s`
+   * at most for both; then the first primary to decide puts whether the change goes on — every
+   * receiver of every old index ready — or is rolled back, and every primary follows that
+   * (`EtcdShardTenure.decideMove`). The shards of the job then refuse pushes together, or none.
    */
-  private async receiversCopied(
+  private async receiversReady(
     tenure: EtcdShardTenure,
     moves: MoveLinks | undefined,
-  ): Promise<void> {
+  ): Promise<MoveDecision> {
+    const { index } = tenure;
     const member = this.context.cluster?.member;
-    if (!moves || !member) return;
-    const deadline = performance.now() + moveCopyWaitMs;
-    let copied = false;
-    while (!copied) {
+    if (!moves || !member) return { go: true, reason: '', index };
+    const waitMs = this.context.config.moveReadyTimeoutMs;
+    const deadline = performance.now() + waitMs;
+    let unready: string[];
+    for (;;) {
       // This member, a receiver too, takes its own slices from memory: it copies nothing here.
       const named = (await member.liveReceivers().catch((): string[] => [])).filter(
         (name) => name !== this.context.config.member,
       );
-      copied = named.length === 0 || moves.allLoaded(named);
-      if (copied) break;
-      if (performance.now() >= deadline || !this.tenure.holds()) {
-        this.context.logger.warn(
-          `the receivers of the live move did not all copy the shard within ${moveCopyWaitMs} ms: handing it back anyway`,
-          { named, receivers: moves.describe() },
-        );
-        break;
-      }
+      unready = moves.unready(named, moveReadyBehindMs);
+      if (unready.length === 0 || performance.now() >= deadline || !this.tenure.holds()) break;
       await setTimeout(receiversReadMs);
     }
+    const ready = unready.length === 0;
     const left = AbortSignal.timeout(Math.max(0, Math.round(deadline - performance.now())));
-    await tenure
-      .agreeOnCopies(copied, left)
-      .catch((err: unknown) =>
-        this.context.logger.warn(
-          'the other primaries did not say their receivers copied their shards: handing back anyway',
-          { err },
-        ),
+    const agreed = await tenure.agreeOnCopies(ready, left).catch((err: unknown) => {
+      this.context.logger.warn(
+        'the other primaries did not say whether their receivers are ready',
+        { err },
       );
+      return false;
+    });
+    const reason = ready
+      ? agreed
+        ? ''
+        : `the receivers of another old shard were not ready within ${waitMs} ms`
+      : `${unready.length === 1 ? 'receiver' : 'receivers'} ${unready.join(', ')} of old shard ${index} did not copy it and catch up within ${waitMs} ms`;
+    return tenure.decideMove({ go: agreed, reason, index });
   }
 
   /**

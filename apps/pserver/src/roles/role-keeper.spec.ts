@@ -97,21 +97,29 @@ class FakePrimary implements KeptPrimary {
   handedBack = false;
   /** Set to make the hand-back fail (its transaction did not commit). */
   handBackFails = false;
-  private handBackAsked: ((to: number) => void) | undefined;
+  /** Set to make the primaries decide to roll the change back. */
+  rollsBack = false;
+  /** The revision after which the keeper asked to hear of a change, each time it asked. */
+  readonly askedAfter: (number | undefined)[] = [];
+  private handBackAsked: ((to: number, revision: number) => void) | undefined;
 
-  onHandBackAsked(listener: (to: number) => void): void {
+  onHandBackAsked(listener: (to: number, revision: number) => void, after?: number): void {
     this.handBackAsked = listener;
+    this.askedAfter.push(after);
   }
 
-  /** The job asks its primaries to hand their shards back for `to` shards. */
-  askHandBack(to: number): void {
-    this.handBackAsked?.(to);
+  /** The job asks its primaries to hand their shards back for `to` shards (change `revision`). */
+  askHandBack(to: number, revision = 1): void {
+    const listener = this.handBackAsked;
+    this.handBackAsked = undefined;
+    listener?.(to, revision);
   }
 
-  handBack(): Promise<void> {
+  handBack(): Promise<boolean> {
     if (this.handBackFails) return Promise.reject(new Error('the compare failed'));
+    if (this.rollsBack) return Promise.resolve(false);
     this.handedBack = true;
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
 }
 
@@ -387,6 +395,30 @@ describe('RoleKeeper', () => {
     await settle();
     expect(made).toHaveLength(2);
     expect((keeper.current as FakePrimary).tenure.epoch).toBe(40);
+    expect(fences).toEqual([]);
+  });
+
+  it('serves on when the change is rolled back, and hands back for a change asked after it', async () => {
+    const source = new FakeSource();
+    source.give(primaryOf(0, 9));
+    const { keeper, run, fences } = keeperWith(source);
+    await run;
+    const primary = keeper.current as FakePrimary;
+    primary.initialized = true;
+    expect(primary.askedAfter).toEqual([0]);
+    primary.rollsBack = true;
+    primary.askHandBack(3, 70);
+    await settle();
+    expect(keeper.current).toBe(primary);
+    expect(source.withdrawn).toBe(0);
+    expect(source.waitingForRole).toBe(false);
+    // Asked again, for changes after the one rolled back only.
+    expect(primary.askedAfter).toEqual([0, 70]);
+    primary.rollsBack = false;
+    primary.askHandBack(3, 90);
+    await settle();
+    expect(primary.handedBack).toBe(true);
+    expect(keeper.current).toBeUndefined();
     expect(fences).toEqual([]);
   });
 

@@ -37,10 +37,16 @@ export interface KeptPrimary {
   /** Recovers and serves the shard; resolves once it serves, or gave up on the way. */
   start(): Promise<void>;
   onEnded(listener: (reason: string) => void): void;
-  /** Calls `listener` once when the job asks its primaries to hand their shards back. */
-  onHandBackAsked(listener: (to: number) => void): void;
-  /** The index handed back for a change to `to` shards; throws when it could not be. */
-  handBack(to: number): Promise<void>;
+  /**
+   * Calls `listener` once when the job asks its primaries to hand their shards back, with the
+   * change's revision: one created after `after` (a change rolled back is not asked again).
+   */
+  onHandBackAsked(listener: (to: number, revision: number) => void, after?: number): void;
+  /**
+   * The index handed back for a change to `to` shards: true, or false when the change was
+   * rolled back (the shard is served on); throws when it could not be handed back.
+   */
+  handBack(to: number): Promise<boolean>;
   /** Stops acting on the shard without keeping anything of it. */
   drop(): void;
 }
@@ -186,8 +192,16 @@ export class RoleKeeper<
     this.role = primary;
     primary.onEnded((reason) => this.primaryEnded(primary, tenure, reason));
     const started = primary.start();
-    primary.onHandBackAsked((to) => void this.handBack(primary, tenure, started, to));
+    this.whenHandBackAsked(primary, tenure, started);
     await started;
+  }
+
+  /** Hands the shard back when the job asks, for a change made after revision `after`. */
+  private whenHandBackAsked(primary: Primary, tenure: P, started: Promise<void>, after = 0): void {
+    primary.onHandBackAsked(
+      (to, revision) => void this.handBack(primary, tenure, started, to, revision),
+      after,
+    );
   }
 
   /**
@@ -201,6 +215,7 @@ export class RoleKeeper<
     tenure: P,
     started: Promise<void>,
     to: number,
+    revision: number,
   ): Promise<void> {
     await started.catch(() => undefined);
     if (this.ending || this.role !== primary) return;
@@ -210,14 +225,20 @@ export class RoleKeeper<
       to,
     });
     this.hooks.notServing();
+    let handedBack: boolean;
     try {
-      await primary.handBack(to);
+      handedBack = await primary.handBack(to);
     } catch (err) {
       if (this.ending || this.role !== primary) return;
       this.hooks.fence(`handing the shard back failed: ${(err as Error).message}`);
       return;
     }
     if (this.ending || this.role !== primary) return;
+    if (!handedBack) {
+      // Rolled back: the primary serves on, and hands back for the next change asked.
+      this.whenHandBackAsked(primary, tenure, started, revision);
+      return;
+    }
     this.role = undefined;
     logger.info('handed the shard back', { index: tenure.index, shardEpoch: tenure.epoch });
     try {
