@@ -80,6 +80,7 @@ case "${1:-}" in
     done
     etcdctl role grant-permission "$pserver" read "${root}reshape"
     etcdctl role grant-permission "$pserver" read "${root}reshape/live"
+    etcdctl role grant-permission "$pserver" readwrite "${root}reshape/decision"
     if [[ $# -eq 4 ]]; then
       add_user "$master" "$master_password"
       add_user "$pserver" "$pserver_password"

@@ -333,6 +333,11 @@ describe('etcd with authentication: a user per process, with only its key prefix
       EtcdPermissionDeniedError,
     );
     await asPserver.put(keys.handedBack(0)).value('7');
+    // The first old primary to decide puts the decision; the master reads it and rolls back.
+    const decision = JSON.stringify({ go: false, reason: 'a receiver did not catch up', index: 0 });
+    await asPserver.put(keys.moveDecision).value(decision);
+    expect(await asMaster.get(keys.moveDecision).string()).toBe(decision);
+    await asMaster.delete().key(keys.moveDecision);
     await asMaster.delete().prefix(keys.handedBackPrefix);
     await asMaster.delete().key(keys.liveReshape);
     // The reshape transaction's reads, compares and writes are all within the master's role: as
