@@ -37,12 +37,23 @@ describe('a replica alive but never applying', () => {
       description: 'a replica waited for',
     });
     const steps = 5;
-    for (let step = 0; step < steps; step++)
+    let longestMs = 0;
+    for (let step = 0; step < steps; step++) {
+      const began = performance.now();
       await client.step((ctx) => ctx.sendGrads({ w: new Float32Array(4).fill(-1) }));
+      longestMs = Math.max(longestMs, performance.now() - began);
+    }
     const dropped = primary.process.lastLog(
       'dropped a replica that left a push unapplied too long',
     );
     expect(dropped).toBeDefined();
+    // The stall is the timeout, up to a fortieth of it more (the check's period), and the
+    // delete in etcd; the bound only catches a check that waits far longer.
+    console.log(
+      `replica lag timeout 1 s: the step that waited took ${Math.round(longestMs)} ms ` +
+        `(the push waited ${String(dropped!.waitedMs)} ms until the replica's key was deleted)`,
+    );
+    expect(longestMs).toBeLessThan(1_000 + 3_000);
     const { w } = await client.getParams(['w']);
     expect([...w]).toEqual([steps, steps, steps, steps]);
 

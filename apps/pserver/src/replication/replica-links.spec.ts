@@ -25,7 +25,10 @@ describe('a replica that leaves a push unapplied', () => {
   afterEach(() => links.close());
 
   /** A primary with one waited replica that never answers a forward. */
-  function primaryWithStuckReplica(drop: (r: ReplicaAssignment) => Promise<boolean>) {
+  function primaryWithStuckReplica(
+    drop: (r: ReplicaAssignment) => Promise<boolean>,
+    timeoutMs = 100,
+  ) {
     let seq = 0;
     links = new ReplicaLinks({
       index: 0,
@@ -33,7 +36,7 @@ describe('a replica that leaves a push unapplied', () => {
       appliedSeq: () => seq,
       forward: () => new Promise(() => undefined),
       logger: silentLogger,
-      lag: { timeoutMs: 100, drop },
+      lag: { timeoutMs, drop },
     });
     links.update([replica]);
     links.loaded('r', links.startFollowing('r'));
@@ -60,6 +63,24 @@ describe('a replica that leaves a push unapplied', () => {
     expect(await settledWithin(waiting, 300)).toBe(false);
     expect(drop.mock.calls.length).toBeGreaterThanOrEqual(2);
     expect(links.describe().map((l) => l.member)).toEqual(['r']);
+  });
+
+  it('is dropped at most a quarter second past the timeout', () => {
+    jest.useFakeTimers();
+    try {
+      const drop = jest.fn(() => new Promise<boolean>(() => undefined));
+      const { replicate } = primaryWithStuckReplica(drop, 10_000);
+      // The push arrives between two checks, as a real one does.
+      jest.advanceTimersByTime(1_000);
+      void replicate();
+      jest.advanceTimersByTime(9_990);
+      expect(drop).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(260);
+      expect(drop.mock.calls).toEqual([[replica]]);
+    } finally {
+      links.close();
+      jest.useRealTimers();
+    }
   });
 
   it('is not dropped while it keeps up', async () => {

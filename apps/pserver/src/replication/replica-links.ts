@@ -132,7 +132,10 @@ export class ReplicaLinks {
   constructor(readonly options: ReplicaLinksOptions) {
     const lag = options.lag;
     if (lag) {
-      this.lagTimer = setInterval(() => this.dropLagging(lag), Math.max(50, lag.timeoutMs / 4));
+      // Checked often enough that a push waits at most the timeout plus a fortieth of it (at
+      // most 250 ms) before the drop is asked for: the stall a cut-off replica costs the trainers.
+      const everyMs = Math.max(10, Math.min(250, lag.timeoutMs / 40));
+      this.lagTimer = setInterval(() => this.dropLagging(lag), everyMs);
       this.lagTimer.unref();
     }
   }
