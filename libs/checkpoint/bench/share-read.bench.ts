@@ -4,8 +4,8 @@
  * with Adam's two slots; a table of 1 M rows at dim 16 with row-wise Adagrad, 4096 buckets), then
  * `readShardShare` for new shard 0 of M (placement as the contract's: `shardOf` for blocks,
  * `tableShardOf` for buckets) and for one bucket alone, against `readCheckpointChain` reading the
- * whole chain. The table's row sections are cut as the pserver cuts them (about 32 MiB), and in a
- * second run at about 1 MiB, to show what the section size does to a share's reads. Times are of
+ * whole chain. The table's row sections are cut as the pserver cuts them (about 2 MiB), then at
+ * about 32 MiB and at every bucket, to show what the section size does to a share's reads. Times are of
  * warm page-cache reads (the files were just written).
  *
  *   npx nx run checkpoint:bench-share
@@ -188,9 +188,9 @@ async function main(): Promise<void> {
   console.log(
     `${os.cpus().length} cores, ${os.cpus()[0]?.model}, Node.js ${process.versions.node}`,
   );
-  await run('sections of 32 MiB, as the pserver cuts them', 32 * 2 ** 20, false);
-  await run('sections of 1 MiB', 2 ** 20, false);
-  await run('sections of at most 32 MiB cut at every bucket', 32 * 2 ** 20, true);
+  await run('sections of 2 MiB, as the pserver cuts them', 2 * 2 ** 20, false);
+  await run('sections of 32 MiB', 32 * 2 ** 20, false);
+  await run('sections of at most 2 MiB cut at every bucket', 2 * 2 ** 20, true);
 }
 
 main().catch((err: unknown) => {

@@ -1,3 +1,4 @@
+import { PendingCopy, type ChunkCopies } from './arena-copy-on-write';
 import { capacityExhausted, invalidArgument } from './errors';
 
 /** Options of a `RowArena`. */
@@ -77,6 +78,8 @@ export class RowArena {
   private freeRows: Int32Array = new Int32Array(0);
   private freeCount = 0;
   private dirtyCount = 0;
+  /** A snapshot taken copy-on-write, while one is under way (`copyOnWrite`). */
+  private beforeWrite: PendingCopy | undefined;
 
   constructor(options: RowArenaOptions) {
     const { stride, rowsPerChunk, maxRows, maxBytes, fill } = {
@@ -187,7 +190,7 @@ export class RowArena {
       }
       row = this.highWater++;
     }
-    const chunk = this.chunks[row >>> this.shift]!;
+    const chunk = this.chunkToWrite(row);
     const i = row & this.mask;
     chunk.idLo[i] = 0;
     chunk.idHi[i] = 0;
@@ -200,6 +203,7 @@ export class RowArena {
   /** Returns a live row to the free list. Never allocates. */
   free(row: number): void {
     const chunk = this.liveChunk(row);
+    this.writingRow(row);
     if ((chunk.flags[row & this.mask]! & rowFlags.dirty) !== 0) this.dirtyCount--;
     chunk.flags[row & this.mask] = 0;
     this.freeRows[this.freeCount++] = row;
@@ -211,18 +215,60 @@ export class RowArena {
     return (this.chunks[row >>> this.shift]!.flags[row & this.mask]! & rowFlags.live) !== 0;
   }
 
-  /** The row's values: a view into its chunk, not a copy. */
+  /** The row's values, to read or write: a view into its chunk, not a copy. */
   view(row: number): Float32Array {
     const chunk = this.liveChunk(row);
+    this.writingRow(row);
     const offset = (row & this.mask) * this.stride;
     return chunk.values.subarray(offset, offset + this.stride);
   }
 
-  /** Chunk `c` (`row >>> shift`), for loops that avoid a `view` per row. */
+  /** Chunk `c` (`row >>> shift`), to read, in loops that avoid a `view` per row. */
   chunk(c: number): RowChunk {
     const chunk = this.chunks[c];
     if (chunk === undefined) throw invalidArgument('chunk', c, `must be below ${this.chunkCount}`);
     return chunk;
+  }
+
+  /** The chunk of `row`, to write that row: a snapshot under way keeps the row's bytes first. */
+  chunkToWrite(row: number): RowChunk {
+    const chunk = this.chunk(row >>> this.shift);
+    this.writingRow(row);
+    return chunk;
+  }
+
+  /** Chunk `c`, to write any of its rows: a snapshot under way copies it whole first. */
+  writableChunk(c: number): RowChunk {
+    const chunk = this.chunk(c);
+    this.beforeWrite?.copyChunk(c);
+    return chunk;
+  }
+
+  /**
+   * Keeps the rows as they are now for a snapshot taken copy-on-write, until `drop`: each chunk
+   * that exists now is handed to `copyChunk` once (`copyNow`, or a write to the whole chunk),
+   * and just before the first write to a row whose chunk was not copied yet, the row's bytes are
+   * kept (in buffers from `take`), to be put back into the copies (`restoreKept`). A push thus
+   * keeps the few rows it changes, not their chunks. Rows in chunks added later did not exist
+   * when the snapshot began. One snapshot at a time.
+   */
+  copyOnWrite(copyChunk: (c: number) => void, take: (bytes: number) => Uint8Array): ChunkCopies {
+    if (this.beforeWrite)
+      throw new Error("the arena's rows: a snapshot's copy-on-write is already pending");
+    const pending = new PendingCopy(this, copyChunk, take);
+    this.beforeWrite = pending;
+    return {
+      chunks: pending.chunks,
+      copyNow: (c) => this.beforeWrite === pending && pending.copyChunk(c),
+      restoreKept: (copies) => pending.restoreKept(copies),
+      drop: () => {
+        if (this.beforeWrite === pending) this.beforeWrite = undefined;
+      },
+    };
+  }
+
+  private writingRow(row: number): void {
+    this.beforeWrite?.keepRow(row, this.chunks[row >>> this.shift]!);
   }
 
   /** Where the row's values start in `chunk(row >>> shift).values`. */
@@ -233,6 +279,7 @@ export class RowArena {
   /** Records the id a row holds (the reverse map). */
   setId(row: number, lo: number, hi: number): void {
     const chunk = this.liveChunk(row);
+    this.writingRow(row);
     chunk.idLo[row & this.mask] = lo;
     chunk.idHi[row & this.mask] = hi;
   }
@@ -240,6 +287,7 @@ export class RowArena {
   /** A push of `occurrences` at table step `step`: sets lastSeen, adds to count, marks dirty. */
   touch(row: number, step: number, occurrences = 1): void {
     const chunk = this.liveChunk(row);
+    this.writingRow(row);
     const i = row & this.mask;
     chunk.lastSeen[i] = step;
     chunk.count[i] = Math.min(chunk.count[i]! + occurrences, maxCount);
@@ -250,6 +298,7 @@ export class RowArena {
   /** Clears the dirty bit (a checkpoint has taken the row). */
   markClean(row: number): void {
     const flags = this.liveChunk(row).flags;
+    this.writingRow(row);
     if ((flags[row & this.mask]! & rowFlags.dirty) !== 0) this.dirtyCount--;
     flags[row & this.mask]! &= ~rowFlags.dirty;
   }

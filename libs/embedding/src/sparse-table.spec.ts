@@ -499,6 +499,68 @@ describe('SparseTable', () => {
       expect(sections).toHaveLength(Math.ceil(200 / 7));
     });
 
+    it.each([
+      ['pushes, evictions and restored rows', false],
+      ['a reshard that ages every row, then pushes', true],
+    ])(
+      'a snapshot taken copy-on-write holds the table as it was when it began, through %s',
+      async (_, reshard) => {
+        const options = {
+          ttlSteps: 6,
+          maxRows: 40,
+          sweepRowsPerPush: 3,
+          optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.1 } },
+        } satisfies Partial<SparseTableOptions>;
+        const live = table(options);
+        let seed = 11;
+        const random = (n: number): number => {
+          seed = (seed * 1103515245 + 12345) % 2 ** 31;
+          return seed % n;
+        };
+        const step = (): void => {
+          const batch = Array.from({ length: 6 }, () => random(80) - 40);
+          push(live, { ids: ids(...batch), grads: f32(...batch.flatMap((v) => [v / 10, 1])) });
+        };
+        for (let k = 0; k < 30; k++) step();
+        const other = table(options);
+        for (let k = 0; k < 30; k++) push(other, { ids: ids(k - 15), grads: f32(k, k) });
+        const before = contents(live);
+        const copiedBytes: number[] = [];
+        const take = (bytes: number): Uint8Array => {
+          copiedBytes.push(bytes);
+          return new Uint8Array(bytes);
+        };
+        const snapshot = live.startSnapshotAllRows(7, take);
+        expect(snapshot.rows).toBe(before.size);
+        // Starting it copied nothing; what comes after keeps the rows it changes first (a push),
+        // or copies their chunks whole (a reshard).
+        expect(copiedBytes).toEqual([]);
+        if (reshard) live.reshard(0, 1, live.step + 3);
+        for (const section of other.snapshotRows(7)) live.restoreRows(section, true);
+        for (let k = 0; k < 20; k++) step();
+        expect(copiedBytes.length).toBeGreaterThan(0);
+        expect(contents(live)).not.toEqual(before);
+        const taken = new Map<bigint, string>();
+        for (const section of await snapshot.sections()) {
+          const rowIds = new BigInt64Array(Uint8Array.from(section.ids).buffer);
+          rowIds.forEach((id, k) => {
+            const values = section.values.subarray(k * live.stride, (k + 1) * live.stride);
+            taken.set(id, `${hex(values)}/${section.lastSeen[k]}/${section.count[k]}`);
+          });
+        }
+        expect(taken).toEqual(before);
+        // Done: a push keeps nothing more, and another snapshot may begin.
+        const copies = copiedBytes.length;
+        step();
+        expect(copiedBytes.length).toBe(copies);
+        const next = live.startSnapshotAllRows(7, take);
+        next.cancel();
+        step();
+        expect(copiedBytes.length).toBe(copies);
+        await expect(next.sections()).rejects.toThrow(/cancelled/);
+      },
+    );
+
     it('asks for a full snapshot when the eviction log outgrew the table', () => {
       const t = table({ maxRows: 64, rowsPerChunk: 64 });
       // 9 pushes of 8,192 new ids: all but 64 evicted, 73,664 in all, over the log's 65,536.

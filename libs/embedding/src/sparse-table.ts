@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RowOptimizer, type RowOptimizerConfigInput } from '@pserver/optimizer';
 import { bucketsOfIds, fmix32, tableShards } from '@pserver/proto';
 import { EmbeddingError, invalidArgument } from './errors';
@@ -100,6 +101,8 @@ export interface PreparedSparsePush {
 }
 
 const sampleSize = 16;
+/** Bytes a copy-on-write snapshot copies per turn of the event loop, between pushes. */
+const copyBytesPerTurn = 8 << 20;
 const maxCount = 0xffffffff;
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -355,11 +358,11 @@ export class SparseTable {
     const step = ++this.stepValue;
     const { lo, hi, occurrences, grads, rows, admitted, expired, pendingCounts } = push;
     const dim = this.dim;
-    const { shift, mask, stride } = this.arena;
+    const { mask, stride } = this.arena;
     // checkPush validated every row and gradient: the unchecked kernel, no view per row.
     const kernel = this.optimizer.kernelAt(step);
     const update = (row: number, u: number): void => {
-      kernel(this.arena.chunk(row >>> shift).values, (row & mask) * stride, grads, u * dim);
+      kernel(this.arena.chunkToWrite(row).values, (row & mask) * stride, grads, u * dim);
       this.arena.touch(row, step, occurrences[u]);
     };
     const evictedBefore = this.evictedTotal;
@@ -404,7 +407,7 @@ export class SparseTable {
       const row = this.arena.allocate();
       this.arena.setId(row, l, h);
       this.index.insert(l, h, row);
-      const chunk = this.arena.chunk(row >>> shift);
+      const chunk = this.arena.chunkToWrite(row);
       this.writeInit(l, h, chunk.values, this.arena.offset(row));
       this.optimizer.initializeRow(chunk.values, row & mask);
       update(row, u);
@@ -454,38 +457,96 @@ export class SparseTable {
     take: (bytes: number) => Uint8Array,
     reuseSections = false,
   ): { rows: number; sections: Iterable<TableRowsSection> } {
-    this.clearEvictionLog();
+    const rows = this.beginFullSnapshot();
     const copies: RowChunk[] = [];
-    let rows = 0;
-    for (let c = 0; c < this.arena.chunkCount; c++) {
-      const chunk = this.arena.chunk(c);
-      const copy = <T extends Float32Array | Uint32Array | Uint8Array>(
-        from: T,
-        view: (bytes: Uint8Array) => T,
-      ): T => {
-        const to = view(take(from.byteLength));
-        to.set(from as never);
-        return to;
-      };
-      copies.push({
-        values: copy(chunk.values, floatView),
-        idLo: copy(chunk.idLo, uint32View),
-        idHi: copy(chunk.idHi, uint32View),
-        lastSeen: copy(chunk.lastSeen, uint32View),
-        count: copy(chunk.count, uint32View),
-        flags: copy(chunk.flags, (bytes) => bytes),
-      });
-      const flags = chunk.flags;
-      for (let i = 0; i < flags.length; i++) {
-        if ((flags[i]! & rowFlags.live) === 0) continue;
-        rows++;
-        flags[i] = flags[i]! & ~rowFlags.dirty;
-      }
-    }
-    this.arena.allClean();
+    for (let c = 0; c < this.arena.chunkCount; c++) copies.push(this.copyChunk(c, take));
+    const order = runToEnd(this.orderRows(copies, rowFlags.live));
     return {
       rows,
-      sections: this.orderedSections(copies, rowsPerSection, take, rowFlags.live, reuseSections),
+      sections: this.gatherSections(copies, order, rowsPerSection, take, reuseSections),
+    };
+  }
+
+  /**
+   * The same rows as `snapshotAllRows`, of the table as it is now, taken copy-on-write: the call
+   * only starts a new delta (pushes wait for nothing more). A push keeps the bytes of each row it
+   * changes first, and `sections` copies the arena's chunks into buffers from `take` a few MiB per
+   * turn of the event loop, puts the kept rows back into the copy, orders it by bucket (yielding
+   * to pushes every 64 Ki rows) and gives the sections as `snapshotAllRows` does. `cancel` gives
+   * the snapshot up (no push keeps anything for it any more).
+   */
+  startSnapshotAllRows(
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array,
+    reuseSections = false,
+  ): { rows: number; sections(): Promise<Iterable<TableRowsSection>>; cancel(): void } {
+    const rows = this.beginFullSnapshot();
+    const copies: RowChunk[] = [];
+    const pending = this.arena.copyOnWrite((c) => (copies[c] = this.copyChunk(c, take)), take);
+    let cancelled = false;
+    const chunkBytes = this.arena.bytes / Math.max(1, this.arena.chunkCount);
+    return {
+      rows,
+      sections: async () => {
+        try {
+          let sinceYield = 0;
+          for (let c = 0; c < pending.chunks; c++) {
+            if (cancelled) throw new Error(`table ${this.name}: the snapshot was cancelled`);
+            if (pending.copyNow(c)) sinceYield += chunkBytes;
+            if (sinceYield >= copyBytesPerTurn) {
+              sinceYield = 0;
+              await nextTurn();
+            }
+          }
+          pending.restoreKept(copies);
+        } finally {
+          pending.drop();
+        }
+        const ordering = this.orderRows(copies, rowFlags.live);
+        let step = ordering.next();
+        while (!step.done) {
+          await nextTurn();
+          step = ordering.next();
+        }
+        return this.gatherSections(copies, step.value, rowsPerSection, take, reuseSections);
+      },
+      cancel: () => {
+        cancelled = true;
+        pending.drop();
+      },
+    };
+  }
+
+  /** A full snapshot begins: a new delta starts (rows clean, eviction log empty); live rows. */
+  private beginFullSnapshot(): number {
+    this.clearEvictionLog();
+    // The dirty bits are cleared in place, without a copy: a full snapshot does not read them.
+    for (let c = 0; c < this.arena.chunkCount; c++) {
+      const flags = this.arena.chunk(c).flags;
+      for (let i = 0; i < flags.length; i++) flags[i] = flags[i]! & ~rowFlags.dirty;
+    }
+    this.arena.allClean();
+    return this.arena.rows;
+  }
+
+  /** A copy of the arena's chunk `c` in buffers from `take`. */
+  private copyChunk(c: number, take: (bytes: number) => Uint8Array): RowChunk {
+    const chunk = this.arena.chunk(c);
+    const copy = <T extends Float32Array | Uint32Array | Uint8Array>(
+      from: T,
+      view: (bytes: Uint8Array) => T,
+    ): T => {
+      const to = view(take(from.byteLength));
+      to.set(from as never);
+      return to;
+    };
+    return {
+      values: copy(chunk.values, floatView),
+      idLo: copy(chunk.idLo, uint32View),
+      idHi: copy(chunk.idHi, uint32View),
+      lastSeen: copy(chunk.lastSeen, uint32View),
+      count: copy(chunk.count, uint32View),
+      flags: copy(chunk.flags, (bytes) => bytes),
     };
   }
 
@@ -549,7 +610,8 @@ export class SparseTable {
     const live: RowChunk[] = [];
     for (let c = 0; c < this.arena.chunkCount; c++) live.push(this.arena.chunk(c));
     const required = rowFlags.live | rowFlags.dirty;
-    const sections = [...this.orderedSections(live, rowsPerSection, take, required)];
+    const order = runToEnd(this.orderRows(live, required));
+    const sections = [...this.gatherSections(live, order, rowsPerSection, take)];
     for (const { flags } of live)
       for (let i = 0; i < flags.length; i++)
         if ((flags[i]! & required) === required) flags[i] = flags[i]! & ~rowFlags.dirty;
@@ -559,42 +621,67 @@ export class SparseTable {
 
   /**
    * The rows of `chunks` whose flags include `required`, in ascending bucket order (a counting
-   * sort: one pass counts rows per bucket, one lists each row at its place), gathered a section
-   * of at most `rowsPerSection` rows at a time into buffers from `take` (the same ones for every
-   * section with `reuse`). `chunks` must not change while the sections are read (a snapshot's
-   * copies, or the arena within one call).
+   * sort: one pass counts rows per bucket, one lists each row at its place), as row numbers
+   * (`c * rowsPerChunk + i`). A generator that pauses every 64 Ki rows, so that a caller may let
+   * pushes in between; `chunks` must not change meanwhile (a snapshot's copies, or the arena
+   * within one call).
    */
-  private *orderedSections(
+  private *orderRows(
     chunks: readonly RowChunk[],
-    rowsPerSection: number,
-    take: (bytes: number) => Uint8Array,
     required: number,
-    reuse = false,
-  ): Generator<TableRowsSection> {
-    const { rowsPerChunk, stride, shift, mask: rowMask } = this.arena;
-    const bucketOf = (lo: number, hi: number): number => this.bucketOfRow(lo, hi);
+  ): Generator<undefined, Uint32Array, undefined> {
+    const { rowsPerChunk } = this.arena;
+    const rowsPerPause = 1 << 16;
     const starts = new Uint32Array(this.buckets);
     let n = 0;
+    let sincePause = 0;
     for (const { flags, idLo, idHi } of chunks) {
       for (let i = 0; i < rowsPerChunk; i++) {
         if ((flags[i]! & required) !== required) continue;
-        starts[bucketOf(idLo[i]!, idHi[i]!)]!++;
+        starts[this.bucketOfRow(idLo[i]!, idHi[i]!)]!++;
         n++;
       }
+      if ((sincePause += rowsPerChunk) >= rowsPerPause) {
+        sincePause = 0;
+        yield;
+      }
     }
-    if (n === 0) return;
     for (let b = 0, sum = 0; b < this.buckets; b++) {
       const count = starts[b]!;
       starts[b] = sum;
       sum += count;
     }
     const order = new Uint32Array(n);
-    chunks.forEach(({ flags, idLo, idHi }, c) => {
+    for (let c = 0; c < chunks.length; c++) {
+      const { flags, idLo, idHi } = chunks[c]!;
       for (let i = 0; i < rowsPerChunk; i++) {
         if ((flags[i]! & required) !== required) continue;
-        order[starts[bucketOf(idLo[i]!, idHi[i]!)]!++] = c * rowsPerChunk + i;
+        order[starts[this.bucketOfRow(idLo[i]!, idHi[i]!)]!++] = c * rowsPerChunk + i;
       }
-    });
+      if ((sincePause += rowsPerChunk) >= rowsPerPause) {
+        sincePause = 0;
+        yield;
+      }
+    }
+    return order;
+  }
+
+  /**
+   * The rows `order` lists (`orderRows`) of `chunks`, gathered a section of at most
+   * `rowsPerSection` rows at a time into buffers from `take` (the same ones for every section
+   * with `reuse`), each section knowing its bucket range.
+   */
+  private *gatherSections(
+    chunks: readonly RowChunk[],
+    order: Uint32Array,
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array,
+    reuse = false,
+  ): Generator<TableRowsSection> {
+    const { stride, shift, mask: rowMask } = this.arena;
+    const bucketOf = (lo: number, hi: number): number => this.bucketOfRow(lo, hi);
+    const n = order.length;
+    if (n === 0) return;
     // Typed-array columns, as the values always were: little-endian on every host Node runs on
     // for this (x86-64, arm64).
     const columns = (m: number) => ({
@@ -714,7 +801,7 @@ export class SparseTable {
     const held = (lo: number, hi: number): boolean => this.owned[this.bucketOfRow(lo, hi)] === 1;
     const shift = step - this.stepValue;
     for (let c = 0; c < this.arena.chunkCount && (losesBuckets || shift !== 0); c++) {
-      const { flags, idLo, idHi, lastSeen } = this.arena.chunk(c);
+      const { flags, idLo, idHi, lastSeen } = this.arena.writableChunk(c);
       for (let i = 0; i < flags.length; i++) {
         if ((flags[i]! & rowFlags.live) === 0) continue;
         if (!losesBuckets || held(idLo[i]!, idHi[i]!)) lastSeen[i]! += shift;
@@ -782,7 +869,7 @@ export class SparseTable {
         const row = this.arena.allocate();
         this.arena.setId(row, idLo[i]!, idHi[i]!);
         this.index.insert(idLo[i]!, idHi[i]!, row);
-        const to = this.arena.chunk(row >>> this.arena.shift);
+        const to = this.arena.chunkToWrite(row);
         const j = row & this.arena.mask;
         to.values.set(from.values.subarray(i * stride, (i + 1) * stride), j * stride);
         to.lastSeen[j] = from.lastSeen[i]! + shift;
@@ -849,7 +936,7 @@ export class SparseTable {
         this.arena.setId(row, lo[k]!, hi[k]!);
         this.index.insert(lo[k]!, hi[k]!, row);
       }
-      const chunk = this.arena.chunk(row >>> this.arena.shift);
+      const chunk = this.arena.chunkToWrite(row);
       const i = row & this.arena.mask;
       const from = k * stride;
       const to = i * stride;
@@ -1049,6 +1136,13 @@ export class SparseTable {
 }
 
 /** The admission's random stream as a new table starts it. */
+/** What a generator that only pauses returns, run without pausing. */
+function runToEnd<T>(work: Generator<undefined, T, undefined>): T {
+  let step = work.next();
+  while (!step.done) step = work.next();
+  return step.value;
+}
+
 function seededRandom(options: SparseTableOptions): number {
   return fmix32((options.seedLo ^ fmix32(options.seedHi ^ 0x2545f491)) >>> 0) || 1;
 }

@@ -303,7 +303,7 @@ export class Checkpointer {
         throw err;
       }
       this.deltaChain = undefined;
-      const snapshot = await started.tensors();
+      const snapshot = await started.finish();
       // Read once by the replica or receiver and deleted: no crash needs it on disk.
       const written = await writeCheckpointFile(snapshot, {
         root,
@@ -370,11 +370,11 @@ export class Checkpointer {
       this.pools.give(buffers);
       throw err;
     }
-    // Pushes waited for this part of the copy only; the tensors are copied as pushes go on.
+    // Pushes waited for this part of the copy only; tensors and rows are copied as pushes go on.
     const heldMs = performance.now() - started;
     const chain = parent ? this.deltaChain!.files : [];
     try {
-      const snapshot = await copying.tensors();
+      const snapshot = await copying.finish();
       const copiedMs = performance.now() - started;
       const written = await writeCheckpointFile(snapshot, {
         root,

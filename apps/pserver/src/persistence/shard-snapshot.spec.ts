@@ -3,6 +3,7 @@ import { SnapshotBuffers, type ShardSnapshot } from '@pserver/checkpoint';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Shard } from '../shard/shard';
 import { StoredTensor } from '../shard/stored-tensor';
+import { oldShard, pushTo } from '../../test/share-fixtures';
 import { snapshotShard, startSnapshot } from './shard-snapshot';
 
 const f32 = 'ELEMENT_TYPE_FLOAT32';
@@ -74,7 +75,7 @@ describe('a snapshot taken copy-on-write', () => {
         pushesDuring++;
       }
     })();
-    const snapshot = await copying.tensors();
+    const snapshot = await copying.finish();
     done = true;
     await pushing;
     expect(pushesDuring).toBeGreaterThan(0);
@@ -85,10 +86,10 @@ describe('a snapshot taken copy-on-write', () => {
 
   it('leaves no hook behind: the next snapshot can begin, and sees the pushes since', async () => {
     const s = shard();
-    await startSnapshot(s, file, new SnapshotBuffers()).tensors();
+    await startSnapshot(s, file, new SnapshotBuffers()).finish();
     push(s.tensors.get('b')!);
     const after = contents(snapshotShard(s, file, new SnapshotBuffers()));
-    expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).tensors())).toEqual(after);
+    expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).finish())).toEqual(after);
   });
 
   it('cancelled, copies nothing more into its buffers and lets the next one begin', async () => {
@@ -99,6 +100,31 @@ describe('a snapshot taken copy-on-write', () => {
     push(s.tensors.get('c')!);
     expect(buffers.retainedBytes).toBe(taken);
     const after = contents(snapshotShard(s, file, new SnapshotBuffers()));
-    expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).tensors())).toEqual(after);
+    expect(contents(await startSnapshot(s, file, new SnapshotBuffers()).finish())).toEqual(after);
+  });
+
+  it("holds a table's rows, step and pending ids as they were when it began", async () => {
+    const s = oldShard(0, 1);
+    for (let step = 1; step <= 3; step++) pushTo(s, step);
+    /** Each table's step, rows and row bytes (sections are read one after another). */
+    const tables = (snapshot: ShardSnapshot): unknown[] =>
+      snapshot.tables.map((table) => {
+        const rows: string[] = [];
+        for (const section of table.sections)
+          rows.push(
+            [section.ids, section.values, section.lastSeen, section.counts]
+              .map((bytes) => Buffer.from(bytes).toString('hex'))
+              .join('/'),
+          );
+        return { step: table.step, rows: table.rows, pending: table.pendingIds, sections: rows };
+      });
+    const before = tables(snapshotShard(s, file, new SnapshotBuffers()));
+    const marksBefore = s.marks.entries();
+    const copying = startSnapshot(s, file, new SnapshotBuffers());
+    for (let step = 4; step <= 6; step++) pushTo(s, step);
+    const snapshot = await copying.finish();
+    expect(tables(snapshot)).toEqual(before);
+    expect(snapshot.marks).toEqual(marksBefore);
+    expect(s.tables.get('emb')!.table.step).toBeGreaterThan(snapshot.tables[0]!.step);
   });
 });

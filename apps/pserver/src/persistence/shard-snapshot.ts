@@ -2,13 +2,15 @@ import {
   nowUnixNs,
   type ShardSnapshot,
   type SnapshotBuffers,
+  type TableSnapshot,
   type TensorSnapshot,
 } from '@pserver/checkpoint';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Shard } from '../shard/shard';
 import type { StoredTensor } from '../shard/stored-tensor';
 import type { SliceFilter } from '../shard/share-parts';
-import { snapshotTable } from './table-checkpoint';
+import type { ShardTable } from '../shard/table-spec';
+import { snapshotTable, startTableSnapshot, type TableSnapshotUnderWay } from './table-checkpoint';
 
 /** Which file a snapshot is for: its shard epoch, sequence number and id, and a delta's parent. */
 export interface SnapshotFile {
@@ -31,16 +33,21 @@ export function snapshotShard(
   /** A full copy of some slices only (what a live move's receiver takes). */
   keep?: SliceFilter,
 ): ShardSnapshot {
-  const { tensors, ...rest } = snapshotAllButTensors(shard, file, buffers, keep);
-  return { ...rest, tensors: tensors.map((tensor) => tensor.snapshot(buffers)) };
+  const { tensors, tables, ...rest } = snapshotParts(shard, file, keep);
+  const delta = file.parentUuid !== undefined;
+  return {
+    ...rest,
+    tables: tables.map(({ table, keepBucket }) => snapshotTable(table, buffers, delta, keepBucket)),
+    tensors: tensors.map((tensor) => tensor.snapshot(buffers)),
+  };
 }
 
 /**
- * The same snapshot as `snapshotShard`, of the shard as it is now, with its tensors copied
- * copy-on-write: everything else is copied now, synchronously; each tensor is copied by
- * `tensors` a few MiB per turn of the event loop, or just before an update or a release
- * changes it, whichever comes first. Pushes wait for the tables' copy only (and a push for a
- * tensor not copied yet, for that tensor's copy), not for the whole shard's.
+ * The same snapshot as `snapshotShard`, of the shard as it is now, taken copy-on-write: its
+ * step marks and table states are copied now, synchronously; each tensor is copied a few MiB per
+ * turn of the event loop, or just before an update or a release changes it, and each table's
+ * rows likewise a chunk of its arena at a time (a delta's changed rows, few by choice, are
+ * copied now). Pushes wait only for the copy of what they change first, not for the shard's.
  */
 export function startSnapshot(
   shard: Shard,
@@ -48,19 +55,44 @@ export function startSnapshot(
   buffers: SnapshotBuffers,
   keep?: SliceFilter,
 ): SnapshotUnderWay {
-  const { tensors, ...rest } = snapshotAllButTensors(shard, file, buffers, keep);
-  const copies = new TensorCopies(tensors, buffers);
+  const { tensors, tables, ...rest } = snapshotParts(shard, file, keep);
+  const delta = file.parentUuid !== undefined;
+  const tableCopies: TableSnapshotUnderWay[] = [];
+  let tensorCopies: TensorCopies | undefined;
+  const cancel = (): void => {
+    tensorCopies?.drop();
+    for (const copy of tableCopies) copy.cancel();
+  };
+  try {
+    for (const { table, keepBucket } of tables)
+      tableCopies.push(startTableSnapshot(table, buffers, delta, keepBucket));
+    tensorCopies = new TensorCopies(tensors, buffers);
+  } catch (err) {
+    cancel();
+    throw err;
+  }
+  const copies = tensorCopies;
   return {
-    tensors: async () => ({ ...rest, tensors: await copies.finish() }),
-    cancel: () => copies.drop(),
+    finish: async () => {
+      try {
+        const tensorSnapshots = await copies.finish();
+        const tableSnapshots: TableSnapshot[] = [];
+        for (const copy of tableCopies) tableSnapshots.push(await copy.finish());
+        return { ...rest, tensors: tensorSnapshots, tables: tableSnapshots };
+      } catch (err) {
+        cancel();
+        throw err;
+      }
+    },
+    cancel,
   };
 }
 
 /** A snapshot taken copy-on-write: finish it, or cancel it (its buffers are then free). */
 export interface SnapshotUnderWay {
-  /** The whole snapshot, once every tensor is copied. */
-  tensors(): Promise<ShardSnapshot>;
-  /** Gives the snapshot up: no tensor copies itself into its buffers any more. */
+  /** The whole snapshot, once every tensor and table is copied. */
+  finish(): Promise<ShardSnapshot>;
+  /** Gives the snapshot up: nothing copies itself into its buffers any more. */
   cancel(): void;
 }
 
@@ -112,35 +144,31 @@ class TensorCopies {
   }
 }
 
-/** The snapshot but for its tensors' copies: the tensors it is to hold, in order. */
-function snapshotAllButTensors(
+/** The snapshot but for its tensors' and tables' copies: the tensors and tables it is to hold. */
+function snapshotParts(
   shard: Shard,
   file: SnapshotFile,
-  buffers: SnapshotBuffers,
   keep: SliceFilter | undefined,
-): Omit<ShardSnapshot, 'tensors'> & { tensors: StoredTensor[] } {
-  const delta = file.parentUuid !== undefined;
-  const tables = [...shard.tables.values()].map((table) =>
-    snapshotTable(
-      table,
-      buffers,
-      delta,
-      keep && ((bucket) => keep.bucket(table.table.name, bucket)),
-    ),
-  );
+): Omit<ShardSnapshot, 'tensors' | 'tables'> & {
+  tensors: StoredTensor[];
+  tables: { table: ShardTable; keepBucket?: (bucket: number) => boolean }[];
+} {
   return {
     index: shard.index,
     shardCount: shard.shardCount,
     shardEpoch: file.shardEpoch,
     seq: file.seq,
     uuid: file.uuid,
-    ...(delta && { parentUuid: file.parentUuid }),
+    ...(file.parentUuid !== undefined && { parentUuid: file.parentUuid }),
     blockSize: 0,
     job: '',
     createdUnixNs: nowUnixNs(),
     updatesApplied: shard.updatesApplied,
     tensors: [...shard.tensors.values()].filter((tensor) => !keep || keep.tensor(tensor.name)),
-    tables,
+    tables: [...shard.tables.values()].map((table) => ({
+      table,
+      ...(keep && { keepBucket: (bucket: number) => keep.bucket(table.table.name, bucket) }),
+    })),
     marks: shard.marks.entries(),
     closedSteps: shard.closedSteps,
     marksAhead: shard.ahead.entries(),
