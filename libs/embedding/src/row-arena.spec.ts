@@ -76,11 +76,38 @@ describe('RowArena', () => {
     expect(arena.chunk(0).count[a]).toBe(0xffffffff);
     expect(arena.chunk(0).flags[b]).toBe(rowFlags.live);
 
-    arena.markClean(c);
+    // The dirty rows, each once, in the order they were first pushed; then none.
+    expect([...arena.takeDirty()]).toEqual([c, a]);
     expect(chunk.flags[i]).toBe(rowFlags.live);
+    expect(arena.dirtyRows).toBe(0);
+    expect([...arena.takeDirty()]).toEqual([]);
     arena.free(c);
     expect(arena.allocate()).toBe(c);
     expect([chunk.idLo[i], chunk.idHi[i], chunk.lastSeen[i], chunk.count[i]]).toEqual([0, 0, 0, 0]);
+  });
+
+  it('lists the dirty rows once each, however often rows were freed, reused and pushed', () => {
+    const arena = new RowArena({ stride: 1, rowsPerChunk: 8 });
+    const live = new Set<number>();
+    for (let k = 0; k < 8; k++) live.add(arena.allocate());
+    let seed = 5;
+    // 20,000 rounds of churn: a row freed and allocated again, or pushed. The log of dirty rows
+    // holds each push that made a row dirty, so it is compacted many times on the way.
+    for (let round = 0; round < 20_000; round++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const row = [...live][seed % live.size]!;
+      if (seed % 3 === 0) {
+        arena.free(row);
+        live.delete(row);
+        live.add(arena.allocate());
+      } else arena.touch(row, round);
+    }
+    const dirty = [...live].filter(
+      (row) => (arena.chunk(row >>> arena.shift).flags[row & arena.mask]! & rowFlags.dirty) !== 0,
+    );
+    expect(arena.dirtyRows).toBe(dirty.length);
+    expect([...arena.takeDirty()].sort((a, b) => a - b)).toEqual(dirty.sort((a, b) => a - b));
+    expect(arena.dirtyRows).toBe(0);
   });
 
   it('reserve fails past maxRows and changes nothing; what it grants allocate delivers', () => {

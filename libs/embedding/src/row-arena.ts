@@ -31,6 +31,7 @@ export const rowFlags = {
 } as const;
 
 const maxCount = 0xffffffff;
+const dirtyAndLive = rowFlags.live | rowFlags.dirty;
 /** Metadata bytes per row: idLo, idHi, lastSeen, count (4 each) and flags (1). */
 const metadataBytesPerRow = 17;
 
@@ -78,6 +79,13 @@ export class RowArena {
   private freeRows: Int32Array = new Int32Array(0);
   private freeCount = 0;
   private dirtyCount = 0;
+  /**
+   * Every row whose dirty bit `touch` set since the dirty bits were last cleared, in order: a
+   * delta finds its rows here rather than in the whole arena. A row may be listed twice (freed
+   * and pushed again) or be clean or free by now; the flags decide.
+   */
+  private dirtyLog = new Int32Array(1024);
+  private dirtyLogLength = 0;
   /** A snapshot taken copy-on-write, while one is under way (`copyOnWrite`). */
   private beforeWrite: PendingCopy | undefined;
 
@@ -118,9 +126,36 @@ export class RowArena {
     return this.dirtyCount;
   }
 
-  /** Says the caller cleared the dirty bit of every live row (a checkpoint took them all). */
-  allClean(): void {
+  /**
+   * The live rows with the dirty bit set, each once, in the order they were first pushed since
+   * the bits were last cleared, and their bits cleared: the rows a delta takes. The bits are
+   * cleared in place, without a copy-on-write snapshot's copy (a snapshot does not read them).
+   */
+  takeDirty(): Int32Array {
+    const rows = new Int32Array(this.dirtyCount);
+    let n = 0;
+    for (let k = 0; k < this.dirtyLogLength; k++) {
+      const row = this.dirtyLog[k]!;
+      const flags = this.chunks[row >>> this.shift]!.flags;
+      const i = row & this.mask;
+      if ((flags[i]! & dirtyAndLive) !== dirtyAndLive) continue;
+      flags[i] = flags[i]! & ~rowFlags.dirty;
+      rows[n++] = row;
+    }
     this.dirtyCount = 0;
+    this.dirtyLogLength = 0;
+    return rows.subarray(0, n);
+  }
+
+  /** Clears every row's dirty bit (a full checkpoint took them all), as `takeDirty` does. */
+  clearDirty(): void {
+    for (let k = 0; k < this.dirtyLogLength; k++) {
+      const row = this.dirtyLog[k]!;
+      const flags = this.chunks[row >>> this.shift]!.flags;
+      flags[row & this.mask] = flags[row & this.mask]! & ~rowFlags.dirty;
+    }
+    this.dirtyCount = 0;
+    this.dirtyLogLength = 0;
   }
 
   /** Rows the chunks allocated so far can hold. */
@@ -132,7 +167,7 @@ export class RowArena {
     return this.chunks.length;
   }
 
-  /** Bytes of the typed arrays held: values, metadata and the free list. */
+  /** Bytes of the typed arrays held: values, metadata and the free list (what `maxBytes` bounds). */
   get bytes(): number {
     return this.chunks.length * this.chunkBytes() + this.freeRows.byteLength;
   }
@@ -291,16 +326,30 @@ export class RowArena {
     const i = row & this.mask;
     chunk.lastSeen[i] = step;
     chunk.count[i] = Math.min(chunk.count[i]! + occurrences, maxCount);
-    if ((chunk.flags[i]! & rowFlags.dirty) === 0) this.dirtyCount++;
+    if ((chunk.flags[i]! & rowFlags.dirty) !== 0) return;
     chunk.flags[i]! |= rowFlags.dirty;
+    this.dirtyCount++;
+    if (this.dirtyLogLength === this.dirtyLog.length) this.growDirtyLog();
+    this.dirtyLog[this.dirtyLogLength++] = row;
   }
 
-  /** Clears the dirty bit (a checkpoint has taken the row). */
-  markClean(row: number): void {
-    const flags = this.liveChunk(row).flags;
-    this.writingRow(row);
-    if ((flags[row & this.mask]! & rowFlags.dirty) !== 0) this.dirtyCount--;
-    flags[row & this.mask]! &= ~rowFlags.dirty;
+  /**
+   * Room for one more row in the dirty log: twice the length, or, when most of it is rows that
+   * are clean or free by now (rows evicted and pushed again), the same length compacted.
+   */
+  private growDirtyLog(): void {
+    if (this.dirtyLogLength > 2 * this.dirtyCount + 1024) {
+      const rows = this.takeDirty();
+      for (const row of rows)
+        this.chunks[row >>> this.shift]!.flags[row & this.mask]! |= rowFlags.dirty;
+      this.dirtyLog.set(rows);
+      this.dirtyLogLength = rows.length;
+      this.dirtyCount = rows.length;
+      return;
+    }
+    const grown = new Int32Array(2 * this.dirtyLog.length);
+    grown.set(this.dirtyLog);
+    this.dirtyLog = grown;
   }
 
   private liveChunk(row: number): RowChunk {

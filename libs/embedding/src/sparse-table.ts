@@ -460,7 +460,7 @@ export class SparseTable {
     const rows = this.beginFullSnapshot();
     const copies: RowChunk[] = [];
     for (let c = 0; c < this.arena.chunkCount; c++) copies.push(this.copyChunk(c, take));
-    const order = runToEnd(this.orderRows(copies, rowFlags.live));
+    const order = runToEnd(this.orderRows(copies));
     return {
       rows,
       sections: this.gatherSections(copies, order, rowsPerSection, take, reuseSections),
@@ -502,7 +502,7 @@ export class SparseTable {
         } finally {
           pending.drop();
         }
-        const ordering = this.orderRows(copies, rowFlags.live);
+        const ordering = this.orderRows(copies);
         let step = ordering.next();
         while (!step.done) {
           await nextTurn();
@@ -520,12 +520,7 @@ export class SparseTable {
   /** A full snapshot begins: a new delta starts (rows clean, eviction log empty); live rows. */
   private beginFullSnapshot(): number {
     this.clearEvictionLog();
-    // The dirty bits are cleared in place, without a copy: a full snapshot does not read them.
-    for (let c = 0; c < this.arena.chunkCount; c++) {
-      const flags = this.arena.chunk(c).flags;
-      for (let i = 0; i < flags.length; i++) flags[i] = flags[i]! & ~rowFlags.dirty;
-    }
-    this.arena.allClean();
+    this.arena.clearDirty();
     return this.arena.rows;
   }
 
@@ -609,27 +604,17 @@ export class SparseTable {
     this.clearEvictionLog();
     const live: RowChunk[] = [];
     for (let c = 0; c < this.arena.chunkCount; c++) live.push(this.arena.chunk(c));
-    const required = rowFlags.live | rowFlags.dirty;
-    const order = runToEnd(this.orderRows(live, required));
-    const sections = [...this.gatherSections(live, order, rowsPerSection, take)];
-    for (const { flags } of live)
-      for (let i = 0; i < flags.length; i++)
-        if ((flags[i]! & required) === required) flags[i] = flags[i]! & ~rowFlags.dirty;
-    this.arena.allClean();
-    return { sections, evictedIds };
+    const order = this.byBucket(this.arena.takeDirty());
+    return { sections: [...this.gatherSections(live, order, rowsPerSection, take)], evictedIds };
   }
 
   /**
-   * The rows of `chunks` whose flags include `required`, in ascending bucket order (a counting
-   * sort: one pass counts rows per bucket, one lists each row at its place), as row numbers
-   * (`c * rowsPerChunk + i`). A generator that pauses every 64 Ki rows, so that a caller may let
-   * pushes in between; `chunks` must not change meanwhile (a snapshot's copies, or the arena
-   * within one call).
+   * The live rows of `chunks` in ascending bucket order (a counting sort: one pass counts rows per
+   * bucket, one lists each row at its place), as row numbers (`c * rowsPerChunk + i`). A
+   * generator that pauses every 64 Ki rows, so that a caller may let pushes in between; `chunks`
+   * must not change meanwhile (a snapshot's copies).
    */
-  private *orderRows(
-    chunks: readonly RowChunk[],
-    required: number,
-  ): Generator<undefined, Uint32Array, undefined> {
+  private *orderRows(chunks: readonly RowChunk[]): Generator<undefined, Uint32Array, undefined> {
     const { rowsPerChunk } = this.arena;
     const rowsPerPause = 1 << 16;
     const starts = new Uint32Array(this.buckets);
@@ -637,7 +622,7 @@ export class SparseTable {
     let sincePause = 0;
     for (const { flags, idLo, idHi } of chunks) {
       for (let i = 0; i < rowsPerChunk; i++) {
-        if ((flags[i]! & required) !== required) continue;
+        if ((flags[i]! & rowFlags.live) === 0) continue;
         starts[this.bucketOfRow(idLo[i]!, idHi[i]!)]!++;
         n++;
       }
@@ -655,7 +640,7 @@ export class SparseTable {
     for (let c = 0; c < chunks.length; c++) {
       const { flags, idLo, idHi } = chunks[c]!;
       for (let i = 0; i < rowsPerChunk; i++) {
-        if ((flags[i]! & required) !== required) continue;
+        if ((flags[i]! & rowFlags.live) === 0) continue;
         order[starts[this.bucketOfRow(idLo[i]!, idHi[i]!)]!++] = c * rowsPerChunk + i;
       }
       if ((sincePause += rowsPerChunk) >= rowsPerPause) {
@@ -666,8 +651,27 @@ export class SparseTable {
     return order;
   }
 
+  /** `rows` (row numbers of the arena) in ascending bucket order: a counting sort. */
+  private byBucket(rows: Int32Array): Uint32Array {
+    const { shift, mask } = this.arena;
+    const bucketOf = (row: number): number => {
+      const { idLo, idHi } = this.arena.chunk(row >>> shift);
+      return this.bucketOfRow(idLo[row & mask]!, idHi[row & mask]!);
+    };
+    const starts = new Uint32Array(this.buckets);
+    for (const row of rows) starts[bucketOf(row)]!++;
+    for (let b = 0, sum = 0; b < this.buckets; b++) {
+      const count = starts[b]!;
+      starts[b] = sum;
+      sum += count;
+    }
+    const order = new Uint32Array(rows.length);
+    for (const row of rows) order[starts[bucketOf(row)]!++] = row;
+    return order;
+  }
+
   /**
-   * The rows `order` lists (`orderRows`) of `chunks`, gathered a section of at most
+   * The rows `order` lists (`orderRows`, `byBucket`) of `chunks`, gathered a section of at most
    * `rowsPerSection` rows at a time into buffers from `take` (the same ones for every section
    * with `reuse`), each section knowing its bucket range.
    */
