@@ -110,6 +110,22 @@ describe('RowArena', () => {
     expect(arena.dirtyRows).toBe(0);
   });
 
+  it('finds the dirty rows by a pass over every row once most rows are dirty', () => {
+    const arena = new RowArena({ stride: 1, rowsPerChunk: 1024 });
+    expect(arena.reserve(8192)).toBe(true);
+    const rows = Array.from({ length: 8192 }, () => arena.allocate());
+    // Every other row pushed: more than a quarter of the rows, so the log is given up.
+    for (const row of rows) if (row % 2 === 1) arena.touch(row, 1);
+    expect([...arena.takeDirty()]).toEqual(rows.filter((row) => row % 2 === 1));
+    // And taken up again after that.
+    arena.touch(6, 2);
+    arena.touch(3, 2);
+    expect([...arena.takeDirty()]).toEqual([6, 3]);
+    arena.touch(5, 3);
+    arena.clearDirty();
+    expect([...arena.takeDirty()]).toEqual([]);
+  });
+
   it('reserve fails past maxRows and changes nothing; what it grants allocate delivers', () => {
     const arena = new RowArena({ stride: 2, rowsPerChunk: 4, maxRows: 10 });
     for (let i = 0; i < 3; i++) arena.allocate();

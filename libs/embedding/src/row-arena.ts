@@ -82,9 +82,12 @@ export class RowArena {
   /**
    * Every row whose dirty bit `touch` set since the dirty bits were last cleared, in order: a
    * delta finds its rows here rather than in the whole arena. A row may be listed twice (freed
-   * and pushed again) or be clean or free by now; the flags decide.
+   * and pushed again) or be clean or free by now; the flags decide. Undefined once more than a
+   * quarter of the rows were listed (a replica, which never checkpoints, or a table mostly
+   * pushed): the bits are then found by a pass over every row, and the log costs at most a byte
+   * a row.
    */
-  private dirtyLog = new Int32Array(1024);
+  private dirtyLog: Int32Array | undefined = new Int32Array(1024);
   private dirtyLogLength = 0;
   /** A snapshot taken copy-on-write, while one is under way (`copyOnWrite`). */
   private beforeWrite: PendingCopy | undefined;
@@ -134,28 +137,39 @@ export class RowArena {
   takeDirty(): Int32Array {
     const rows = new Int32Array(this.dirtyCount);
     let n = 0;
-    for (let k = 0; k < this.dirtyLogLength; k++) {
-      const row = this.dirtyLog[k]!;
-      const flags = this.chunks[row >>> this.shift]!.flags;
-      const i = row & this.mask;
-      if ((flags[i]! & dirtyAndLive) !== dirtyAndLive) continue;
+    this.eachListedRow((flags, i, row) => {
+      if ((flags[i]! & dirtyAndLive) !== dirtyAndLive) return;
       flags[i] = flags[i]! & ~rowFlags.dirty;
       rows[n++] = row;
-    }
-    this.dirtyCount = 0;
-    this.dirtyLogLength = 0;
+    });
+    this.restartDirtyLog();
     return rows.subarray(0, n);
   }
 
   /** Clears every row's dirty bit (a full checkpoint took them all), as `takeDirty` does. */
   clearDirty(): void {
-    for (let k = 0; k < this.dirtyLogLength; k++) {
-      const row = this.dirtyLog[k]!;
-      const flags = this.chunks[row >>> this.shift]!.flags;
-      flags[row & this.mask] = flags[row & this.mask]! & ~rowFlags.dirty;
-    }
+    this.eachListedRow((flags, i) => (flags[i] = flags[i]! & ~rowFlags.dirty));
+    this.restartDirtyLog();
+  }
+
+  /** Each row the dirty log lists, or every row once the log was given up: its flags and index. */
+  private eachListedRow(visit: (flags: Uint8Array, i: number, row: number) => void): void {
+    const log = this.dirtyLog;
+    if (log)
+      for (let k = 0; k < this.dirtyLogLength; k++) {
+        const row = log[k]!;
+        visit(this.chunks[row >>> this.shift]!.flags, row & this.mask, row);
+      }
+    else
+      this.chunks.forEach(({ flags }, c) => {
+        for (let i = 0; i < flags.length; i++) visit(flags, i, (c << this.shift) | i);
+      });
+  }
+
+  private restartDirtyLog(): void {
     this.dirtyCount = 0;
     this.dirtyLogLength = 0;
+    this.dirtyLog ??= new Int32Array(1024);
   }
 
   /** Rows the chunks allocated so far can hold. */
@@ -329,26 +343,33 @@ export class RowArena {
     if ((chunk.flags[i]! & rowFlags.dirty) !== 0) return;
     chunk.flags[i]! |= rowFlags.dirty;
     this.dirtyCount++;
+    if (!this.dirtyLog) return;
     if (this.dirtyLogLength === this.dirtyLog.length) this.growDirtyLog();
-    this.dirtyLog[this.dirtyLogLength++] = row;
+    if (this.dirtyLog) this.dirtyLog[this.dirtyLogLength++] = row;
   }
 
   /**
-   * Room for one more row in the dirty log: twice the length, or, when most of it is rows that
-   * are clean or free by now (rows evicted and pushed again), the same length compacted.
+   * Room for one more row in the dirty log: the same length compacted, when most of it is rows
+   * that are clean or free by now (rows evicted and pushed again), else twice the length, unless
+   * that would list more than a quarter of the rows (the log is then given up).
    */
   private growDirtyLog(): void {
-    if (this.dirtyLogLength > 2 * this.dirtyCount + 1024) {
+    const log = this.dirtyLog!;
+    if (this.dirtyLogLength > 2 * this.dirtyCount) {
       const rows = this.takeDirty();
       for (const row of rows)
         this.chunks[row >>> this.shift]!.flags[row & this.mask]! |= rowFlags.dirty;
-      this.dirtyLog.set(rows);
+      log.set(rows);
       this.dirtyLogLength = rows.length;
       this.dirtyCount = rows.length;
       return;
     }
-    const grown = new Int32Array(2 * this.dirtyLog.length);
-    grown.set(this.dirtyLog);
+    if (2 * log.length > Math.max(1024, this.rows / 4)) {
+      this.dirtyLog = undefined;
+      return;
+    }
+    const grown = new Int32Array(2 * log.length);
+    grown.set(log);
     this.dirtyLog = grown;
   }
 
