@@ -602,10 +602,67 @@ export class SparseTable {
     for (let k = 0; k < 2 * this.evictionLogLength; k++)
       view.setUint32(4 * k, this.evictionLog[k]!, true);
     this.clearEvictionLog();
-    const live: RowChunk[] = [];
-    for (let c = 0; c < this.arena.chunkCount; c++) live.push(this.arena.chunk(c));
-    const order = this.byBucket(this.arena.takeDirty());
-    return { sections: [...this.gatherSections(live, order, rowsPerSection, take)], evictedIds };
+    return {
+      sections: this.rowsInSections(this.arena.takeDirty(), rowsPerSection, take),
+      evictedIds,
+    };
+  }
+
+  /**
+   * `rows` (row numbers of the arena, each once; sorted here) in ascending bucket order, gathered
+   * into sections of at most `rowsPerSection` rows in buffers from `take`, each knowing its bucket
+   * range. The rows are read in ascending row order, so that each chunk's memory is visited once,
+   * and written to their places (a counting sort by bucket): a delta's rows lie scattered over
+   * the whole table, and reading them in bucket order cost a cache and TLB miss per column.
+   */
+  private rowsInSections(
+    rows: Int32Array,
+    rowsPerSection: number,
+    take: (bytes: number) => Uint8Array,
+  ): TableRowsSection[] {
+    rows.sort();
+    const n = rows.length;
+    const { shift, mask, stride } = this.arena;
+    const bucket = new Uint32Array(n);
+    const starts = new Uint32Array(this.buckets);
+    for (let k = 0; k < n; k++) {
+      const row = rows[k]!;
+      const { idLo, idHi } = this.arena.chunk(row >>> shift);
+      starts[(bucket[k] = this.bucketOfRow(idLo[row & mask]!, idHi[row & mask]!))]!++;
+    }
+    for (let b = 0, sum = 0; b < this.buckets; b++) {
+      const count = starts[b]!;
+      starts[b] = sum;
+      sum += count;
+    }
+    const ids = uint32View(take(8 * n));
+    const values = floatView(take(4 * stride * n));
+    const lastSeen = uint32View(take(4 * n));
+    const count = uint32View(take(4 * n));
+    for (let k = 0; k < n; k++) {
+      const row = rows[k]!;
+      const chunk = this.arena.chunk(row >>> shift);
+      const i = row & mask;
+      const at = starts[bucket[k]!]!++;
+      ids[2 * at] = chunk.idLo[i]!;
+      ids[2 * at + 1] = chunk.idHi[i]!;
+      for (let e = 0; e < stride; e++) values[at * stride + e] = chunk.values[i * stride + e]!;
+      lastSeen[at] = chunk.lastSeen[i]!;
+      count[at] = chunk.count[i]!;
+    }
+    const sections: TableRowsSection[] = [];
+    for (let first = 0; first < n; first += rowsPerSection) {
+      const last = Math.min(n, first + rowsPerSection) - 1;
+      sections.push({
+        ids: new Uint8Array(ids.buffer, ids.byteOffset + 8 * first, 8 * (last + 1 - first)),
+        values: values.subarray(first * stride, (last + 1) * stride),
+        lastSeen: lastSeen.subarray(first, last + 1),
+        count: count.subarray(first, last + 1),
+        firstBucket: this.bucketOfRow(ids[2 * first]!, ids[2 * first + 1]!),
+        lastBucket: this.bucketOfRow(ids[2 * last]!, ids[2 * last + 1]!),
+      });
+    }
+    return sections;
   }
 
   /**
@@ -651,27 +708,8 @@ export class SparseTable {
     return order;
   }
 
-  /** `rows` (row numbers of the arena) in ascending bucket order: a counting sort. */
-  private byBucket(rows: Int32Array): Uint32Array {
-    const { shift, mask } = this.arena;
-    const bucketOf = (row: number): number => {
-      const { idLo, idHi } = this.arena.chunk(row >>> shift);
-      return this.bucketOfRow(idLo[row & mask]!, idHi[row & mask]!);
-    };
-    const starts = new Uint32Array(this.buckets);
-    for (const row of rows) starts[bucketOf(row)]!++;
-    for (let b = 0, sum = 0; b < this.buckets; b++) {
-      const count = starts[b]!;
-      starts[b] = sum;
-      sum += count;
-    }
-    const order = new Uint32Array(rows.length);
-    for (const row of rows) order[starts[bucketOf(row)]!++] = row;
-    return order;
-  }
-
   /**
-   * The rows `order` lists (`orderRows`, `byBucket`) of `chunks`, gathered a section of at most
+   * The rows `order` lists (`orderRows`) of `chunks`, gathered a section of at most
    * `rowsPerSection` rows at a time into buffers from `take` (the same ones for every section
    * with `reuse`), each section knowing its bucket range.
    */
