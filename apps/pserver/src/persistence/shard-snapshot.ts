@@ -45,9 +45,10 @@ export function snapshotShard(
 /**
  * The same snapshot as `snapshotShard`, of the shard as it is now, taken copy-on-write: its
  * step marks and table states are copied now, synchronously; each tensor is copied a few MiB per
- * turn of the event loop, or just before an update or a release changes it, and each table's
- * rows likewise a chunk of its arena at a time (a delta's changed rows, few by choice, are
- * copied now). Pushes wait only for the copy of what they change first, not for the shard's.
+ * turn of the event loop, or just before an update or a release changes it; each table's rows
+ * a chunk of its arena at a time, a push keeping the rows it changes first (a delta's changed
+ * rows, few by choice, are copied now). Pushes wait only for the copy of what they change
+ * first, not for the shard's.
  */
 export function startSnapshot(
   shard: Shard,

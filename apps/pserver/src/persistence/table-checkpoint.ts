@@ -11,9 +11,10 @@ import { pickRows } from '../shard/share-parts';
 import { checkTableSpec, createShardTable, type ShardTable } from '../shard/table-spec';
 
 /**
- * Rows per checkpoint section: about 8 MiB of values. A section is gathered from the snapshot's
- * copy while pushes wait (between two writes of the checkpoint): about 40 ms for a section of
- * this size on a 2-core machine, where sections of 32 MiB held pushes up to 170 ms.
+ * Rows per checkpoint section: about 2 MiB of values. A full checkpoint gathers each section
+ * from its copy while pushes wait (between two writes), so a small section keeps that wait short
+ * (sections of 32 MiB held pushes about 170 ms); a share of the file read on another shard count
+ * reads whole sections, so it also reads less (libs/checkpoint/README.md).
  */
 function rowsPerSectionOf(stride: number): number {
   return Math.max(1, Math.floor((2 * 1024 * 1024) / (4 * stride + 16)));
@@ -65,9 +66,9 @@ export interface TableSnapshotUnderWay {
 
 /**
  * The same copy as `snapshotTable`, of the table as it is now; a full one is taken
- * copy-on-write (`SparseTable.startSnapshotAllRows`): pushes wait for none of its rows, only for
- * the copy of a chunk they change first, and `finish` copies the rest a few MiB per turn of the
- * event loop. A delta, small by choice, is copied at once.
+ * copy-on-write (`SparseTable.startSnapshotAllRows`): a push only keeps the rows it changes
+ * first, and `finish` copies the rest a few MiB per turn of the event loop. A delta, small by
+ * choice, is copied at once.
  */
 export function startTableSnapshot(
   shardTable: ShardTable,
