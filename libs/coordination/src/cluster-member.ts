@@ -12,7 +12,7 @@ import { LeaseKeeper } from './lease-keeper';
 import { PserverMembership, type MemberRole } from './membership';
 import { ReplicaTenure } from './replica-tenure';
 import { TrainerRoster } from './trainer-roster';
-import { nextWatchEvent } from './wait-for-watch';
+import { untilEveryIndexPut } from './wait-for-watch';
 
 /** The longest a wait for the hand-backs goes without reading them again (a missed event). */
 const handBacksRereadMs = 1_000;
@@ -213,26 +213,18 @@ export class ClusterMember {
    * its last push (`reshape/final-seq/<i>`): watched, read again at each put. Rejects when
    * `signal` aborts.
    */
-  async handBacks(from: number, signal: AbortSignal): Promise<Map<number, FinalSeq>> {
-    const { client, keys } = this;
-    // Watch first, then read: a put between the two is seen either way.
-    const watcher = await client.watch().prefix(keys.finalSeqPrefix).create();
-    try {
-      for (;;) {
-        signal.throwIfAborted();
-        const finals = new Map<number, FinalSeq>();
-        const values = await client.getAll().prefix(keys.finalSeqPrefix).strings();
-        for (const [key, value] of Object.entries(values)) {
-          const index = keys.indexUnder(keys.finalSeqPrefix, key);
-          const final = parseFinalSeq(value);
-          if (index !== undefined && index < from && final) finals.set(index, final);
-        }
-        if (finals.size === from) return finals;
-        await nextWatchEvent(watcher, ['put'], handBacksRereadMs, signal);
-      }
-    } finally {
-      await watcher.cancel().catch(() => undefined);
-    }
+  handBacks(from: number, signal: AbortSignal): Promise<Map<number, FinalSeq>> {
+    return untilEveryIndexPut(
+      this.client,
+      this.keys,
+      this.keys.finalSeqPrefix,
+      from,
+      parseFinalSeq,
+      {
+        rereadMs: handBacksRereadMs,
+        signal,
+      },
+    );
   }
 
   /** The members the live change names receivers (`reshape/receiver/`), one read. */

@@ -21,7 +21,7 @@ import {
 } from './live-move';
 import { parseLiveReshape } from './reshape';
 import { TenureBase, TenureLostError } from './shard-tenure';
-import { nextWatchEvent } from './wait-for-watch';
+import { untilEveryIndexPut } from './wait-for-watch';
 
 /** How often a primary reads `reshape/live`: the longest it takes to hear a change was asked. */
 const liveReshapePollMs = 250;
@@ -366,24 +366,15 @@ export class EtcdShardTenure extends TenureBase {
    * takes the last put's turn off it.
    */
   private async agree(prefix: string, value: string, signal: AbortSignal): Promise<string[]> {
-    // Watch first, then put and read: a put between the two is seen either way.
-    const watcher = await this.client.watch().prefix(prefix).create();
-    try {
-      await this.putMine(prefix, value);
-      for (;;) {
-        signal.throwIfAborted();
-        const values = await this.client.getAll().prefix(prefix).strings();
-        const byIndex = new Map<number, string>();
-        for (const [key, put] of Object.entries(values)) {
-          const index = this.keys.indexUnder(prefix, key);
-          if (index !== undefined && index < this.shardCount) byIndex.set(index, put);
-        }
-        if (byIndex.size === this.shardCount) return [...byIndex.values()];
-        await nextWatchEvent(watcher, ['put'], agreementPollMs, signal);
-      }
-    } finally {
-      await watcher.cancel().catch(() => undefined);
-    }
+    const all = await untilEveryIndexPut(
+      this.client,
+      this.keys,
+      prefix,
+      this.shardCount,
+      (put) => put,
+      { rereadMs: agreementPollMs, signal, first: () => this.putMine(prefix, value) },
+    );
+    return [...all.values()];
   }
 
   /** Puts `value` as `<prefix><i>` while this tenure holds the index and the change is pending. */
