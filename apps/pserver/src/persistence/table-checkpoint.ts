@@ -51,10 +51,9 @@ export function snapshotTable(
   // The chunks are copied now; each section is ordered and gathered as the writer reads it,
   // into the same buffers (the writer has encoded a section's frame before it asks for more).
   const state = tableState(shardTable);
-  const rows = table.snapshotAllRows(rowsPerSection, take, true);
   return withRows(
     state,
-    keepBucket ? keptRows(rows.sections, table.buckets, table.stride, keepBucket) : rows,
+    ofKeptBuckets(table, table.snapshotAllRows(rowsPerSection, take, true), keepBucket),
   );
 }
 
@@ -91,10 +90,7 @@ export function startTableSnapshot(
   return {
     finish: async () => {
       const rows = { rows: copy.rows, sections: await copy.sections() };
-      return withRows(
-        state,
-        keepBucket ? keptRows(rows.sections, table.buckets, table.stride, keepBucket) : rows,
-      );
+      return withRows(state, ofKeptBuckets(table, rows, keepBucket));
     },
     cancel: () => copy.cancel(),
   };
@@ -135,6 +131,15 @@ function withRows(
 
 const bytes = (a: ArrayBufferView): Uint8Array =>
   new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** A full copy's `rows`, or with `keepBucket` (a live move's) those of the kept buckets only. */
+function ofKeptBuckets(
+  table: ShardTable['table'],
+  rows: { rows: number; sections: Iterable<TableRowsSection> },
+  keepBucket: ((bucket: number) => boolean) | undefined,
+): { rows: number; sections: Iterable<TableRowsSection> } {
+  return keepBucket ? keptRows(rows.sections, table.buckets, table.stride, keepBucket) : rows;
+}
 
 /** The rows of the kept buckets, copied out section by section (the count goes first). */
 function keptRows(
