@@ -1,4 +1,4 @@
-import { shardOf } from '@pserver/proto';
+import { bucketOfBigInt, shardOf, tableShardOf } from '@pserver/proto';
 import { serviceNames } from '@pserver/rpc';
 import {
   bytesOf,
@@ -21,6 +21,7 @@ import {
   startPserverProcess,
   stopAllProcesses,
   type FuzzReport,
+  type HeldTable,
   type PserverFuzzModel,
   type PserverProcess,
   type RpcTarget,
@@ -49,6 +50,18 @@ function namesOn(index: number, shards: number, stem: string, count: number): st
   for (let i = 0; names.length < count; i++)
     if (shardOf(`${stem}${i}`, shards) === index) names.push(`${stem}${i}`);
   return names;
+}
+
+/** Table `name` of `dim` and `buckets`, with `count` ids placed on `index` of `shards` and 4 not. */
+function tableOn(index: number, shards: number, name: string, dim: number, buckets: number) {
+  const here: bigint[] = [];
+  const elsewhere: bigint[] = [];
+  for (let id = 1n; here.length < 24 || elsewhere.length < 4; id += 7919n) {
+    const placed = tableShardOf(name, bucketOfBigInt(id, buckets), shards) === index;
+    if (placed && here.length < 24) here.push(id);
+    if (!placed && elsewhere.length < 4) elsewhere.push(-id);
+  }
+  return { name, dim, buckets, idsHere: here, idsElsewhere: elsewhere };
 }
 
 describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () => {
@@ -131,8 +144,28 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
       },
       { adagrad: {} },
     );
+    // Tables of each kind the fuzzed row pushes and reads aim at: one plain, one that admits a
+    // row at its second occurrence and evicts rows idle for 50 of its steps.
+    const tables = [tableOn(0, 2, 'emb', 8, 64), tableOn(0, 2, 'adm', 4, 16)];
+    await driver.initTable(context, {
+      name: 'emb',
+      dim: 8,
+      buckets: 64,
+      initializer: { uniform: { low: -0.1, high: 0.1 }, seed: 7 },
+      optimizer: { adagrad: {}, learningRate: { base: 0.1 } },
+    });
+    await driver.initTable(context, {
+      name: 'adm',
+      dim: 4,
+      buckets: 16,
+      optimizer: { rowwiseAdagrad: {}, learningRate: { base: 0.05 } },
+      admission: { counting: { minCount: 2 } },
+      eviction: { ttlSteps: 50 },
+    });
+    for (const table of tables) subject.watchRows(table.name, table.idsHere);
     model = {
       epoch: BigInt(epoch),
+      tables: tables.map((t): HeldTable => t),
       // New tensors take these names only, so the shard's size stays bounded in long runs.
       namesHere: [
         ...Object.values(t),
@@ -207,7 +240,13 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
       const report = await fuzz(sendGradsTarget(model));
       if (coverageChecked) {
         expect(report.accepted).toBeGreaterThan(0);
-        expect(Number((await subject.status()).updatesApplied)).toBeGreaterThan(0);
+        const status = await subject.status();
+        expect(Number(status.updatesApplied)).toBeGreaterThan(0);
+        // Row gradients were applied to both tables, and some ids were not admitted.
+        const tables = status.tables as { name: string; step: string; rowsRejected: string }[];
+        for (const table of tables)
+          expect([table.name, Number(table.step)]).not.toEqual([table.name, 0]);
+        expect(Number(tables.find((t) => t.name === 'adm')?.rowsRejected)).toBeGreaterThan(0);
       }
     },
     timeoutMs,
@@ -234,8 +273,9 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
     ['InitParam after initialization', () => initParamTarget(model), 'none'],
     ['FinishInitParams after initialization', () => finishInitParamsTarget(model), 'none'],
     ['InitTable after initialization', () => initTableTarget(model), 'none'],
-    // The shard holds no table: every read is refused (unknown table, bad ids).
-    ['GetRows', () => getRowsTarget(model), 'none'],
+    ['GetRows', () => getRowsTarget(model), 'some'],
+    // A standalone pserver has no master to give its shard to: every Drain is refused.
+    ['Drain', () => emptyRequestTarget('Drain'), 'none'],
   ] as const)(
     '%s: documented answers, refusals change nothing',
     async (_name, target, accepted) => {

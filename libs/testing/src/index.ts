@@ -15,6 +15,7 @@ export type {
   FuzzReport,
   FuzzSettings,
   FuzzSubject,
+  HeldTable,
   HeldTensor,
   MasterFuzzModel,
   MasterState,

@@ -6,7 +6,7 @@ export type { DatasetFavorites, MasterFuzzModel, PendingTask } from './master-re
 export { masterTargets, Ref, resolveRefs } from './master-requests';
 export type { MasterState } from './master-subject';
 export { MasterFuzzSubject } from './master-subject';
-export type { HeldTensor, PserverFuzzModel, StreamInput } from './pserver-requests';
+export type { HeldTable, HeldTensor, PserverFuzzModel, StreamInput } from './pserver-requests';
 export {
   elementTypeNumber,
   emptyRequestTarget,

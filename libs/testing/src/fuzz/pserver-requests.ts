@@ -32,6 +32,14 @@ export interface HeldTensor {
   byteLength: number;
 }
 
+/** A table the shard holds, and ids the placement rule puts on this shard and on others. */
+export interface HeldTable {
+  name: string;
+  dim: number;
+  idsHere: readonly bigint[];
+  idsElsewhere: readonly bigint[];
+}
+
 /** What the generators know of the pserver under test, so that many requests get far in. */
 export interface PserverFuzzModel {
   /** The shard's epoch. */
@@ -42,6 +50,8 @@ export interface PserverFuzzModel {
   namesElsewhere: readonly string[];
   /** The tensors the shard holds (gradients and reads aim at them). */
   tensors: readonly HeldTensor[];
+  /** The tables the shard holds (row gradients and row reads aim at them). */
+  tables: readonly HeldTable[];
   /** Trainer ids that pushed before. */
   trainers: readonly bigint[];
   /** The shard's index and the job's shard count (where the placement rule puts a name). */
@@ -165,6 +175,82 @@ function anyTensor(model: PserverFuzzModel): fc.Arbitrary<object> {
         .map(({ length, fill, seed }) => new Content(length, fill, seed)),
     },
     { requiredKeys: [] },
+  );
+}
+
+/** Ids as pushes and reads carry them: int64 little-endian, 8 bytes each. */
+export function idBytes(ids: readonly bigint[]): Buffer {
+  const bytes = Buffer.alloc(8 * ids.length);
+  ids.forEach((id, i) => bytes.writeBigInt64LE(BigInt.asIntN(64, id), 8 * i));
+  return bytes;
+}
+
+/** Ids for a held table: mostly ones placed on this shard (repeats included), rarely others. */
+function idsFor(table: HeldTable): fc.Arbitrary<bigint[]> {
+  const here = fc.constantFrom(...table.idsHere);
+  const any = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...table.idsElsewhere) },
+    { weight: 1, arbitrary: fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }) },
+  );
+  return fc.array(fc.oneof({ weight: 30, arbitrary: here }, { weight: 1, arbitrary: any }), {
+    minLength: 1,
+    maxLength: 12,
+  });
+}
+
+/**
+ * A table's row gradients: ids of a held table with grads of ids × dim floats (mostly) and,
+ * now and then, occurrence counts; else any table name, ids and bytes.
+ */
+function sparseGrad(model: PserverFuzzModel): fc.Arbitrary<object> {
+  const aimed = fc
+    .constantFrom(...model.tables)
+    .chain((table) =>
+      fc.record({
+        table: fc.constant(table),
+        ids: idsFor(table),
+        fill,
+        seed: fc.nat(),
+        counts: fc.option(fc.array(fc.nat(4), { maxLength: 14 }), { freq: 3, nil: undefined }),
+      }),
+    )
+    .chain(({ table, ids, fill, seed, counts }) =>
+      lengthNear(ids.length * table.dim * 4, 4).map((length) => ({
+        table: table.name,
+        ids: idBytes(ids),
+        grads: new Content(length, fill, seed),
+        ...(counts ? { counts: Buffer.from(new Uint32Array(counts).buffer) } : {}),
+      })),
+    );
+  const names = model.tables.map((t) => t.name);
+  const any = fc.record(
+    {
+      table: text(names),
+      ids: fc.uint8Array({ maxLength: 80 }).map((bytes) => Buffer.from(bytes)),
+      grads: fc
+        .record({ length: fc.nat(600), fill, seed: fc.nat() })
+        .map(({ length, fill, seed }) => new Content(length, fill, seed)),
+      counts: fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)),
+    },
+    { requiredKeys: [] },
+  );
+  return fc.oneof({ weight: 9, arbitrary: aimed }, { weight: 1, arbitrary: any });
+}
+
+/** A push's row gradients: none (mostly, when the shard holds no table), or a few tables'. */
+function sparseGrads(model: PserverFuzzModel): fc.Arbitrary<object[] | undefined> {
+  if (model.tables.length === 0) return fc.constant(undefined);
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    {
+      // Each table at most once (mostly: the `any` ones may repeat a name).
+      weight: 4,
+      arbitrary: fc.uniqueArray(sparseGrad(model), {
+        minLength: 1,
+        maxLength: 3,
+        selector: (g) => (g as { table?: unknown }).table,
+      }),
+    },
   );
 }
 
@@ -355,7 +441,10 @@ export function finishInitParamsTarget(model: PserverFuzzModel): RpcTarget<FuzzI
   });
 }
 
-/** SendGrads: pushes of gradients aimed at held tensors, and of anything. */
+/**
+ * SendGrads: pushes of gradients aimed at held tensors, and of anything, with or without row
+ * gradients for held tables (and row gradients alone).
+ */
 export function sendGradsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<object>> {
   const optimized = { ...model, tensors: model.tensors.filter(isOptimized) };
   return unaryTarget({
@@ -365,7 +454,9 @@ export function sendGradsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
     values: fc.record({
       context: context(model, true),
       sampleCount,
+      sparse: sparseGrads(model),
       grads: fc.oneof(
+        { weight: model.tables.length > 0 ? 2 : 0, arbitrary: fc.constant([]) },
         {
           // A well-formed push: each optimized tensor at most once.
           weight: 6,
@@ -390,11 +481,39 @@ export function sendGradsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
       // An applied push moves the trainer's mark to exactly the step it carried.
       const step = (value as { context?: { step?: bigint } | null }).context?.step ?? 0n;
       if (response.outcome !== 'PUSH_OUTCOME_APPLIED') return undefined;
-      return String(step) === response.lastAppliedStep
-        ? undefined
-        : `lastAppliedStep ${String(response.lastAppliedStep)} is not the push's step ${step}`;
+      if (String(step) !== response.lastAppliedStep)
+        return `lastAppliedStep ${String(response.lastAppliedStep)} is not the push's step ${step}`;
+      return unaccountedRows(value as { sparse?: object[] }, response);
     },
   });
+}
+
+/**
+ * Why an applied push's table outcomes do not account for its row gradients, or undefined: one
+ * outcome per table pushed, whose rows updated and rejected add up to at most its distinct ids.
+ */
+function unaccountedRows(
+  value: { sparse?: object[] },
+  response: Record<string, unknown>,
+): string | undefined {
+  const pushed = (value.sparse ?? []) as { table?: string; ids?: Buffer }[];
+  const outcomes = (response.sparse ?? []) as {
+    table: string;
+    rowsUpdated: string;
+    rowsRejected: string;
+  }[];
+  if (outcomes.length !== pushed.length)
+    return `${outcomes.length} table outcomes for ${pushed.length} tables pushed`;
+  for (const outcome of outcomes) {
+    const grad = pushed.find((g) => g.table === outcome.table);
+    if (!grad?.ids) return `an outcome for table ${outcome.table}, which the push did not name`;
+    const distinct = new Set<bigint>();
+    for (let i = 0; i + 8 <= grad.ids.length; i += 8) distinct.add(grad.ids.readBigInt64LE(i));
+    const counted = Number(outcome.rowsUpdated) + Number(outcome.rowsRejected);
+    if (counted > distinct.size)
+      return `table ${outcome.table}: ${counted} rows updated or rejected of ${distinct.size} distinct ids`;
+  }
+  return undefined;
 }
 
 /** GetParams: reads of held tensors, and of anything. */
@@ -447,9 +566,12 @@ export function listParamsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<o
   });
 }
 
-/** A request with no fields (SaveCheckpoint, GetShardStatus): only unknown fields and junk vary. */
+/**
+ * A request with no fields (SaveCheckpoint, GetShardStatus, Drain): only unknown fields and junk
+ * vary.
+ */
 export function emptyRequestTarget(
-  method: 'SaveCheckpoint' | 'GetShardStatus',
+  method: 'SaveCheckpoint' | 'GetShardStatus' | 'Drain',
 ): RpcTarget<FuzzInput<object>> {
   return unaryTarget({
     method,
@@ -525,8 +647,9 @@ function pieces(model: PserverFuzzModel): fc.Arbitrary<Piece[]> {
 }
 
 /**
- * SendGradsStream: the pieces of a few gradients spread over chunks, the context in the first
- * chunk (mostly), chunks sometimes mutated or junk, the stream sometimes broken off.
+ * SendGradsStream: the pieces of a few gradients spread over chunks, and row gradients in any of
+ * them, the context in the first chunk (mostly), chunks sometimes mutated or junk, the stream
+ * sometimes broken off.
  */
 export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<StreamInput> {
   const optimized = { ...model, tensors: model.tensors.filter(isOptimized) };
@@ -553,6 +676,7 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
       // Each gradient at most once (mostly): a push names a tensor once.
       { maxLength: 3, selector: (p) => (p[0] as { name?: unknown } | undefined)?.name },
     ),
+    sparse: sparseGrads(model),
     chunkCount: fc.integer({ min: 0, max: 6 }),
     seed: fc.nat(),
   });
@@ -575,7 +699,12 @@ export function sendGradsStreamTarget(model: PserverFuzzModel): RpcTarget<Stream
         ...(i === 0 && plan.sampleCount !== undefined ? { sampleCount: plan.sampleCount } : {}),
         ...(i > 0 && plan.laterContexts ? { context: plan.context } : {}),
         grads: [] as object[],
+        sparse: [] as object[],
       }));
+      // Each table's row gradients whole in one chunk, anywhere in the stream.
+      plan.sparse?.forEach((grad, i) =>
+        (chunks[(plan.seed + i) % count] as { sparse: object[] } | undefined)?.sparse.push(grad),
+      );
       // Pieces in order, spread over the chunks (several per chunk, or a chunk each).
       all.forEach((piece, i) => {
         const chunk = chunks[Math.floor((i * count) / Math.max(all.length, 1))] as {
@@ -648,18 +777,43 @@ export function initTableTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<ob
   });
 }
 
-/** GetRows: reads of any table name with ids of any length (whole int64s or not). */
+/**
+ * GetRows: reads of held tables by ids placed here (mostly), and of any table name with ids of
+ * any length (whole int64s or not). An accepted read has dim values and a found bit per id.
+ */
 export function getRowsTarget(model: PserverFuzzModel): RpcTarget<FuzzInput<object>> {
+  const anyRead = fc.record({
+    table: text([...model.namesHere, ...model.tables.map((t) => t.name)]),
+    ids: fc.uint8Array({ maxLength: 80 }).map((bytes) => Buffer.from(bytes)),
+  });
+  const aimed =
+    model.tables.length === 0
+      ? anyRead
+      : fc
+          .constantFrom(...model.tables)
+          .chain((table) => idsFor(table).map((ids) => ({ table: table.name, ids: idBytes(ids) })));
   return unaryTarget({
     method: 'GetRows',
     requestType: 'GetRowsRequest',
     responseType: 'GetRowsResponse',
-    values: fc.record({
-      context: context(model, false),
-      table: text(model.namesHere),
-      ids: fc.uint8Array({ maxLength: 80 }).map((bytes) => Buffer.from(bytes)),
-    }),
+    values: fc
+      .record({
+        context: context(model, false),
+        read: fc.oneof({ weight: 3, arbitrary: aimed }, { weight: 1, arbitrary: anyRead }),
+      })
+      .map(({ context, read }) => ({ context, ...read })),
     encode: (value) => encodeMessage('GetRowsRequest', value),
+    checkAccepted: (value, response) => {
+      const { table, ids } = value as { table: unknown; ids: Buffer };
+      const held = model.tables.find((t) => t.name === table);
+      if (!held) return `it read rows of ${String(table)}, which the shard does not hold`;
+      const count = ids.length / 8;
+      const values = (response.values as Uint8Array).byteLength;
+      const found = (response.found as Uint8Array).byteLength;
+      if (values !== count * held.dim * 4)
+        return `${values} value bytes for ${count} ids of dim ${held.dim}`;
+      return found === Math.ceil(count / 8) ? undefined : `${found} found bytes for ${count} ids`;
+    },
   });
 }
 

@@ -5,16 +5,19 @@ import { waitFor } from '@pserver/local-cluster';
 import { checkHealth, serviceNames } from '@pserver/rpc';
 import type { FuzzSubject, Sent } from './fuzz-rpc';
 import { RawGrpcClient } from './raw-client';
+import { idBytes } from './pserver-requests';
 import { decodeMessage, encodeMessage } from './wire';
 
 /**
- * Everything of a shard a call may change: GetShardStatus (counters, tensors, trainers, the last
- * checkpoint; not the uptime) and, once initialized, a digest of every tensor's bytes, shape and
- * type as GetParams returns them.
+ * Everything of a shard a call may change: GetShardStatus (counters, tensors, tables, trainers,
+ * the last checkpoint; not the uptime) and, once initialized, a digest of every tensor's bytes,
+ * shape and type as GetParams returns them, and of each table's rows as GetRows returns them for
+ * every id the subject knows of (those it was told to watch, and those of accepted pushes).
  */
 export interface PserverState {
   status: Record<string, unknown>;
   params: Record<string, string>;
+  rows: Record<string, string>;
 }
 
 const sha256 = (bytes: Uint8Array | string): string =>
@@ -52,6 +55,9 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
   private layout: Layout | undefined;
   /** The bytes the last full snapshot read, repeated by quick ones. */
   private lastParams: Record<string, string> | undefined;
+  private lastRows: Record<string, string> = {};
+  /** By table, the ids whose rows a full snapshot reads. */
+  private readonly rowIds = new Map<string, Set<bigint>>();
 
   constructor(
     readonly pserver: PserverProcess,
@@ -89,10 +95,38 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
         : early && sameLayout(known!, layout)
           ? early
           : await this.params(layout);
+    const rows = !shard.initialized ? {} : quick ? this.lastRows : await this.rows(layout.epoch);
     this.layout = shard.initialized ? layout : undefined;
     this.lastParams = params;
+    this.lastRows = rows;
     const tensors = layout.tensors.map((t) => ({ ...t, shape: shapeText(t.shape) }));
-    return { status: { ...rest, tensors }, params };
+    return { status: { ...rest, tensors }, params, rows };
+  }
+
+  /** Has full snapshots read the rows of `ids` of `table` too. */
+  watchRows(table: string, ids: Iterable<bigint>): void {
+    const known = this.rowIds.get(table) ?? new Set<bigint>();
+    for (const id of ids) known.add(id);
+    this.rowIds.set(table, known);
+  }
+
+  /** A digest of each watched table's rows (values and found bits), read in batches. */
+  private async rows(epoch: bigint): Promise<Record<string, string>> {
+    const rows: Record<string, string> = {};
+    for (const [table, known] of [...this.rowIds].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const ids = [...known].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const digest = createHash('sha256');
+      for (let at = 0; at < ids.length; at += 4096) {
+        const reply = await this.call('GetRows', 'GetRowsRequest', 'GetRowsResponse', {
+          context: { shardEpoch: epoch },
+          table,
+          ids: idBytes(ids.slice(at, at + 4096)),
+        });
+        digest.update(reply.values as Uint8Array).update(reply.found as Uint8Array);
+      }
+      rows[table] = `${ids.length} ids, sha256 ${digest.digest('hex')}`;
+    }
+    return rows;
   }
 
   /** GetShardStatus once no push bytes are in flight (a stream broken off may be releasing). */
@@ -157,7 +191,13 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
     await this.status();
   }
 
-  async onAccepted(method: string, _response: Record<string, unknown>, sent: Sent): Promise<void> {
+  async onAccepted(method: string, response: Record<string, unknown>, sent: Sent): Promise<void> {
+    if (method === 'SendGrads' || method === 'SendGradsStream') {
+      // A duplicate is acknowledged as it comes, its content unread: only an applied push wrote.
+      if (response.outcome !== 'PUSH_OUTCOME_APPLIED') return;
+      this.watchPushedRows(method === 'SendGrads' ? 'SendGradsRequest' : 'SendGradsChunk', sent);
+      return;
+    }
     if (method !== 'InitParam') return;
     // What the server parsed, read with the same parser.
     const request = decodeMessage('InitParamRequest', sent.messages[0]!);
@@ -172,6 +212,22 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
         param.name,
         `${param.elementType} ${shapeText(param.shape)} ${sha256(param.content)}`,
       );
+  }
+
+  /** Watches the rows an accepted push wrote (it may have created rows of any id placed here). */
+  private watchPushedRows(requestType: string, sent: Sent): void {
+    for (const message of sent.messages) {
+      const sparse = decodeMessage(requestType, message).sparse as {
+        table: string;
+        ids: Uint8Array;
+      }[];
+      for (const { table, ids } of sparse) {
+        const view = Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
+        const pushed: bigint[] = [];
+        for (let at = 0; at + 8 <= view.length; at += 8) pushed.push(view.readBigInt64LE(at));
+        this.watchRows(table, pushed);
+      }
+    }
   }
 
   status(): Promise<Record<string, unknown>> {

@@ -39,6 +39,7 @@ const model: PserverFuzzModel = {
     { name: 'b', elementType: 'ELEMENT_TYPE_FLOAT64', byteLength: 24 },
     { name: 'ids', elementType: 'ELEMENT_TYPE_INT64', byteLength: 16 },
   ],
+  tables: [{ name: 'emb', dim: 4, idsHere: [1n, 2n, -3n], idsElsewhere: [9n] }],
   trainers: [7n],
   shard: { index: 0, count: 1 },
 };
