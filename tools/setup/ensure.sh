@@ -47,6 +47,9 @@ esac
 if [ -n "${tests_need_more:-}" ]; then
   command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # The network-fault tests put processes in network namespaces (ip) and cut links (iptables).
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
   command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
   # promtool checks the metrics pages and the alert rules.
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)

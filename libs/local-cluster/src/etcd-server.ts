@@ -9,6 +9,7 @@ import type { EtcdSecuritySettings } from '@pserver/config';
 import type { KeyPair } from './certificates';
 import { spawnProcess, type ManagedProcess } from './child-process';
 import { freePort } from './free-port';
+import type { LabHost, NetworkLab } from './network-lab';
 import { waitFor } from './wait-for';
 
 /** An etcd that serves its clients TLS and requires client certificates (`--client-cert-auth`). */
@@ -34,6 +35,8 @@ export interface EtcdServerOptions {
   tls?: EtcdTlsOptions;
   /** etcd's `--auth-token-ttl`: an unused simple auth token expires after it (etcd: 300 s). */
   authTokenTtlSeconds?: number;
+  /** Run it on this host of a network lab (ports 2379 and 2380 of its address), not on loopback. */
+  onHost?: { lab: NetworkLab; host: LabHost };
 }
 
 export const defaultEtcdServerOptions: EtcdServerOptions = { startTimeoutMs: 20_000 };
@@ -91,6 +94,15 @@ function tiedToParent(binary: string): [command: string, ...args: string[]] {
   }
 }
 
+/** `command args…` as run on the lab host, if any. */
+function wrapped(
+  onHost: EtcdServerOptions['onHost'],
+  command: string,
+  args: string[],
+): [string, string[]] {
+  return onHost ? onHost.lab.command(onHost.host, command, args) : [command, args];
+}
+
 /**
  * Starts a single-member etcd on free loopback ports. The data dir lives on /dev/shm when the
  * machine has it (fsync there is nearly free, which keeps lease and Txn latencies low in tests).
@@ -113,11 +125,14 @@ async function startOnce(binary: string, options: EtcdServerOptions): Promise<Et
   const tls = options.tls && { client: options.tls.server, ...options.tls };
   const tmpRoot = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
   const dataDir = fs.mkdtempSync(path.join(tmpRoot, 'pserver-etcd-'));
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
-  const peer = `http://127.0.0.1:${peerPort}`;
-  const [command, ...prefix] = tiedToParent(binary);
-  const args = [
+  const { onHost } = options;
+  // A lab host is a namespace of its own: etcd's usual ports are free there.
+  const [clientPort, peerPort] = onHost ? [2379, 2380] : [await freePort(), await freePort()];
+  const address = onHost?.host.address ?? '127.0.0.1';
+  const endpoint = `${tls ? 'https' : 'http'}://${address}:${clientPort}`;
+  const peer = `http://${address}:${peerPort}`;
+  const [tied, ...prefix] = tiedToParent(binary);
+  const [command, args] = wrapped(onHost, tied, [
     ...prefix,
     `--name=test`,
     `--data-dir=${dataDir}`,
@@ -140,7 +155,7 @@ async function startOnce(binary: string, options: EtcdServerOptions): Promise<Et
         ]
       : []),
     ...(authTokenTtlSeconds !== undefined ? [`--auth-token-ttl=${authTokenTtlSeconds}`] : []),
-  ];
+  ]);
   /** Starts etcd on the data dir and waits until it is healthy. */
   const launch = async (): Promise<ManagedProcess> => {
     const started = spawnProcess(command, args, { name: `etcd-${clientPort}`, logDir });

@@ -20,6 +20,8 @@ export { EtcdAuth } from './etcd-auth';
 export type { EtcdServer, EtcdServerOptions, EtcdTlsOptions } from './etcd-server';
 export { defaultEtcdServerOptions, etcdBinary, etcdInstallHint, startEtcd } from './etcd-server';
 export { freePort } from './free-port';
+export type { LabHost } from './network-lab';
+export { NetworkLab, networkLabHint } from './network-lab';
 export type { LocalClusterOptions } from './local-cluster';
 export { defaultLocalClusterOptions, LocalCluster } from './local-cluster';
 export { tempDir } from './temp-dir';

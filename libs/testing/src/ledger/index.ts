@@ -1,5 +1,6 @@
 export type { Fault, FaultOutcome } from './ledger-faults';
 export {
+  cutPserver,
   etcdOutage,
   killLeadingMaster,
   killEveryCopy,

@@ -1,4 +1,4 @@
-import { sleep, waitFor } from '@pserver/local-cluster';
+import { sleep, waitFor, type NetworkLab } from '@pserver/local-cluster';
 import { PserverDriver } from '../pserver-driver';
 import type { LedgerTrainer } from './ledger-trainer';
 import type { SupervisedCluster } from './supervised-cluster';
@@ -364,5 +364,49 @@ export function reshapeLive(count: number, { kill }: { kill?: ReshapeVictim } = 
         firstHandBackMs: handBacks.length > 0 ? Math.min(...handBacks) - askedMs : null,
       },
     };
+  };
+}
+
+/** The lab the cluster's processes run in (`SupervisedClusterOptions.network`). */
+function labOf(cluster: SupervisedCluster): NetworkLab {
+  const lab = cluster.options.network;
+  if (!lab) throw new Error('a network fault needs the cluster in a network lab (options.network)');
+  return lab;
+}
+
+/**
+ * A network fault on the pserver serving `index` for `faultMs`, then healed: `etcd` cuts it off
+ * from etcd alone (trainers, masters and its peers still reach it: nothing it serves changes,
+ * yet it must stop acting before its lease is another's); `isolate` cuts it off from everyone (a
+ * zombie whose connections stay open). Either way it fences and exits, a spare takes the index
+ * (the reference: the replacement serving), and the fault is healed `faultMs` after it began.
+ */
+export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: number): Fault {
+  return async (cluster) => {
+    const lab = labOf(cluster);
+    const { process, event } = serving(cluster, index);
+    const fenced = process
+      .waitForLog((e) => String(e.msg).startsWith('fenced'), { timeoutMs: bound })
+      .catch(() => undefined);
+    const startMs = Date.now();
+    if (from === 'etcd') lab.partition(event.pserver, 'etcd');
+    else lab.isolate(event.pserver);
+    try {
+      const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
+      const fencedAt = (await fenced)?.time;
+      await sleep(startMs + faultMs - Date.now());
+      return {
+        name: `the pserver of shard ${index} cut off from ${from} for ${faultMs} ms`,
+        startMs,
+        referenceMs: replacement.atMs,
+        reference: 'the replacement serving',
+        notes: {
+          fencedMs: typeof fencedAt === 'string' ? Date.parse(fencedAt) - startMs : null,
+          spareServingMs: replacement.atMs - startMs,
+        },
+      };
+    } finally {
+      lab.heal();
+    }
   };
 }

@@ -4,12 +4,13 @@ import {
   freePort,
   parseJsonLine,
   sleep,
-  spawnNode,
+  spawnProcess,
   startEtcd,
   tempDir,
   waitFor,
   type EtcdServer,
   type ManagedProcess,
+  type NetworkLab,
 } from '@pserver/local-cluster';
 import { MasterDriver } from '../master-driver';
 import { readRestoredCheckpoint, type RestoredCheckpoint } from './restored-checkpoint';
@@ -31,6 +32,12 @@ export interface SupervisedClusterOptions {
   /** Pause before starting a process again (a process that exits at once, etcd down, spins no faster). */
   restartDelayMs: number;
   logDir: string | undefined;
+  /**
+   * Each process on a host of its own in this lab (etcd on `etcd`, masters on `master-<slot>`,
+   * each pserver on its member name), so that the test can cut links between them; undefined:
+   * all on loopback.
+   */
+  network: NetworkLab | undefined;
 }
 
 export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
@@ -46,6 +53,7 @@ export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
   checkpointRetain: 20,
   restartDelayMs: 200,
   logDir: undefined,
+  network: undefined,
 };
 
 /** A pserver that said it serves a shard: when (its own log time), which epoch, what it restored. */
@@ -134,11 +142,17 @@ export class SupervisedCluster {
 
   static async start(options: Partial<SupervisedClusterOptions> = {}): Promise<SupervisedCluster> {
     const settings = { ...defaultSupervisedClusterOptions, ...options };
-    const etcd = await startEtcd(settings.logDir ? { logDir: path.resolve(settings.logDir) } : {});
+    const { network } = settings;
+    const etcd = await startEtcd({
+      ...(settings.logDir ? { logDir: path.resolve(settings.logDir) } : {}),
+      ...(network ? { onHost: { lab: network, host: network.host('etcd') } } : {}),
+    });
     const cluster = new SupervisedCluster(etcd, settings);
     try {
       for (let i = 0; i < settings.masters; i++) {
-        cluster.masterSlots.push({ port: await freePort(), process: undefined });
+        // On a host of its own, a master's port is free whatever it is.
+        const port = network ? 7000 : await freePort();
+        cluster.masterSlots.push({ port, process: undefined });
         cluster.runMaster(i);
       }
       for (let i = 0; i < settings.shards; i++) cluster.runPserver();
@@ -169,7 +183,12 @@ export class SupervisedCluster {
 
   /** Every master replica's address (fixed for the cluster's life). */
   get masterAddresses(): string[] {
-    return this.masterSlots.map((slot) => `127.0.0.1:${slot.port}`);
+    return this.masterSlots.map((slot, i) => `${this.hostAddress(`master-${i}`)}:${slot.port}`);
+  }
+
+  /** The address of the process named `name`: its lab host's, or loopback. */
+  private hostAddress(name: string): string {
+    return this.options.network?.host(name).address ?? '127.0.0.1';
   }
 
   /**
@@ -388,7 +407,7 @@ export class SupervisedCluster {
   private runMaster(slot: number): void {
     const { options } = this;
     const entry = this.masterSlots[slot]!;
-    const child = this.spawn('master', `master-${slot}.${this.nextMasterRun++}`, [
+    const child = this.spawn('master', `master-${slot}.${this.nextMasterRun++}`, `master-${slot}`, [
       '--port',
       String(entry.port),
       '--etcd-endpoints',
@@ -413,7 +432,7 @@ export class SupervisedCluster {
   private runPserver(): ManagedProcess {
     const { options } = this;
     const name = `pserver-${this.nextPserver++}`;
-    const child = this.spawn('pserver', name, [
+    const child = this.spawn('pserver', name, name, [
       '--port',
       '0',
       '--etcd-endpoints',
@@ -446,18 +465,31 @@ export class SupervisedCluster {
     }, this.options.restartDelayMs).unref();
   }
 
-  private spawn(app: 'master' | 'pserver', name: string, args: string[]): ManagedProcess {
-    const { logDir } = this.options;
-    const child = spawnNode(
-      appBundle(app),
-      ['--log-format', 'json', '--exit-on-stdin-close', ...args],
-      {
-        name,
-        stdinPipe: true,
-        ...(logDir ? { logDir: path.resolve(logDir) } : {}),
-        onLine: (line) => this.observe(name, line),
-      },
-    );
+  /** Starts `app` as process `name` on host `host` (in the lab, if there is one). */
+  private spawn(
+    app: 'master' | 'pserver',
+    name: string,
+    host: string,
+    args: string[],
+  ): ManagedProcess {
+    const { logDir, network } = this.options;
+    const node: [string, string[]] = [
+      process.execPath,
+      [appBundle(app), '--log-format', 'json', '--exit-on-stdin-close', ...args],
+    ];
+    const [command, commandArgs] = network
+      ? network.command(network.host(host), node[0], [
+          ...node[1],
+          '--host',
+          network.host(host).address,
+        ])
+      : node;
+    const child = spawnProcess(command, commandArgs, {
+      name,
+      stdinPipe: true,
+      ...(logDir ? { logDir: path.resolve(logDir) } : {}),
+      onLine: (line) => this.observe(name, line),
+    });
     void child.exited.then((status) =>
       this.exits.push({ name, code: status.code, signal: status.signal, atMs: Date.now() }),
     );

@@ -1,0 +1,84 @@
+import path from 'node:path';
+import {
+  bundleScript,
+  cutPserver,
+  describeLedgerReport,
+  NetworkLab,
+  runLedger,
+  stopAllProcesses,
+  type LedgerReport,
+} from '@pserver/testing';
+
+// The one-hot ledger (libs/testing/src/ledger/) under network faults: etcd, the masters and every
+// pserver each on a host of their own (a network namespace on a bridge: NetworkLab), the trainers
+// on the machine. Shard 0's pserver is cut off from etcd alone for 8 s, so that nothing it serves
+// changes while its lease runs out; then shard 1's is isolated from everyone for 8 s, its
+// connections left open. Each must stop acting before its lease is another's: not one update may
+// be applied twice, and the state each leaves as it fences is adopted by the spare that takes its
+// index, so none is lost either, with replicas or without. Needs root (CI runs as root).
+const leaseTtlSeconds = 2;
+const faultMs = 8_000;
+
+afterAll(() => stopAllProcesses());
+
+describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (replicas) => {
+  let lab: NetworkLab;
+  let report: LedgerReport;
+
+  beforeAll(async () => {
+    lab = NetworkLab.create();
+    try {
+      report = await runLedger({
+        program: {
+          language: 'typescript',
+          command: process.execPath,
+          args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
+        },
+        trainers: 4,
+        capacity: 8_192,
+        ballast: 256 * 1024,
+        paceMs: 10,
+        faults: [cutPserver(0, 'etcd', faultMs), cutPserver(1, 'everyone', faultMs)],
+        cluster: {
+          shards: 2,
+          spares: 1,
+          replicas,
+          masters: 1,
+          leaseTtlSeconds,
+          sessionTtlSeconds: 3,
+          blockSize: 1_024,
+          network: lab,
+        },
+        stepsBetweenFaults: 40,
+        recoveryBoundMs: 40_000,
+        settleMs: 2_500,
+      });
+      console.log(describeLedgerReport(report));
+    } finally {
+      lab.destroy();
+    }
+  }, 600_000);
+
+  it('loses no acknowledged update and applies none twice', () => {
+    expect(report.verdict.doubles).toEqual([]);
+    expect(report.verdict.lost).toEqual([]);
+    expect(report.verdict.unexplainedZeros).toEqual([]);
+    expect(report.verdict.phantoms).toEqual([]);
+  });
+
+  it('fences the cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
+    for (const { name, notes, recovered, everyTrainerSteppingMs } of report.faults) {
+      expect([name, notes.fencedMs]).toEqual([name, expect.any(Number)]);
+      expect([name, recovered]).toEqual([name, true]);
+      expect(everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
+    }
+  });
+
+  it('raises no step error, and every trainer exits 0 having done its steps', () => {
+    expect(report.stepErrors).toEqual([]);
+    for (const trainer of report.trainers) {
+      expect(trainer.exit).toEqual({ code: 0, signal: null });
+      expect(trainer.doneSteps).toBe(trainer.acknowledged);
+    }
+  });
+});
