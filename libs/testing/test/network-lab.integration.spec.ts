@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { NetworkLab, spawnProcess, stopAllProcesses, type ManagedProcess } from '@pserver/testing';
+import { NetworkLab, spawnProcess, stopAllProcesses, type ManagedProcess } from '../src';
 
 // The network lab's faults, checked with real sockets: a server on one host, clients on another
 // and on the machine. Needs root (CI runs as root).
