@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   bundleScript,
+  cutPrimaryFromReplica,
   cutPserver,
   describeLedgerReport,
   NetworkLab,
@@ -15,8 +16,11 @@ import {
 // changes while its lease runs out; then shard 1's is isolated from everyone for 8 s, its
 // connections left open. Each must stop acting before its lease is another's: not one update may
 // be applied twice, and the state each leaves as it fences is adopted by the spare that takes its
-// index, so none is lost either, with replicas or without. Needs root (CI runs as root).
+// index, so none is lost either, with replicas or without. With replicas, shard 0's primary is
+// first cut off from its replica alone: pushes wait until the primary drops the replica (the lag
+// timeout), no longer. Needs root (CI runs as root).
 const leaseTtlSeconds = 2;
+const replicaLagTimeoutSeconds = 2;
 const faultMs = 8_000;
 
 afterAll(() => stopAllProcesses());
@@ -38,7 +42,11 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
         capacity: 8_192,
         ballast: 256 * 1024,
         paceMs: 10,
-        faults: [cutPserver(0, 'etcd', faultMs), cutPserver(1, 'everyone', faultMs)],
+        faults: [
+          ...(replicas > 0 ? [cutPrimaryFromReplica(0, faultMs)] : []),
+          cutPserver(0, 'etcd', faultMs),
+          cutPserver(1, 'everyone', faultMs),
+        ],
         cluster: {
           shards: 2,
           spares: 1,
@@ -47,6 +55,7 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
           leaseTtlSeconds,
           sessionTtlSeconds: 3,
           blockSize: 1_024,
+          replicaLagTimeoutSeconds,
           network: lab,
         },
         stepsBetweenFaults: 40,
@@ -66,13 +75,22 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
     expect(report.verdict.phantoms).toEqual([]);
   });
 
-  it('fences the cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
-    for (const { name, notes, recovered, everyTrainerSteppingMs } of report.faults) {
+  it('fences each cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
+    const cuts = report.faults.filter((fault) => fault.name.includes('pserver of shard'));
+    expect(cuts).toHaveLength(2);
+    for (const { name, notes, recovered, everyTrainerSteppingMs } of cuts) {
       expect([name, notes.fencedMs]).toEqual([name, expect.any(Number)]);
       expect([name, recovered]).toEqual([name, true]);
       expect(everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
     }
   });
+
+  if (replicas > 0)
+    it('stalls pushes at most the replica lag timeout + 1 s when a primary cannot reach its replica', () => {
+      const [cut] = report.faults.filter((fault) => fault.name.includes('from its replica'));
+      expect(cut?.recovered).toBe(true);
+      expect(cut?.notes.droppedMs).toBeLessThan((replicaLagTimeoutSeconds + 1) * 1000);
+    });
 
   it('raises no step error, and every trainer exits 0 having done its steps', () => {
     expect(report.stepErrors).toEqual([]);

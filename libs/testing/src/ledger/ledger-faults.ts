@@ -410,3 +410,37 @@ export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: nu
     }
   };
 }
+
+/**
+ * The primary of shard `index` and its in-sync replica cut off from each other alone for
+ * `faultMs` (both still reach etcd, the masters and the trainers), then healed: pushes wait for
+ * the replica until the primary drops it (`--replica-lag-timeout-s`: it deletes the replica's key)
+ * and goes on without it (the reference); a spare becomes the new replica. `droppedMs` is the
+ * trainers' stall as the primary bounds it: from the cut to the drop.
+ */
+export function cutPrimaryFromReplica(index: number, faultMs: number): Fault {
+  return async (cluster) => {
+    const lab = labOf(cluster);
+    const { process, event } = serving(cluster, index);
+    const replica = await inSyncReplica(cluster, index);
+    const dropped = process.waitForLog(
+      (e) => e.msg === 'dropped a replica that left a push unapplied too long',
+      { timeoutMs: bound },
+    );
+    const startMs = Date.now();
+    lab.partition(event.pserver, replica.name);
+    try {
+      const droppedAt = Date.parse(String((await dropped).time));
+      await sleep(startMs + faultMs - Date.now());
+      return {
+        name: `the primary of shard ${index} cut off from its replica for ${faultMs} ms`,
+        startMs,
+        referenceMs: droppedAt,
+        reference: 'the primary going on without the replica',
+        notes: { droppedMs: droppedAt - startMs },
+      };
+    } finally {
+      lab.heal();
+    }
+  };
+}

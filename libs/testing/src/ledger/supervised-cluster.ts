@@ -32,6 +32,8 @@ export interface SupervisedClusterOptions {
   /** Pause before starting a process again (a process that exits at once, etcd down, spins no faster). */
   restartDelayMs: number;
   logDir: string | undefined;
+  /** A pserver's `--replica-lag-timeout-s`; undefined: its default. */
+  replicaLagTimeoutSeconds: number | undefined;
   /**
    * Each process on a host of its own in this lab (etcd on `etcd`, masters on `master-<slot>`,
    * each pserver on its member name), so that the test can cut links between them; undefined:
@@ -53,6 +55,7 @@ export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
   checkpointRetain: 20,
   restartDelayMs: 200,
   logDir: undefined,
+  replicaLagTimeoutSeconds: undefined,
   network: undefined,
 };
 
@@ -449,6 +452,9 @@ export class SupervisedCluster {
       String(options.checkpointIntervalSeconds),
       '--checkpoint-retain',
       String(options.checkpointRetain),
+      ...(options.replicaLagTimeoutSeconds === undefined
+        ? []
+        : ['--replica-lag-timeout-s', String(options.replicaLagTimeoutSeconds)]),
     ]);
     this.pservers.add(child);
     void child.exited.then(() => {
