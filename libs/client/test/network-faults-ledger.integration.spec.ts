@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   bundleScript,
+  cutLeadingMasterFromEtcd,
   cutPrimaryFromReplica,
   cutPserver,
   describeLedgerReport,
@@ -18,7 +19,8 @@ import {
 // be applied twice, and the state each leaves as it fences is adopted by the spare that takes its
 // index, so none is lost either, with replicas or without. With replicas, shard 0's primary is
 // first cut off from its replica alone: pushes wait until the primary drops the replica (the lag
-// timeout), no longer. Needs root (CI runs as root).
+// timeout), no longer. Last, the leading master is cut off from etcd for 6 s while trainers and
+// pservers still reach it: it steps down and the other master leads. Needs root (CI runs as root).
 const leaseTtlSeconds = 2;
 const replicaLagTimeoutSeconds = 2;
 const faultMs = 8_000;
@@ -46,12 +48,13 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
           ...(replicas > 0 ? [cutPrimaryFromReplica(0, faultMs)] : []),
           cutPserver(0, 'etcd', faultMs),
           cutPserver(1, 'everyone', faultMs),
+          cutLeadingMasterFromEtcd(6_000),
         ],
         cluster: {
           shards: 2,
           spares: 1,
           replicas,
-          masters: 1,
+          masters: 2,
           leaseTtlSeconds,
           sessionTtlSeconds: 3,
           blockSize: 1_024,
@@ -83,6 +86,12 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
       expect([name, recovered]).toEqual([name, true]);
       expect(everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
     }
+  });
+
+  it('has the leading master cut off from etcd step down, and another lead', () => {
+    const [cut] = report.faults.filter((fault) => fault.name.includes('leading master'));
+    expect(cut?.notes.steppedDownMs).toEqual(expect.any(Number));
+    expect(cut?.recovered).toBe(true);
   });
 
   if (replicas > 0)

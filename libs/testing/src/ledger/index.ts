@@ -1,5 +1,6 @@
 export type { Fault, FaultOutcome } from './ledger-faults';
 export {
+  cutLeadingMasterFromEtcd,
   cutPrimaryFromReplica,
   cutPserver,
   etcdOutage,

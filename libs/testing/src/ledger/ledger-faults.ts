@@ -444,3 +444,42 @@ export function cutPrimaryFromReplica(index: number, faultMs: number): Fault {
     }
   };
 }
+
+/**
+ * The leading master cut off from etcd alone for `faultMs` (trainers and pservers still reach
+ * it), then healed: it must step down by its lease's local deadline (`steppedDownMs`), and another
+ * master leads (the reference) once the old election lease has ended; the supervisor starts the cut
+ * one again on its host, where it waits for etcd until the heal.
+ */
+export function cutLeadingMasterFromEtcd(faultMs: number): Fault {
+  return async (cluster) => {
+    const lab = labOf(cluster);
+    const leader = cluster.leader();
+    if (!leader) throw new Error('no master leads');
+    // A master process `master-<slot>.<run>` runs on host `master-<slot>`.
+    const host = leader.name.split('.')[0]!;
+    const steppedDown = leader
+      .waitForLog((e) => String(e.msg).includes('stepping down'), { timeoutMs: bound })
+      .catch(() => undefined);
+    const startMs = Date.now();
+    lab.partition(host, 'etcd');
+    try {
+      const next = await cluster.waitForLeader(startMs, bound);
+      const steppedDownAt = (await steppedDown)?.time;
+      await sleep(startMs + faultMs - Date.now());
+      return {
+        name: `the leading master cut off from etcd for ${faultMs} ms`,
+        startMs,
+        referenceMs: next.atMs,
+        reference: 'another master leading',
+        notes: {
+          steppedDownMs:
+            typeof steppedDownAt === 'string' ? Date.parse(steppedDownAt) - startMs : null,
+          newLeaderMs: next.atMs - startMs,
+        },
+      };
+    } finally {
+      lab.heal();
+    }
+  };
+}
