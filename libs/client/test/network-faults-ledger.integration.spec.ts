@@ -3,6 +3,7 @@ import {
   bundleScript,
   cutLeadingMasterFromEtcd,
   cutPrimaryFromReplica,
+  cutTrainerFromShard,
   cutPserver,
   describeLedgerReport,
   NetworkLab,
@@ -49,6 +50,7 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
           cutPserver(0, 'etcd', faultMs),
           cutPserver(1, 'everyone', faultMs),
           cutLeadingMasterFromEtcd(6_000),
+          cutTrainerFromShard(2, 1, 5_000),
         ],
         cluster: {
           shards: 2,
@@ -79,7 +81,7 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
   });
 
   it('fences each cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
-    const cuts = report.faults.filter((fault) => fault.name.includes('pserver of shard'));
+    const cuts = report.faults.filter((fault) => fault.name.startsWith('the pserver of shard'));
     expect(cuts).toHaveLength(2);
     for (const { name, notes, recovered, everyTrainerSteppingMs } of cuts) {
       expect([name, notes.fencedMs]).toEqual([name, expect.any(Number)]);
@@ -92,6 +94,12 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
     const [cut] = report.faults.filter((fault) => fault.name.includes('leading master'));
     expect(cut?.notes.steppedDownMs).toEqual(expect.any(Number));
     expect(cut?.recovered).toBe(true);
+  });
+
+  it('has a trainer cut off from one shard wait, and step again within lease TTL + 3 s of the heal', () => {
+    const [cut] = report.faults.filter((fault) => fault.name.startsWith('trainer'));
+    expect(cut?.recovered).toBe(true);
+    expect(cut?.everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
   });
 
   if (replicas > 0)

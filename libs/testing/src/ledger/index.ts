@@ -1,6 +1,7 @@
 export type { Fault, FaultOutcome } from './ledger-faults';
 export {
   cutLeadingMasterFromEtcd,
+  cutTrainerFromShard,
   cutPrimaryFromReplica,
   cutPserver,
   etcdOutage,

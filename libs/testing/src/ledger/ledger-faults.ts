@@ -483,3 +483,29 @@ export function cutLeadingMasterFromEtcd(faultMs: number): Fault {
     }
   };
 }
+
+/**
+ * Trainer `ordinal` cut off from the pserver serving `index` alone for `faultMs` (it still
+ * reaches the masters and the other shards; the other trainers reach everything), then healed
+ * (the reference): its steps wait, none fails, and it steps again soon after the heal.
+ */
+export function cutTrainerFromShard(ordinal: number, index: number, faultMs: number): Fault {
+  return async (cluster) => {
+    const lab = labOf(cluster);
+    const { event } = serving(cluster, index);
+    const startMs = Date.now();
+    lab.partition(`trainer-${ordinal}`, event.pserver);
+    try {
+      await sleep(faultMs);
+    } finally {
+      lab.heal();
+    }
+    return {
+      name: `trainer ${ordinal} cut off from the pserver of shard ${index} for ${faultMs} ms`,
+      startMs,
+      referenceMs: Date.now(),
+      reference: 'the heal',
+      notes: {},
+    };
+  };
+}

@@ -101,6 +101,7 @@ export async function runLedger(options: LedgerRunOptions): Promise<LedgerReport
           options,
           options.paceMs,
           options.logDir,
+          cluster.options.network,
         ),
       );
     await waitForSteps(trainers, 0, options.stepsBetweenFaults, 60_000).then((all) => {

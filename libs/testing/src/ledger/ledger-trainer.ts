@@ -5,6 +5,7 @@ import {
   waitFor,
   type ExitStatus,
   type ManagedProcess,
+  type NetworkLab,
 } from '@pserver/local-cluster';
 
 /** How to start a ledger trainer of one language: the same arguments follow in every language. */
@@ -74,10 +75,15 @@ export class LedgerTrainer {
     shape: LedgerShape,
     paceMs: number,
     logDir?: string,
+    /** Run it on host `trainer-<ordinal>` of this lab, not on the machine. */
+    network?: NetworkLab,
   ) {
+    const onHost = (command: string, args: string[]): [string, string[]] =>
+      network
+        ? network.command(network.host(`trainer-${ordinal}`), command, args)
+        : [command, args];
     this.process = spawnProcess(
-      program.command,
-      [
+      ...onHost(program.command, [
         ...program.args,
         masters.join(','),
         String(ordinal),
@@ -86,7 +92,7 @@ export class LedgerTrainer {
         String(paceMs),
         String(shape.ballast),
         ...(shape.tableBuckets ? [String(shape.tableBuckets)] : []),
-      ],
+      ]),
       {
         name: `ledger-${program.language}-${ordinal}`,
         env: program.env,
