@@ -100,6 +100,14 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
     const here = (stem: string): string => namesOn(0, 2, stem, 1)[0]!;
     const t = { w: here('w'), b: here('b'), ids: here('ids'), skip: here('skip') };
     const more = { half: here('half'), block: here('blk@') };
+    // A float tensor InitParam's cases never name (it is not in `namesHere`): whatever they
+    // replace the others with, the pushes keep one they can update.
+    const kept = here('kept');
+    await driver.initParam(
+      context,
+      { name: kept, elementType: 'ELEMENT_TYPE_FLOAT32', content: bytesOf(new Float32Array(48)) },
+      { sgd: { momentum: 0.5 }, learningRate: { base: 0.1 } },
+    );
     await driver.initParam(
       context,
       {

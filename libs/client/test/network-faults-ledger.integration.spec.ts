@@ -3,9 +3,10 @@ import {
   bundleScript,
   cutLeadingMasterFromEtcd,
   cutPrimaryFromReplica,
-  cutTrainerFromShard,
   cutPserver,
+  cutTrainerFromShard,
   describeLedgerReport,
+  lossyPserver,
   NetworkLab,
   runLedger,
   stopAllProcesses,
@@ -21,7 +22,9 @@ import {
 // index, so none is lost either, with replicas or without. With replicas, shard 0's primary is
 // first cut off from its replica alone: pushes wait until the primary drops the replica (the lag
 // timeout), no longer. Last, the leading master is cut off from etcd for 6 s while trainers and
-// pservers still reach it: it steps down and the other master leads. Needs root (CI runs as root).
+// pservers still reach it: it steps down and the other master leads. Then trainer 2 is cut off
+// from shard 1 alone for 5 s (its steps wait), and shard 0's pserver loses 5 % of its packets on
+// every link for 20 s (slower, nothing cut). Needs root (CI runs as root).
 const leaseTtlSeconds = 2;
 const replicaLagTimeoutSeconds = 2;
 const faultMs = 8_000;
@@ -51,6 +54,7 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
           cutPserver(1, 'everyone', faultMs),
           cutLeadingMasterFromEtcd(6_000),
           cutTrainerFromShard(2, 1, 5_000),
+          lossyPserver(0, 0.05, 20_000),
         ],
         cluster: {
           shards: 2,
@@ -81,7 +85,8 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
   });
 
   it('fences each cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
-    const cuts = report.faults.filter((fault) => fault.name.startsWith('the pserver of shard'));
+    // The faults that cut a pserver off (cutPserver): they note when it fenced.
+    const cuts = report.faults.filter((fault) => 'fencedMs' in fault.notes);
     expect(cuts).toHaveLength(2);
     for (const { name, notes, recovered, everyTrainerSteppingMs } of cuts) {
       expect([name, notes.fencedMs]).toEqual([name, expect.any(Number)]);
@@ -100,6 +105,12 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
     const [cut] = report.faults.filter((fault) => fault.name.startsWith('trainer'));
     expect(cut?.recovered).toBe(true);
     expect(cut?.everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
+  });
+
+  it('trains on through a link losing 5 % of its packets', () => {
+    const [lossy] = report.faults.filter((fault) => fault.name.includes('of its packets'));
+    expect(lossy?.notes.stepsDuring).toBeGreaterThan(0);
+    expect(lossy?.recovered).toBe(true);
   });
 
   if (replicas > 0)

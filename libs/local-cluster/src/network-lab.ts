@@ -31,6 +31,8 @@ export class NetworkLab {
   private readonly hosts = new Map<string, LabHost>();
   /** The machine's ends of the hosts' veth pairs. */
   private readonly veths: string[] = [];
+  /** Hosts whose link has a rate limit. */
+  private readonly slowed = new Set<LabHost>();
   private destroyed = false;
 
   private constructor(
@@ -103,9 +105,45 @@ export class NetworkLab {
     iptables(host, '-A', 'OUTPUT', '!', '-o', 'lo', '-j', 'DROP');
   }
 
-  /** Removes every fault: each host's rules flushed. */
+  /**
+   * Drops `fraction` of the packets `name` sends and of those it receives (each at random, apart):
+   * a lossy link to everyone. TCP retransmits what is lost; nothing is cut.
+   */
+  lossy(name: string, fraction: number): void {
+    if (!(fraction > 0 && fraction < 1))
+      throw new Error(`lossy: fraction ${fraction} not in (0, 1)`);
+    const host = this.known(name);
+    const drop = ['-m', 'statistic', '--mode', 'random', '--probability', String(fraction)];
+    iptables(host, '-A', 'INPUT', '!', '-i', 'lo', ...drop, '-j', 'DROP');
+    iptables(host, '-A', 'OUTPUT', '!', '-o', 'lo', ...drop, '-j', 'DROP');
+  }
+
+  /** Limits what `name` sends to `bitsPerSecond` (a token bucket on its link; queued, not dropped). */
+  slow(name: string, bitsPerSecond: number): void {
+    const host = this.known(name);
+    const rate = ['rate', `${Math.round(bitsPerSecond)}bit`, 'burst', '32kbit', 'latency', '1s'];
+    run('ip', [
+      'netns',
+      'exec',
+      host.namespace,
+      'tc',
+      'qdisc',
+      'add',
+      'dev',
+      'eth0',
+      'root',
+      'tbf',
+      ...rate,
+    ]);
+    this.slowed.add(host);
+  }
+
+  /** Removes every fault: each host's rules flushed, its link's rate limit removed. */
   heal(): void {
     for (const host of this.hosts.values()) iptables(host, '-F');
+    for (const host of this.slowed)
+      run('ip', ['netns', 'exec', host.namespace, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root']);
+    this.slowed.clear();
   }
 
   /** Removes every namespace (with its veth end and rules) and the bridge. Idempotent. */

@@ -45,7 +45,12 @@ describe('a network lab', () => {
     const host = lab.host('server');
     lab.host('client');
     lab.host('bystander');
-    const script = `require('node:net').createServer((s) => s.end('hi')).listen(${port}, '${host.address}', () => console.log('listening'));`;
+    // On `port` a greeting; on the next one, 256 KiB.
+    const script = `
+      const net = require('node:net');
+      net.createServer((s) => s.end('hi')).listen(${port}, '${host.address}', () => {
+        net.createServer((s) => s.end(Buffer.alloc(256 * 1024))).listen(${port + 1}, '${host.address}', () => console.log('listening'));
+      });`;
     const [command, args] = lab.command(host, process.execPath, ['-e', script]);
     server = spawnProcess(command, args, { name: 'lab-server' });
     await server.waitForLine((line) => line === 'listening', { timeoutMs: 10_000 });
@@ -82,6 +87,36 @@ describe('a network lab', () => {
     expect(connectFrom(lab, 'client', address)).toBe('timeout');
     expect(connectFrom(lab, undefined, address)).toBe('timeout');
     lab.heal();
+    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+  });
+
+  it('makes a host lossy, until healed', () => {
+    const { address } = lab.host('server');
+    // Nearly every packet lost: no connect gets through (what fraction is lost is iptables').
+    lab.lossy('server', 0.99);
+    expect(connectFrom(lab, 'client', address)).toBe('timeout');
+    lab.heal();
+    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+  });
+
+  it('limits what a host sends to a rate, until healed', () => {
+    const { address } = lab.host('server');
+    const fetch = `
+      const started = Date.now();
+      let bytes = 0;
+      const socket = require('node:net').connect(${port + 1}, '${address}');
+      socket.on('data', (data) => { bytes += data.length; });
+      socket.on('end', () => console.log(JSON.stringify({ bytes, ms: Date.now() - started })));`;
+    const [command, args] = lab.command(lab.host('client'), process.execPath, ['-e', fetch]);
+    // 256 KiB at 1 Mbit/s take 2.1 s at least.
+    lab.slow('server', 1_000_000);
+    const slowed = JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as {
+      bytes: number;
+      ms: number;
+    };
+    lab.heal();
+    expect(slowed.bytes).toBe(256 * 1024);
+    expect(slowed.ms).toBeGreaterThan(1_500);
     expect(connectFrom(lab, 'client', address)).toBe('reply hi');
   });
 

@@ -6,7 +6,7 @@ export interface FuzzSettings {
   runs: number;
 }
 
-export const defaultFuzzSettings: FuzzSettings = { seed: 424242, runs: 2000 };
+export const defaultFuzzSettings: FuzzSettings = { seed: 424242, runs: 1000 };
 
 /**
  * The settings from `FUZZ_SEED` and `FUZZ_RUNS` (non-negative integers), else the defaults. A

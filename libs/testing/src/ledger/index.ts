@@ -1,9 +1,9 @@
 export type { Fault, FaultOutcome } from './ledger-faults';
 export {
   cutLeadingMasterFromEtcd,
-  cutTrainerFromShard,
   cutPrimaryFromReplica,
   cutPserver,
+  cutTrainerFromShard,
   etcdOutage,
   killLeadingMaster,
   killEveryCopy,
@@ -11,6 +11,7 @@ export {
   killReplicaCatchingUp,
   killPserver,
   killReplica,
+  lossyPserver,
   pausePserver,
   pauseTrainersThroughFailover,
   reshapeLive,

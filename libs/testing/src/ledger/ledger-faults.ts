@@ -509,3 +509,31 @@ export function cutTrainerFromShard(ordinal: number, index: number, faultMs: num
     };
   };
 }
+
+/**
+ * Every link of the pserver serving `index` losing `fraction` of its packets each way for
+ * `faultMs` (TCP retransmits them: slower, nothing cut), then healed (the reference). Notes the
+ * steps the trainers acknowledged during the loss against as long a time just before.
+ */
+export function lossyPserver(index: number, fraction: number, faultMs: number): Fault {
+  return async (cluster, trainers) => {
+    const lab = labOf(cluster);
+    const { event } = serving(cluster, index);
+    const startMs = Date.now();
+    const before = trainers.reduce((n, t) => n + t.acksSince(startMs - faultMs), 0);
+    lab.lossy(event.pserver, fraction);
+    try {
+      await sleep(faultMs);
+    } finally {
+      lab.heal();
+    }
+    const during = trainers.reduce((n, t) => n + t.acksSince(startMs), 0);
+    return {
+      name: `the pserver of shard ${index} losing ${fraction * 100} % of its packets for ${faultMs} ms`,
+      startMs,
+      referenceMs: Date.now(),
+      reference: 'the heal',
+      notes: { stepsBefore: before, stepsDuring: during },
+    };
+  };
+}
