@@ -479,17 +479,11 @@ export class SupervisedCluster {
     args: string[],
   ): ManagedProcess {
     const { logDir, network } = this.options;
-    const node: [string, string[]] = [
-      process.execPath,
-      [appBundle(app), '--log-format', 'json', '--exit-on-stdin-close', ...args],
-    ];
-    const [command, commandArgs] = network
-      ? network.command(network.host(host), node[0], [
-          ...node[1],
-          '--host',
-          network.host(host).address,
-        ])
-      : node;
+    const appArgs = [appBundle(app), '--log-format', 'json', '--exit-on-stdin-close', ...args];
+    const lab = network?.host(host);
+    const [command, commandArgs] = lab
+      ? network!.command(lab, process.execPath, [...appArgs, '--host', lab.address])
+      : [process.execPath, appArgs];
     const child = spawnProcess(command, commandArgs, {
       name,
       stdinPipe: true,
