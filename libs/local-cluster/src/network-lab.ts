@@ -23,8 +23,7 @@ const prefix = 'psl';
  * machine's own namespace gets only the bridge and the subnet's first address, so the test process
  * reaches every host. Faults are iptables rules inside the hosts' namespaces — never in the
  * machine's — so they touch no traffic but the lab's, and `heal` flushes them. Nothing routes out
- * of the subnet. `destroy` removes every namespace, link and rule the lab made (namespaces first:
- * their veth ends and rules go with them); a lab left by a killed test run is removed by the next
+ * of the subnet. `destroy` removes every namespace, link and rule the lab made; a lab left by a killed test run is removed by the next
  * one (its names carry the pid of the process that made it).
  */
 export class NetworkLab {
@@ -101,8 +100,8 @@ export class NetworkLab {
   /** Drops every packet of `name` but its loopback's: it reaches no one, and no one reaches it. */
   isolate(name: string): void {
     const host = this.known(name);
-    iptables(host, '-A', 'INPUT', '!', '-i', 'lo', '-j', 'DROP');
-    iptables(host, '-A', 'OUTPUT', '!', '-o', 'lo', '-j', 'DROP');
+    appendRule(host, 'INPUT', '!', '-i', 'lo', '-j', 'DROP');
+    appendRule(host, 'OUTPUT', '!', '-o', 'lo', '-j', 'DROP');
   }
 
   /**
@@ -114,35 +113,22 @@ export class NetworkLab {
       throw new Error(`lossy: fraction ${fraction} not in (0, 1)`);
     const host = this.known(name);
     const drop = ['-m', 'statistic', '--mode', 'random', '--probability', String(fraction)];
-    iptables(host, '-A', 'INPUT', '!', '-i', 'lo', ...drop, '-j', 'DROP');
-    iptables(host, '-A', 'OUTPUT', '!', '-o', 'lo', ...drop, '-j', 'DROP');
+    appendRule(host, 'INPUT', '!', '-i', 'lo', ...drop, '-j', 'DROP');
+    appendRule(host, 'OUTPUT', '!', '-o', 'lo', ...drop, '-j', 'DROP');
   }
 
   /** Limits what `name` sends to `bitsPerSecond` (a token bucket on its link; queued, not dropped). */
   slow(name: string, bitsPerSecond: number): void {
     const host = this.known(name);
     const rate = ['rate', `${Math.round(bitsPerSecond)}bit`, 'burst', '32kbit', 'latency', '1s'];
-    run('ip', [
-      'netns',
-      'exec',
-      host.namespace,
-      'tc',
-      'qdisc',
-      'add',
-      'dev',
-      'eth0',
-      'root',
-      'tbf',
-      ...rate,
-    ]);
+    inHost(host, 'tc', 'qdisc', 'add', 'dev', 'eth0', 'root', 'tbf', ...rate);
     this.slowed.add(host);
   }
 
   /** Removes every fault: each host's rules flushed, its link's rate limit removed. */
   heal(): void {
-    for (const host of this.hosts.values()) iptables(host, '-F');
-    for (const host of this.slowed)
-      run('ip', ['netns', 'exec', host.namespace, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root']);
+    for (const host of this.hosts.values()) inHost(host, 'iptables', '-w', '-F');
+    for (const host of this.slowed) inHost(host, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root');
     this.slowed.clear();
   }
 
@@ -173,11 +159,11 @@ export class NetworkLab {
     if (how === 'reset') {
       const notReset = ['-p', 'tcp', '!', '--tcp-flags', 'RST', 'RST'];
       const reject = ['-j', 'REJECT', '--reject-with', 'tcp-reset'];
-      iptables(host, '-A', 'INPUT', ...notReset, '-s', peer, ...reject);
+      appendRule(host, 'INPUT', ...notReset, '-s', peer, ...reject);
       return;
     }
-    iptables(host, '-A', 'INPUT', '-s', peer, '-j', 'DROP');
-    iptables(host, '-A', 'OUTPUT', '-d', peer, '-j', 'DROP');
+    appendRule(host, 'INPUT', '-s', peer, '-j', 'DROP');
+    appendRule(host, 'OUTPUT', '-d', peer, '-j', 'DROP');
   }
 }
 
@@ -191,8 +177,14 @@ function ip(...args: string[]): string {
   return run('ip', args);
 }
 
-function iptables(host: LabHost, ...args: string[]): void {
-  run('ip', ['netns', 'exec', host.namespace, 'iptables', '-w', ...args]);
+/** Runs a command in `host`'s namespace. */
+function inHost(host: LabHost, command: string, ...args: string[]): void {
+  run('ip', ['netns', 'exec', host.namespace, command, ...args]);
+}
+
+/** Appends an iptables rule in `host`'s namespace (`-w`: waits for the xtables lock). */
+function appendRule(host: LabHost, ...rule: string[]): void {
+  inHost(host, 'iptables', '-w', '-A', ...rule);
 }
 
 function run(command: string, args: string[]): string {

@@ -185,6 +185,14 @@ export function idBytes(ids: readonly bigint[]): Buffer {
   return bytes;
 }
 
+/** The whole int64s of `bytes` (little-endian), as pushes and reads carry ids. */
+export function idsOf(bytes: Uint8Array): bigint[] {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const ids: bigint[] = [];
+  for (let at = 0; at + 8 <= view.length; at += 8) ids.push(view.readBigInt64LE(at));
+  return ids;
+}
+
 /** Ids for a held table: mostly ones placed on this shard (repeats included), rarely others. */
 function idsFor(table: HeldTable): fc.Arbitrary<bigint[]> {
   const here = fc.constantFrom(...table.idsHere);
@@ -507,8 +515,7 @@ function unaccountedRows(
   for (const outcome of outcomes) {
     const grad = pushed.find((g) => g.table === outcome.table);
     if (!grad?.ids) return `an outcome for table ${outcome.table}, which the push did not name`;
-    const distinct = new Set<bigint>();
-    for (let i = 0; i + 8 <= grad.ids.length; i += 8) distinct.add(grad.ids.readBigInt64LE(i));
+    const distinct = new Set(idsOf(grad.ids));
     const counted = Number(outcome.rowsUpdated) + Number(outcome.rowsRejected);
     if (counted > distinct.size)
       return `table ${outcome.table}: ${counted} rows updated or rejected of ${distinct.size} distinct ids`;

@@ -5,7 +5,7 @@ import { waitFor } from '@pserver/local-cluster';
 import { checkHealth, serviceNames } from '@pserver/rpc';
 import type { FuzzSubject, Sent } from './fuzz-rpc';
 import { RawGrpcClient } from './raw-client';
-import { idBytes } from './pserver-requests';
+import { idBytes, idsOf } from './pserver-requests';
 import { decodeMessage, encodeMessage } from './wire';
 
 /**
@@ -221,12 +221,7 @@ export class PserverFuzzSubject implements FuzzSubject<PserverState> {
         table: string;
         ids: Uint8Array;
       }[];
-      for (const { table, ids } of sparse) {
-        const view = Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
-        const pushed: bigint[] = [];
-        for (let at = 0; at + 8 <= view.length; at += 8) pushed.push(view.readBigInt64LE(at));
-        this.watchRows(table, pushed);
-      }
+      for (const { table, ids } of sparse) this.watchRows(table, idsOf(ids));
     }
   }
 

@@ -367,6 +367,11 @@ export function reshapeLive(count: number, { kill }: { kill?: ReshapeVictim } = 
   };
 }
 
+/** Milliseconds from `startMs` to the time a log line carries, or null without the line. */
+function loggedAfter(line: Record<string, unknown> | undefined, startMs: number): number | null {
+  return typeof line?.time === 'string' ? Date.parse(line.time) - startMs : null;
+}
+
 /** The lab the cluster's processes run in (`SupervisedClusterOptions.network`). */
 function labOf(cluster: SupervisedCluster): NetworkLab {
   const lab = cluster.options.network;
@@ -377,7 +382,7 @@ function labOf(cluster: SupervisedCluster): NetworkLab {
 /**
  * A network fault on the pserver serving `index` for `faultMs`, then healed: `etcd` cuts it off
  * from etcd alone (trainers, masters and its peers still reach it: nothing it serves changes,
- * yet it must stop acting before its lease is another's); `isolate` cuts it off from everyone (a
+ * yet it must stop acting before its lease is another's); `everyone` isolates it (a
  * zombie whose connections stay open). Either way it fences and exits, a spare takes the index
  * (the reference: the replacement serving), and the fault is healed `faultMs` after it began.
  */
@@ -393,7 +398,7 @@ export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: nu
     else lab.isolate(event.pserver);
     try {
       const replacement = await cluster.waitForReplacement(index, event.epoch, bound);
-      const fencedAt = (await fenced)?.time;
+      const fencedMs = loggedAfter(await fenced, startMs);
       await sleep(startMs + faultMs - Date.now());
       return {
         name: `the pserver of shard ${index} cut off from ${from} for ${faultMs} ms`,
@@ -401,7 +406,7 @@ export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: nu
         referenceMs: replacement.atMs,
         reference: 'the replacement serving',
         notes: {
-          fencedMs: typeof fencedAt === 'string' ? Date.parse(fencedAt) - startMs : null,
+          fencedMs,
           spareServingMs: replacement.atMs - startMs,
         },
       };
@@ -430,14 +435,14 @@ export function cutPrimaryFromReplica(index: number, faultMs: number): Fault {
     const startMs = Date.now();
     lab.partition(event.pserver, replica.name);
     try {
-      const droppedAt = Date.parse(String((await dropped).time));
+      const droppedMs = loggedAfter(await dropped, startMs)!;
       await sleep(startMs + faultMs - Date.now());
       return {
         name: `the primary of shard ${index} cut off from its replica for ${faultMs} ms`,
         startMs,
-        referenceMs: droppedAt,
+        referenceMs: startMs + droppedMs,
         reference: 'the primary going on without the replica',
-        notes: { droppedMs: droppedAt - startMs },
+        notes: { droppedMs },
       };
     } finally {
       lab.heal();
@@ -465,7 +470,7 @@ export function cutLeadingMasterFromEtcd(faultMs: number): Fault {
     lab.partition(host, 'etcd');
     try {
       const next = await cluster.waitForLeader(startMs, bound);
-      const steppedDownAt = (await steppedDown)?.time;
+      const steppedDownMs = loggedAfter(await steppedDown, startMs);
       await sleep(startMs + faultMs - Date.now());
       return {
         name: `the leading master cut off from etcd for ${faultMs} ms`,
@@ -473,8 +478,7 @@ export function cutLeadingMasterFromEtcd(faultMs: number): Fault {
         referenceMs: next.atMs,
         reference: 'another master leading',
         notes: {
-          steppedDownMs:
-            typeof steppedDownAt === 'string' ? Date.parse(steppedDownAt) - startMs : null,
+          steppedDownMs,
           newLeaderMs: next.atMs - startMs,
         },
       };
