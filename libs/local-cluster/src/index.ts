@@ -19,6 +19,8 @@ export type { CreateJobUsersOptions, EtcdJobUsers, EtcdUser } from './etcd-auth'
 export { EtcdAuth } from './etcd-auth';
 export type { EtcdServer, EtcdServerOptions, EtcdTlsOptions } from './etcd-server';
 export { defaultEtcdServerOptions, etcdBinary, etcdInstallHint, startEtcd } from './etcd-server';
+export type { ProxyDirection, ProxyFaults } from './fault-proxy';
+export { FaultProxy } from './fault-proxy';
 export { freePort } from './free-port';
 export type { LabHost } from './network-lab';
 export { NetworkLab, networkLabHint } from './network-lab';

@@ -97,6 +97,14 @@ export class NetworkLab {
     this.block(hostB, hostA.address, how);
   }
 
+  /**
+   * Drops what `from` sends to `to`, and only that: `to` still reaches `from`, but no connection
+   * between them gets far (a TCP peer that hears and is not heard, as behind a broken route).
+   */
+  oneWay(from: string, to: string): void {
+    appendRule(this.known(from), 'OUTPUT', '-d', this.known(to).address, '-j', 'DROP');
+  }
+
   /** Drops every packet of `name` but its loopback's: it reaches no one, and no one reaches it. */
   isolate(name: string): void {
     const host = this.known(name);

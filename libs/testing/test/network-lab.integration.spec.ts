@@ -81,6 +81,19 @@ describe('a network lab', () => {
     lab.heal();
   });
 
+  it('drops one direction alone: a client whose packets to the server are lost cannot connect', () => {
+    const { address } = lab.host('server');
+    lab.oneWay('client', 'server');
+    expect(connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(connectFrom(lab, 'bystander', address)).toBe('reply hi');
+    lab.heal();
+    lab.oneWay('server', 'client');
+    // The server's answers to the client are lost.
+    expect(connectFrom(lab, 'client', address)).toBe('timeout');
+    lab.heal();
+    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+  });
+
   it('isolates a host from everyone, the machine included, until healed', () => {
     const { address } = lab.host('server');
     lab.isolate('server');
