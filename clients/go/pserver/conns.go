@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 	grpcbackoff "google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/keepalive"
 )
 
 // reconnect is how soon a connection dials again after its server went away. gRPC's default
@@ -15,6 +16,12 @@ var reconnect = grpc.WithConnectParams(grpc.ConnectParams{
 	Backoff:           grpcbackoff.Config{BaseDelay: 200 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 	MinConnectTimeout: 5 * time.Second,
 })
+
+// pings are keepalive pings while calls are open: a connection whose peer went silent (a
+// black-holed route, a host gone without a reset) fails within Time + Timeout and its calls are
+// retried on a new one, instead of each waiting out its deadline on a connection that still looks
+// ready. grpc-go pings at most every 10 s (a shorter Time is raised to it).
+var pings = grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second})
 
 // connPool keeps one gRPC connection per address, dialled lazily; gRPC reconnects on its own.
 // Every connection carries the client's security (DialOptions).
@@ -36,7 +43,7 @@ func (p *connPool) get(address string) (*grpc.ClientConn, error) {
 	if conn, ok := p.conns[address]; ok {
 		return conn, nil
 	}
-	options := append([]grpc.DialOption{reconnect, grpc.WithDefaultCallOptions(
+	options := append([]grpc.DialOption{reconnect, pings, grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(p.maxMessageBytes), grpc.MaxCallSendMsgSize(p.maxMessageBytes))}, p.security...)
 	conn, err := grpc.Dial(address, options...)
 	if err != nil {

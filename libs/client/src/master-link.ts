@@ -15,6 +15,7 @@ import {
   callUnary,
   channelSecurity,
   fromServiceError,
+  keepaliveChannelOptions,
   masterClient,
   onAbort,
   retry,
@@ -251,7 +252,10 @@ export class MasterLink {
   private client(address: string): MasterClient {
     let client = this.clients.get(address);
     if (!client) {
-      client = masterClient(address, this.channel.credentials, this.channel.options);
+      client = masterClient(address, this.channel.credentials, {
+        ...keepaliveChannelOptions,
+        ...this.channel.options,
+      });
       this.clients.set(address, client);
     }
     return client;

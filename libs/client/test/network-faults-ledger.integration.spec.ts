@@ -6,6 +6,7 @@ import {
   cutPserver,
   cutTrainerFromShard,
   describeLedgerReport,
+  latePserver,
   lossyPserver,
   NetworkLab,
   runLedger,
@@ -24,7 +25,8 @@ import {
 // timeout), no longer. Last, the leading master is cut off from etcd for 6 s while trainers and
 // pservers still reach it: it steps down and the other master leads. Then trainer 2 is cut off
 // from shard 1 alone for 5 s (its steps wait), and shard 0's pserver loses 5 % of its packets on
-// every link for 20 s (slower, nothing cut). Needs root (CI runs as root).
+// every link for 20 s (slower, nothing cut), and shard 1's links go through a fault proxy that
+// holds every chunk 50 ± 20 ms each way for 10 s. Needs root (CI runs as root).
 const leaseTtlSeconds = 2;
 const replicaLagTimeoutSeconds = 2;
 const faultMs = 8_000;
@@ -55,6 +57,7 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
           cutLeadingMasterFromEtcd(6_000),
           cutTrainerFromShard(2, 1, 5_000),
           lossyPserver(0, 0.05, 20_000),
+          latePserver(1, { latencyMs: 50, jitterMs: 20 }, 10_000),
         ],
         cluster: {
           shards: 2,
@@ -111,6 +114,12 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
     const [lossy] = report.faults.filter((fault) => fault.name.includes('of its packets'));
     expect(lossy?.notes.stepsDuring).toBeGreaterThan(0);
     expect(lossy?.recovered).toBe(true);
+  });
+
+  it('trains on through links 50 ± 20 ms late each way', () => {
+    const [late] = report.faults.filter((fault) => fault.name.includes('ms late'));
+    expect(late?.notes.stepsDuring).toBeGreaterThan(0);
+    expect(late?.recovered).toBe(true);
   });
 
   if (replicas > 0)

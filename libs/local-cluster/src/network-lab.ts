@@ -133,9 +133,31 @@ export class NetworkLab {
     this.slowed.add(host);
   }
 
+  /**
+   * Sends every connection to `name`'s `port` through `proxy` (`address:port`, e.g. a FaultProxy
+   * listening on the bridge's address): every other host's new connects go to the proxy instead
+   * (the proxy itself, on the machine, still reaches `name`), and connections already open are
+   * reset, so that their clients connect again, through it.
+   */
+  throughProxy(name: string, port: number, proxy: string): void {
+    const host = this.known(name);
+    for (const other of this.hosts.values()) {
+      if (other === host) continue;
+      const to = ['-p', 'tcp', '-d', host.address, '--dport', String(port)];
+      appendRule(other, '-t', 'nat', 'OUTPUT', ...to, '-j', 'DNAT', '--to-destination', proxy);
+    }
+    const notProxied = ['-p', 'tcp', '--dport', String(port), '!', '-s', `${this.subnet}.1`];
+    const notReset = ['!', '--tcp-flags', 'RST', 'RST'];
+    const reset = ['-j', 'REJECT', '--reject-with', 'tcp-reset'];
+    appendRule(host, 'INPUT', ...notProxied, ...notReset, ...reset);
+  }
+
   /** Removes every fault: each host's rules flushed, its link's rate limit removed. */
   heal(): void {
-    for (const host of this.hosts.values()) inHost(host, 'iptables', '-w', '-F');
+    for (const host of this.hosts.values()) {
+      inHost(host, 'iptables', '-w', '-F');
+      inHost(host, 'iptables', '-w', '-t', 'nat', '-F');
+    }
     for (const host of this.slowed) inHost(host, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root');
     this.slowed.clear();
   }
@@ -190,9 +212,13 @@ function inHost(host: LabHost, command: string, ...args: string[]): void {
   run('ip', ['netns', 'exec', host.namespace, command, ...args]);
 }
 
-/** Appends an iptables rule in `host`'s namespace (`-w`: waits for the xtables lock). */
+/**
+ * Appends an iptables rule in `host`'s namespace (`-w`: waits for the xtables lock); a rule that
+ * begins with `-t <table>` goes to that table.
+ */
 function appendRule(host: LabHost, ...rule: string[]): void {
-  inHost(host, 'iptables', '-w', '-A', ...rule);
+  const table = rule[0] === '-t' ? rule.splice(0, 2) : [];
+  inHost(host, 'iptables', '-w', ...table, '-A', ...rule);
 }
 
 function run(command: string, args: string[]): string {

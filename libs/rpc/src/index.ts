@@ -2,7 +2,13 @@ export type { ErrorCode } from './error-table';
 export { errorTable, isErrorCode } from './error-table';
 export type { CallContext } from './call-context';
 export type { GrpcServerOptions } from './grpc-server';
-export { bindServer, clientChannelOptions, createGrpcServer, shutdownServer } from './grpc-server';
+export {
+  bindServer,
+  clientChannelOptions,
+  createGrpcServer,
+  keepaliveChannelOptions,
+  shutdownServer,
+} from './grpc-server';
 export type { ClientStreamMethod, ServerStreamMethod, UnaryMethod } from './handlers';
 export { clientStreamHandler, serverStreamHandler, unaryHandler } from './handlers';
 export type { ServingStatus } from './health';

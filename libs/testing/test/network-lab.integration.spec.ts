@@ -1,15 +1,31 @@
-import { execFileSync } from 'node:child_process';
-import { NetworkLab, spawnProcess, stopAllProcesses, type ManagedProcess } from '../src';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  FaultProxy,
+  NetworkLab,
+  spawnProcess,
+  stopAllProcesses,
+  type ManagedProcess,
+} from '../src';
 
 // The network lab's faults, checked with real sockets: a server on one host, clients on another
 // and on the machine. Needs root (CI runs as root).
 
 afterAll(() => stopAllProcesses());
 
+const execFileAsync = promisify(execFile);
+
 const port = 7100;
 
-/** What a TCP connect to `address` ends in within 1 s, as run on `from` (the machine if none). */
-function connectFrom(lab: NetworkLab, from: string | undefined, address: string): string {
+/**
+ * What a TCP connect to `address` ends in within 1 s, as run on `from` (the machine if none); run
+ * apart, so that this process (a fault proxy's) goes on meanwhile.
+ */
+async function connectFrom(
+  lab: NetworkLab,
+  from: string | undefined,
+  address: string,
+): Promise<string> {
   const probe = `
     const socket = require('node:net').connect(${port}, '${address}');
     socket.setTimeout(1000, () => { console.log('timeout'); process.exit(); });
@@ -18,7 +34,7 @@ function connectFrom(lab: NetworkLab, from: string | undefined, address: string)
   const [command, args] = from
     ? lab.command(lab.host(from), process.execPath, ['-e', probe])
     : [process.execPath, ['-e', probe]];
-  return execFileSync(command, args, { encoding: 'utf8' }).trim();
+  return (await execFileAsync(command, args, { encoding: 'utf8' })).stdout.trim();
 }
 
 /** The names of the machine's network namespaces and links that the lab made. */
@@ -45,11 +61,11 @@ describe('a network lab', () => {
     const host = lab.host('server');
     lab.host('client');
     lab.host('bystander');
-    // On `port` a greeting; on the next one, 256 KiB.
+    // On `port` a greeting; on the next one, 256 KiB. A connection reset is no crash.
     const script = `
       const net = require('node:net');
-      net.createServer((s) => s.end('hi')).listen(${port}, '${host.address}', () => {
-        net.createServer((s) => s.end(Buffer.alloc(256 * 1024))).listen(${port + 1}, '${host.address}', () => console.log('listening'));
+      net.createServer((s) => s.on('error', () => {}).end('hi')).listen(${port}, '${host.address}', () => {
+        net.createServer((s) => s.on('error', () => {}).end(Buffer.alloc(256 * 1024))).listen(${port + 1}, '${host.address}', () => console.log('listening'));
       });`;
     const [command, args] = lab.command(host, process.execPath, ['-e', script]);
     server = spawnProcess(command, args, { name: 'lab-server' });
@@ -61,58 +77,77 @@ describe('a network lab', () => {
     lab?.destroy();
   });
 
-  it('gives each host its own address, reached from every other host and from the machine', () => {
+  it('gives each host its own address, reached from every other host and from the machine', async () => {
     const { address } = lab.host('server');
     expect(address).toMatch(/^10\.213\.\d+\.2$/);
     expect(lab.host('client').address).not.toBe(address);
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
-    expect(connectFrom(lab, undefined, address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, undefined, address)).toBe('reply hi');
   });
 
-  it('partitions two hosts both ways, as a black hole or with resets; others still get through', () => {
+  it('partitions two hosts both ways, as a black hole or with resets; others still get through', async () => {
     const { address } = lab.host('server');
     lab.partition('client', 'server');
-    expect(connectFrom(lab, 'client', address)).toBe('timeout');
-    expect(connectFrom(lab, 'bystander', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(await connectFrom(lab, 'bystander', address)).toBe('reply hi');
     lab.heal();
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
     lab.partition('client', 'server', 'reset');
-    expect(connectFrom(lab, 'client', address)).toBe('ECONNREFUSED');
+    expect(await connectFrom(lab, 'client', address)).toBe('ECONNREFUSED');
     lab.heal();
   });
 
-  it('drops one direction alone: a client whose packets to the server are lost cannot connect', () => {
+  it('drops one direction alone: a client whose packets to the server are lost cannot connect', async () => {
     const { address } = lab.host('server');
     lab.oneWay('client', 'server');
-    expect(connectFrom(lab, 'client', address)).toBe('timeout');
-    expect(connectFrom(lab, 'bystander', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(await connectFrom(lab, 'bystander', address)).toBe('reply hi');
     lab.heal();
     lab.oneWay('server', 'client');
     // The server's answers to the client are lost.
-    expect(connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(await connectFrom(lab, 'client', address)).toBe('timeout');
     lab.heal();
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
   });
 
-  it('isolates a host from everyone, the machine included, until healed', () => {
+  it("sends a host's connections through a fault proxy, open ones reset, until healed", async () => {
+    const { address } = lab.host('server');
+    const proxy = await FaultProxy.start(`${address}:${port}`, `${lab.subnet}.1`);
+    try {
+      proxy.set({ stalled: true });
+      lab.throughProxy('server', port, proxy.address);
+      // Connected to the proxy, which holds the greeting back.
+      expect(await connectFrom(lab, 'client', address)).toBe('timeout');
+      proxy.heal();
+      expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
+      proxy.set({ stalled: true });
+      lab.heal();
+      expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
+    } finally {
+      lab.heal();
+      await proxy.close();
+    }
+  });
+
+  it('isolates a host from everyone, the machine included, until healed', async () => {
     const { address } = lab.host('server');
     lab.isolate('server');
-    expect(connectFrom(lab, 'client', address)).toBe('timeout');
-    expect(connectFrom(lab, undefined, address)).toBe('timeout');
+    expect(await connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(await connectFrom(lab, undefined, address)).toBe('timeout');
     lab.heal();
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
   });
 
-  it('makes a host lossy, until healed', () => {
+  it('makes a host lossy, until healed', async () => {
     const { address } = lab.host('server');
     // Nearly every packet lost: no connect gets through (what fraction is lost is iptables').
     lab.lossy('server', 0.99);
-    expect(connectFrom(lab, 'client', address)).toBe('timeout');
+    expect(await connectFrom(lab, 'client', address)).toBe('timeout');
     lab.heal();
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
   });
 
-  it('limits what a host sends to a rate, until healed', () => {
+  it('limits what a host sends to a rate, until healed', async () => {
     const { address } = lab.host('server');
     const fetch = `
       const started = Date.now();
@@ -130,10 +165,10 @@ describe('a network lab', () => {
     lab.heal();
     expect(slowed.bytes).toBe(256 * 1024);
     expect(slowed.ms).toBeGreaterThan(1_500);
-    expect(connectFrom(lab, 'client', address)).toBe('reply hi');
+    expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
   });
 
-  it('leaves no namespace or link behind, its names free again at once', () => {
+  it('leaves no namespace or link behind, its names free again at once', async () => {
     const other = NetworkLab.create();
     let namespace: string;
     try {

@@ -11,6 +11,7 @@ export {
   killReplicaCatchingUp,
   killPserver,
   killReplica,
+  latePserver,
   lossyPserver,
   pausePserver,
   pauseTrainersThroughFailover,

@@ -1,4 +1,4 @@
-import { sleep, waitFor, type NetworkLab } from '@pserver/local-cluster';
+import { FaultProxy, sleep, waitFor, type NetworkLab } from '@pserver/local-cluster';
 import { PserverDriver } from '../pserver-driver';
 import type { LedgerTrainer } from './ledger-trainer';
 import type { SupervisedCluster } from './supervised-cluster';
@@ -534,6 +534,42 @@ export function lossyPserver(index: number, fraction: number, faultMs: number): 
     const during = trainers.reduce((n, t) => n + t.acksSince(startMs), 0);
     return {
       name: `the pserver of shard ${index} losing ${fraction * 100} % of its packets for ${faultMs} ms`,
+      startMs,
+      referenceMs: Date.now(),
+      reference: 'the heal',
+      notes: { stepsBefore: before, stepsDuring: during },
+    };
+  };
+}
+
+/**
+ * Every link of the pserver serving `index` through a fault proxy for `faultMs`, each chunk
+ * `latencyMs` ± `jitterMs` late each way (its open connections are reset and its clients connect
+ * again, through the proxy), then healed (the reference): slower, nothing lost. Notes the steps
+ * acknowledged during it against as long a time just before.
+ */
+export function latePserver(
+  index: number,
+  { latencyMs, jitterMs }: { latencyMs: number; jitterMs: number },
+  faultMs: number,
+): Fault {
+  return async (cluster, trainers) => {
+    const lab = labOf(cluster);
+    const { event } = serving(cluster, index);
+    const proxy = await FaultProxy.start(event.address, `${lab.subnet}.1`);
+    proxy.set({ latencyMs, jitterMs });
+    const startMs = Date.now();
+    const before = trainers.reduce((n, t) => n + t.acksSince(startMs - faultMs), 0);
+    try {
+      lab.throughProxy(event.pserver, Number(event.address.split(':').at(-1)), proxy.address);
+      await sleep(faultMs);
+    } finally {
+      lab.heal();
+      await proxy.close();
+    }
+    const during = trainers.reduce((n, t) => n + t.acksSince(startMs), 0);
+    return {
+      name: `the links of the pserver of shard ${index} ${latencyMs} ± ${jitterMs} ms late for ${faultMs} ms`,
       startMs,
       referenceMs: Date.now(),
       reference: 'the heal',
