@@ -593,7 +593,8 @@ describe('serving, recovering and fenced: 1 master, 2 pservers and a spare', () 
 
   it('answers a call in flight when it is fenced UNAVAILABLE with PSERVER_FENCED, then exits 4', async () => {
     const { pserver, epoch } = cluster.serving().get(1)!;
-    const driver = new PserverDriver(pserver.address, { timeoutMs: 30_000 });
+    // Without keepalive pings, which would end the call during the pause before the pserver can.
+    const driver = new PserverDriver(pserver.address, { timeoutMs: 30_000, keepalive: false });
     try {
       // The shard is not initialized: the GetParams waits, in flight, inside the pserver.
       const parked = rejection(

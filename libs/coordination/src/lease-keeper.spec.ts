@@ -1,6 +1,8 @@
 import { EtcdLeaseInvalidError, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
 import type { Etcd3 } from 'etcd3';
 import { silentLogger } from '@pserver/logging';
+import { EventEmitter } from 'node:events';
+import { EtcdWithMembers } from './etcd';
 import { keepAlivePolicy, LeaseKeeper } from './lease-keeper';
 
 /** What the fake etcd does with one keep-alive. */
@@ -215,5 +217,54 @@ describe('LeaseKeeper (fake etcd, fake clock)', () => {
     );
     expect(lease.released).toBe(true);
     expect(lease.attempts[0]!.deadlineMs - lease.attempts[0]!.sentAtMs).toBe(trustedMs);
+  });
+});
+
+describe('LeaseKeeper with several etcd members (fake members, fake clock)', () => {
+  /**
+   * A member whose keep-alive streams answer as scripted (then 'ok'); each stream it opened is
+   * noted in `used` under its name. A hanging one fails at its deadline, as a gRPC stream does.
+   */
+  function member(name: string, used: string[], answers: ('ok' | 'hang')[] = []): Etcd3 {
+    const leaseKeepAlive = ({ deadline }: { deadline: number }) => {
+      used.push(name);
+      const stream = Object.assign(new EventEmitter(), {
+        write: () => {
+          if ((answers.shift() ?? 'ok') === 'ok')
+            setImmediate(() => stream.emit('data', { TTL: String(ttlSeconds) }));
+          else
+            setTimeout(
+              () => stream.emit('error', new GRPCDeadlineExceededError('deadline exceeded')),
+              deadline - Date.now(),
+            );
+        },
+        end: () => undefined,
+      });
+      return Promise.resolve(stream);
+    };
+    return {
+      leaseClient: { leaseKeepAlive },
+      close: () => used.push(`${name} closed`),
+    } as unknown as Etcd3;
+  }
+
+  it('keeps alive through one member, and moves to the next when it fails (one attempt lost)', async () => {
+    const used: string[] = [];
+    const members = [member('a', used, ['ok', 'hang']), member('b', used), member('c', used)];
+    const client = new EtcdWithMembers({ hosts: ['http://127.0.0.1:1'] }, members);
+    const lease = new FakeLease(ttlSeconds);
+    Object.assign(client, { lease: () => lease });
+    const kept = await LeaseKeeper.grant(client, { ttlSeconds, logger: silentLogger });
+    const expiries: string[] = [];
+    kept.onExpired((reason) => expiries.push(reason));
+    await jest.advanceTimersByTimeAsync(6 * policy.intervalMs);
+    // a answered once, then hung until the attempt's deadline; b took every keep-alive after.
+    expect(used.slice(0, 4)).toEqual(['a', 'a', 'b', 'b']);
+    expect(new Set(used.slice(2))).toEqual(new Set(['b']));
+    expect(kept.isValid()).toBe(true);
+    expect(expiries).toEqual([]);
+    kept.close();
+    client.close();
+    expect(used.slice(-3)).toEqual(['a closed', 'b closed', 'c closed']);
   });
 });

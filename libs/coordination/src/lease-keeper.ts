@@ -1,5 +1,6 @@
-import { EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
+import { castGrpcError, EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '@pserver/logging';
+import { etcdMembers } from './etcd';
 
 export interface LeaseKeeperOptions {
   ttlSeconds: number;
@@ -61,6 +62,8 @@ export class LeaseKeeper {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private readonly expiryListeners = new Set<(reason: string) => void>();
   private readonly policy: KeepAlivePolicy;
+  /** Of several members' clients, the one keep-alives go to now (the next after a failure). */
+  private member = 0;
 
   private constructor(
     private readonly lease: Lease,
@@ -68,6 +71,8 @@ export class LeaseKeeper {
     private grantedTtlSeconds: number,
     sentAtMs: number,
     private readonly options: LeaseKeeperOptions,
+    /** A client of each etcd member (`etcdMembers`); empty: etcd3 picks one for each call. */
+    private readonly members: Etcd3[],
   ) {
     this.policy = keepAlivePolicy(options.ttlSeconds);
     this.validUntilMs = this.deadlineFrom(sentAtMs);
@@ -86,7 +91,8 @@ export class LeaseKeeper {
       const response = await lease.keepaliveOnce({
         deadline: Date.now() + options.ttlSeconds * 1000 * (options.trustedFraction ?? 2 / 3),
       });
-      return new LeaseKeeper(lease, id, Number(response.TTL), sentAtMs, options);
+      const members = etcdMembers(client);
+      return new LeaseKeeper(lease, id, Number(response.TTL), sentAtMs, options, members);
     } catch (err) {
       // Not kept alive: etcd expires it (if it was granted at all) after its TTL.
       lease.release();
@@ -150,7 +156,7 @@ export class LeaseKeeper {
     // An attempt that outlived the deadline could only be answered too late to count.
     const timeoutMs = Math.min(this.policy.attemptTimeoutMs, this.validUntilMs - sentAtMs);
     try {
-      const response = await this.lease.keepaliveOnce({ deadline: Date.now() + timeoutMs });
+      const response = await this.keepaliveOnce(Date.now() + timeoutMs);
       if (this.closed || this.expired) return;
       const ttl = Number(response.TTL);
       if (!(ttl > 0)) {
@@ -175,6 +181,8 @@ export class LeaseKeeper {
         return;
       }
       this.failedAttempts++;
+      // With several members, the retry goes to the next: one cut off costs one attempt.
+      if (this.members.length > 0) this.member = (this.member + 1) % this.members.length;
       const retryInMs = this.retryDelayMs();
       this.options.logger.warn('lease keep-alive failed; retrying', {
         lease: this.id,
@@ -184,6 +192,25 @@ export class LeaseKeeper {
         err,
       });
       this.scheduleKeepalive(retryInMs);
+    }
+  }
+
+  /**
+   * One keep-alive by `deadline`: through the lease (etcd3 draws a member), or with several
+   * members through the current one. etcd answers TTL 0 for a lease it no longer has.
+   */
+  private async keepaliveOnce(deadline: number): Promise<{ TTL: string }> {
+    const member = this.members[this.member];
+    if (!member) return this.lease.keepaliveOnce({ deadline });
+    const stream = await member.leaseClient.leaseKeepAlive({ deadline });
+    try {
+      return await new Promise((resolve, reject) => {
+        stream.on('data', resolve);
+        stream.on('error', (err: Error) => reject(castGrpcError(err)));
+        stream.write({ ID: this.id });
+      });
+    } finally {
+      stream.end();
     }
   }
 

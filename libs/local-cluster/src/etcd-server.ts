@@ -85,7 +85,7 @@ export function etcdBinary(): string {
  * killed when the process that started it dies, however it died. `setpriv` execs etcd: the pid is
  * etcd's own.
  */
-function tiedToParent(binary: string): [command: string, ...args: string[]] {
+export function tiedToParent(binary: string): [command: string, ...args: string[]] {
   try {
     execFileSync('setpriv', ['--pdeathsig', 'KILL', 'true'], { stdio: 'ignore' });
     return ['setpriv', '--pdeathsig', 'KILL', binary];
@@ -216,7 +216,10 @@ async function startOnce(binary: string, options: EtcdServerOptions): Promise<Et
 }
 
 /** The `health` field of etcd's `GET /health`, over TLS with the client certificate if given. */
-function health(endpoint: string, tls: Required<EtcdTlsOptions> | undefined): Promise<string> {
+export function health(
+  endpoint: string,
+  tls: Required<EtcdTlsOptions> | undefined,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const tlsOptions = tls && {
       ca: fs.readFileSync(tls.ca),

@@ -17,6 +17,8 @@ export {
 } from './child-process';
 export type { CreateJobUsersOptions, EtcdJobUsers, EtcdUser } from './etcd-auth';
 export { EtcdAuth } from './etcd-auth';
+export type { EtcdCluster, EtcdMember } from './etcd-cluster';
+export { startEtcdCluster } from './etcd-cluster';
 export type { EtcdServer, EtcdServerOptions, EtcdTlsOptions } from './etcd-server';
 export { defaultEtcdServerOptions, etcdBinary, etcdInstallHint, startEtcd } from './etcd-server';
 export type { ProxyDirection, ProxyFaults } from './fault-proxy';

@@ -105,6 +105,16 @@ export class NetworkLab {
     appendRule(this.known(from), 'OUTPUT', '-d', this.known(to).address, '-j', 'DROP');
   }
 
+  /** Partitions every host of `sideA` from every host of `sideB` (`partition` of each pair). */
+  split(sideA: string[], sideB: string[], how: 'drop' | 'reset' = 'drop'): void {
+    for (const a of sideA) for (const b of sideB) this.partition(a, b, how);
+  }
+
+  /** The names of the lab's hosts, in the order they were made. */
+  get hostNames(): string[] {
+    return [...this.hosts.keys()];
+  }
+
   /** Drops every packet of `name` but its loopback's: it reaches no one, and no one reaches it. */
   isolate(name: string): void {
     const host = this.known(name);

@@ -34,6 +34,12 @@ export interface PserverDriverOptions {
    * test that pushes and pulls large tensors at once does so on separate connections.
    */
   ownConnection?: boolean;
+  /**
+   * Keepalive pings (default on, as every client channel): false for a test of what the server
+   * answers a call that waited through a pause of the server longer than the pings' 5 s, which the
+   * pings would otherwise end first.
+   */
+  keepalive?: boolean;
 }
 
 export const defaultPserverDriverOptions: PserverDriverOptions = {
@@ -62,6 +68,7 @@ export class PserverDriver {
       ...clientChannelOptions(settings),
       ...channel.options,
       ...(settings.ownConnection && { 'grpc.use_local_subchannel_pool': 1 }),
+      ...(settings.keepalive === false && { 'grpc.keepalive_time_ms': -1 }),
     });
   }
 

@@ -13,6 +13,7 @@ export {
   killReplica,
   latePserver,
   lossyPserver,
+  splitEtcd,
   pausePserver,
   pauseTrainersThroughFailover,
   reshapeLive,

@@ -577,3 +577,56 @@ export function latePserver(
     };
   };
 }
+
+/**
+ * A 3-member etcd split 2 + 1 for `faultMs`, then healed: the minority side is etcd's leader (so
+ * that the majority must elect another), the leading master and the pserver serving `index`; the
+ * majority side the other two members and every other master and pserver; trainers still reach
+ * both sides. The minority
+ * pserver must fence (no quorum renews its lease), a spare on the majority side takes its index,
+ * the cut master steps down and the other leads. The reference: the later of the replacement
+ * serving and the new leader.
+ */
+export function splitEtcd(index: number, faultMs: number): Fault {
+  return async (cluster) => {
+    const lab = labOf(cluster);
+    const leader = cluster.leader();
+    if (!leader) throw new Error('no master leads');
+    const { process, event } = serving(cluster, index);
+    const fenced = process
+      .waitForLog((e) => String(e.msg).startsWith('fenced'), { timeoutMs: bound })
+      .catch(() => undefined);
+    const steppedDown = leader
+      .waitForLog((e) => String(e.msg).includes('stepping down'), { timeoutMs: bound })
+      .catch(() => undefined);
+    if (!('leader' in cluster.etcd)) throw new Error('an etcd split needs several members');
+    const etcdLeader = await cluster.etcd.leader();
+    const minority = [etcdLeader.host.name, leader.name.split('.')[0]!, event.pserver];
+    const majority = lab.hostNames.filter(
+      (name) => !minority.includes(name) && !name.startsWith('trainer-'),
+    );
+    const startMs = Date.now();
+    lab.split(minority, majority);
+    try {
+      // Leases lost to the election on the majority side are replaced too: that takes longer.
+      const replacement = await cluster.waitForReplacement(index, event.epoch, 2 * bound);
+      const next = await cluster.waitForLeader(startMs, 2 * bound);
+      const [fencedLine, steppedDownLine] = await Promise.all([fenced, steppedDown]);
+      await sleep(startMs + faultMs - Date.now());
+      return {
+        name: `etcd split 2 + 1 for ${faultMs} ms, the leading master and the pserver of shard ${index} with the one`,
+        startMs,
+        referenceMs: Math.max(replacement.atMs, next.atMs),
+        reference: 'the index served again and another master leading',
+        notes: {
+          fencedMs: loggedAfter(fencedLine, startMs),
+          spareServingMs: replacement.atMs - startMs,
+          steppedDownMs: loggedAfter(steppedDownLine, startMs),
+          newLeaderMs: next.atMs - startMs,
+        },
+      };
+    } finally {
+      lab.heal();
+    }
+  };
+}

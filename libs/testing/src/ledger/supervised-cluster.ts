@@ -6,8 +6,10 @@ import {
   sleep,
   spawnProcess,
   startEtcd,
+  startEtcdCluster,
   tempDir,
   waitFor,
+  type EtcdCluster,
   type EtcdServer,
   type ManagedProcess,
   type NetworkLab,
@@ -40,6 +42,11 @@ export interface SupervisedClusterOptions {
    * all on loopback.
    */
   network: NetworkLab | undefined;
+  /**
+   * etcd's members: 1, or (in a network lab) that many on hosts `etcd-0`, `etcd-1`, … every
+   * process given all their endpoints.
+   */
+  etcdMembers: number;
 }
 
 export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
@@ -57,6 +64,7 @@ export const defaultSupervisedClusterOptions: SupervisedClusterOptions = {
   logDir: undefined,
   replicaLagTimeoutSeconds: undefined,
   network: undefined,
+  etcdMembers: 1,
 };
 
 /** A pserver that said it serves a shard: when (its own log time), which epoch, what it restored. */
@@ -137,7 +145,7 @@ export class SupervisedCluster {
   private holdingPservers = false;
 
   private constructor(
-    readonly etcd: EtcdServer,
+    readonly etcd: EtcdServer | EtcdCluster,
     readonly options: SupervisedClusterOptions,
   ) {
     this.checkpointDir = tempDir('ledger-checkpoints');
@@ -146,10 +154,18 @@ export class SupervisedCluster {
   static async start(options: Partial<SupervisedClusterOptions> = {}): Promise<SupervisedCluster> {
     const settings = { ...defaultSupervisedClusterOptions, ...options };
     const { network } = settings;
-    const etcd = await startEtcd({
-      ...(settings.logDir ? { logDir: path.resolve(settings.logDir) } : {}),
-      ...(network ? { onHost: { lab: network, host: network.host('etcd') } } : {}),
-    });
+    const logDir = settings.logDir ? { logDir: path.resolve(settings.logDir) } : {};
+    const etcd =
+      settings.etcdMembers > 1
+        ? await startEtcdCluster(
+            labFor(network, 'an etcd of several members'),
+            Array.from({ length: settings.etcdMembers }, (_, i) => network!.host(`etcd-${i}`)),
+            logDir,
+          )
+        : await startEtcd({
+            ...logDir,
+            ...(network ? { onHost: { lab: network, host: network.host('etcd') } } : {}),
+          });
     const cluster = new SupervisedCluster(etcd, settings);
     try {
       for (let i = 0; i < settings.masters; i++) {
@@ -314,10 +330,12 @@ export class SupervisedCluster {
    * Resolves with the time it was healthy again.
    */
   async etcdOutage(downMs: number): Promise<{ killedMs: number; backMs: number }> {
+    const etcd = this.etcd;
+    if (!('restart' in etcd)) throw new Error('an etcd outage is of a one-member etcd');
     const killedMs = Date.now();
-    await this.etcd.process.kill();
+    await etcd.process.kill();
     await sleep(downMs);
-    await this.etcd.restart();
+    await etcd.restart();
     return { killedMs, backMs: Date.now() };
   }
 
@@ -555,4 +573,9 @@ export class SupervisedCluster {
       this.leading.push({ master: name, address: String(entry.address), atMs });
     }
   }
+}
+
+function labFor(network: NetworkLab | undefined, what: string): NetworkLab {
+  if (!network) throw new Error(`${what} runs in a network lab (options.network)`);
+  return network;
 }
