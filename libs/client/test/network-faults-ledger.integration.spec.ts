@@ -10,8 +10,11 @@ import {
   lossyPserver,
   NetworkLab,
   runLedger,
+  splitEtcd,
   stopAllProcesses,
+  type Fault,
   type LedgerReport,
+  type SupervisedClusterOptions,
 } from '@pserver/testing';
 
 // The one-hot ledger (libs/testing/src/ledger/) under network faults: etcd, the masters and every
@@ -26,66 +29,94 @@ import {
 // pservers still reach it: it steps down and the other master leads. Then trainer 2 is cut off
 // from shard 1 alone for 5 s (its steps wait), and shard 0's pserver loses 5 % of its packets on
 // every link for 20 s (slower, nothing cut), and shard 1's links go through a fault proxy that
-// holds every chunk 50 ± 20 ms each way for 10 s. Needs root (CI runs as root).
+// holds every chunk 50 ± 20 ms each way for 10 s. Last, on a 3-member etcd of its own, the ledger
+// with etcd split 2 + 1 for 8 s: etcd's leader, the leading master and shard 1's pserver on the
+// one side, the rest on the other, the trainers reaching both; the cut pserver must fence though
+// every trainer reaches it, and its index be served on the majority side. Needs root (CI runs as
+// root).
 const leaseTtlSeconds = 2;
 const replicaLagTimeoutSeconds = 2;
 const faultMs = 8_000;
 
 afterAll(() => stopAllProcesses());
 
+/** The ledger in a lab of its own, 4 TypeScript trainers, 2 shards, a spare and 2 masters. */
+async function ledgerInLab(
+  replicas: number,
+  faults: Fault[],
+  cluster: Partial<SupervisedClusterOptions> = {},
+): Promise<LedgerReport> {
+  const lab = NetworkLab.create();
+  try {
+    const report = await runLedger({
+      program: {
+        language: 'typescript',
+        command: process.execPath,
+        args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
+      },
+      trainers: 4,
+      capacity: 8_192,
+      ballast: 256 * 1024,
+      paceMs: 10,
+      faults,
+      cluster: {
+        shards: 2,
+        spares: 1,
+        replicas,
+        masters: 2,
+        leaseTtlSeconds,
+        sessionTtlSeconds: 3,
+        blockSize: 1_024,
+        replicaLagTimeoutSeconds,
+        network: lab,
+        ...cluster,
+      },
+      stepsBetweenFaults: 40,
+      recoveryBoundMs: 40_000,
+      settleMs: 2_500,
+    });
+    console.log(describeLedgerReport(report));
+    return report;
+  } finally {
+    lab.destroy();
+  }
+}
+
+/** The verdict every run must reach: nothing lost or doubled, no step error, clean exits. */
+function itKeepsTheLedger(report: () => LedgerReport): void {
+  it('loses no acknowledged update and applies none twice', () => {
+    const { verdict } = report();
+    expect(verdict.doubles).toEqual([]);
+    expect(verdict.lost).toEqual([]);
+    expect(verdict.unexplainedZeros).toEqual([]);
+    expect(verdict.phantoms).toEqual([]);
+  });
+
+  it('raises no step error, and every trainer exits 0 having done its steps', () => {
+    expect(report().stepErrors).toEqual([]);
+    for (const trainer of report().trainers) {
+      expect(trainer.exit).toEqual({ code: 0, signal: null });
+      expect(trainer.doneSteps).toBe(trainer.acknowledged);
+    }
+  });
+}
+
 describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (replicas) => {
-  let lab: NetworkLab;
   let report: LedgerReport;
 
   beforeAll(async () => {
-    lab = NetworkLab.create();
-    try {
-      report = await runLedger({
-        program: {
-          language: 'typescript',
-          command: process.execPath,
-          args: [bundleScript(path.join(__dirname, 'fixtures', 'ledger-trainer.ts'))],
-        },
-        trainers: 4,
-        capacity: 8_192,
-        ballast: 256 * 1024,
-        paceMs: 10,
-        faults: [
-          ...(replicas > 0 ? [cutPrimaryFromReplica(0, faultMs)] : []),
-          cutPserver(0, 'etcd', faultMs),
-          cutPserver(1, 'everyone', faultMs),
-          cutLeadingMasterFromEtcd(6_000),
-          cutTrainerFromShard(2, 1, 5_000),
-          lossyPserver(0, 0.05, 20_000),
-          latePserver(1, { latencyMs: 50, jitterMs: 20 }, 10_000),
-        ],
-        cluster: {
-          shards: 2,
-          spares: 1,
-          replicas,
-          masters: 2,
-          leaseTtlSeconds,
-          sessionTtlSeconds: 3,
-          blockSize: 1_024,
-          replicaLagTimeoutSeconds,
-          network: lab,
-        },
-        stepsBetweenFaults: 40,
-        recoveryBoundMs: 40_000,
-        settleMs: 2_500,
-      });
-      console.log(describeLedgerReport(report));
-    } finally {
-      lab.destroy();
-    }
+    report = await ledgerInLab(replicas, [
+      ...(replicas > 0 ? [cutPrimaryFromReplica(0, faultMs)] : []),
+      cutPserver(0, 'etcd', faultMs),
+      cutPserver(1, 'everyone', faultMs),
+      cutLeadingMasterFromEtcd(6_000),
+      cutTrainerFromShard(2, 1, 5_000),
+      lossyPserver(0, 0.05, 20_000),
+      latePserver(1, { latencyMs: 50, jitterMs: 20 }, 10_000),
+    ]);
   }, 600_000);
 
-  it('loses no acknowledged update and applies none twice', () => {
-    expect(report.verdict.doubles).toEqual([]);
-    expect(report.verdict.lost).toEqual([]);
-    expect(report.verdict.unexplainedZeros).toEqual([]);
-    expect(report.verdict.phantoms).toEqual([]);
-  });
+  itKeepsTheLedger(() => report);
 
   it('fences each cut pserver; training goes on within lease TTL + 3 s of the failover', () => {
     // The faults that cut a pserver off (cutPserver): they note when it fenced.
@@ -128,12 +159,22 @@ describe.each([0, 1])('the one-hot ledger under network faults, replicas %i', (r
       expect(cut?.recovered).toBe(true);
       expect(cut?.notes.droppedMs).toBeLessThan((replicaLagTimeoutSeconds + 1) * 1000);
     });
+});
 
-  it('raises no step error, and every trainer exits 0 having done its steps', () => {
-    expect(report.stepErrors).toEqual([]);
-    for (const trainer of report.trainers) {
-      expect(trainer.exit).toEqual({ code: 0, signal: null });
-      expect(trainer.doneSteps).toBe(trainer.acknowledged);
-    }
+describe.each([0, 1])('the one-hot ledger with etcd split 2 + 1, replicas %i', (replicas) => {
+  let report: LedgerReport;
+
+  beforeAll(async () => {
+    report = await ledgerInLab(replicas, [splitEtcd(1, faultMs)], { etcdMembers: 3 });
+  }, 600_000);
+
+  itKeepsTheLedger(() => report);
+
+  it('fences the cut pserver, has the cut master step down, and trains on within lease TTL + 3 s of the failover', () => {
+    const [split] = report.faults;
+    expect(split?.notes.fencedMs).toEqual(expect.any(Number));
+    expect(split?.notes.steppedDownMs).toEqual(expect.any(Number));
+    expect(split?.recovered).toBe(true);
+    expect(split?.everyTrainerSteppingMs).toBeLessThan((leaseTtlSeconds + 3) * 1000);
   });
 });
