@@ -154,18 +154,7 @@ export class SupervisedCluster {
   static async start(options: Partial<SupervisedClusterOptions> = {}): Promise<SupervisedCluster> {
     const settings = { ...defaultSupervisedClusterOptions, ...options };
     const { network } = settings;
-    const logDir = settings.logDir ? { logDir: path.resolve(settings.logDir) } : {};
-    const etcd =
-      settings.etcdMembers > 1
-        ? await startEtcdCluster(
-            labFor(network, 'an etcd of several members'),
-            Array.from({ length: settings.etcdMembers }, (_, i) => network!.host(`etcd-${i}`)),
-            logDir,
-          )
-        : await startEtcd({
-            ...logDir,
-            ...(network ? { onHost: { lab: network, host: network.host('etcd') } } : {}),
-          });
+    const etcd = await startEtcdOf(settings);
     const cluster = new SupervisedCluster(etcd, settings);
     try {
       for (let i = 0; i < settings.masters; i++) {
@@ -575,7 +564,17 @@ export class SupervisedCluster {
   }
 }
 
-function labFor(network: NetworkLab | undefined, what: string): NetworkLab {
-  if (!network) throw new Error(`${what} runs in a network lab (options.network)`);
-  return network;
+/** etcd as the options ask: one member (on the lab's host `etcd`, if any), or one on each `etcd-<i>`. */
+function startEtcdOf(settings: SupervisedClusterOptions): Promise<EtcdServer | EtcdCluster> {
+  const { network, etcdMembers } = settings;
+  const logDir = settings.logDir ? { logDir: path.resolve(settings.logDir) } : {};
+  if (etcdMembers === 1)
+    return startEtcd({
+      ...logDir,
+      ...(network ? { onHost: { lab: network, host: network.host('etcd') } } : {}),
+    });
+  if (!network)
+    throw new Error('an etcd of several members runs in a network lab (options.network)');
+  const hosts = Array.from({ length: etcdMembers }, (_, i) => network.host(`etcd-${i}`));
+  return startEtcdCluster(network, hosts, logDir);
 }
