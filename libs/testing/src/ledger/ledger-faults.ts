@@ -1,4 +1,10 @@
-import { FaultProxy, sleep, waitFor, type NetworkLab } from '@pserver/local-cluster';
+import {
+  FaultProxy,
+  sleep,
+  waitFor,
+  type ManagedProcess,
+  type NetworkLab,
+} from '@pserver/local-cluster';
 import { PserverDriver } from '../pserver-driver';
 import type { LedgerTrainer } from './ledger-trainer';
 import type { SupervisedCluster } from './supervised-cluster';
@@ -372,6 +378,21 @@ function loggedAfter(line: Record<string, unknown> | undefined, startMs: number)
   return typeof line?.time === 'string' ? Date.parse(line.time) - startMs : null;
 }
 
+/** The first line `process` logs whose message passes `test`, within the bound (else undefined). */
+function loggedLine(
+  process: ManagedProcess,
+  test: (msg: string) => boolean,
+): Promise<Record<string, unknown> | undefined> {
+  return process
+    .waitForLog((e) => test(String(e.msg)), { timeoutMs: bound })
+    .catch(() => undefined);
+}
+
+/** The steps every trainer acknowledged since `sinceMs`. */
+function stepsSince(trainers: LedgerTrainer[], sinceMs: number): number {
+  return trainers.reduce((n, t) => n + t.acksSince(sinceMs), 0);
+}
+
 /** The lab the cluster's processes run in (`SupervisedClusterOptions.network`). */
 function labOf(cluster: SupervisedCluster): NetworkLab {
   const lab = cluster.options.network;
@@ -390,9 +411,7 @@ export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: nu
   return async (cluster) => {
     const lab = labOf(cluster);
     const { process, event } = serving(cluster, index);
-    const fenced = process
-      .waitForLog((e) => String(e.msg).startsWith('fenced'), { timeoutMs: bound })
-      .catch(() => undefined);
+    const fenced = loggedLine(process, (msg) => msg.startsWith('fenced'));
     const startMs = Date.now();
     if (from === 'etcd') lab.partition(event.pserver, 'etcd');
     else lab.isolate(event.pserver);
@@ -463,9 +482,7 @@ export function cutLeadingMasterFromEtcd(faultMs: number): Fault {
     if (!leader) throw new Error('no master leads');
     // A master process `master-<slot>.<run>` runs on host `master-<slot>`.
     const host = leader.name.split('.')[0]!;
-    const steppedDown = leader
-      .waitForLog((e) => String(e.msg).includes('stepping down'), { timeoutMs: bound })
-      .catch(() => undefined);
+    const steppedDown = loggedLine(leader, (msg) => msg.includes('stepping down'));
     const startMs = Date.now();
     lab.partition(host, 'etcd');
     try {
@@ -524,14 +541,14 @@ export function lossyPserver(index: number, fraction: number, faultMs: number): 
     const lab = labOf(cluster);
     const { event } = serving(cluster, index);
     const startMs = Date.now();
-    const before = trainers.reduce((n, t) => n + t.acksSince(startMs - faultMs), 0);
+    const before = stepsSince(trainers, startMs - faultMs);
     lab.lossy(event.pserver, fraction);
     try {
       await sleep(faultMs);
     } finally {
       lab.heal();
     }
-    const during = trainers.reduce((n, t) => n + t.acksSince(startMs), 0);
+    const during = stepsSince(trainers, startMs);
     return {
       name: `the pserver of shard ${index} losing ${fraction * 100} % of its packets for ${faultMs} ms`,
       startMs,
@@ -559,7 +576,7 @@ export function latePserver(
     const proxy = await FaultProxy.start(event.address, `${lab.subnet}.1`);
     proxy.set({ latencyMs, jitterMs });
     const startMs = Date.now();
-    const before = trainers.reduce((n, t) => n + t.acksSince(startMs - faultMs), 0);
+    const before = stepsSince(trainers, startMs - faultMs);
     try {
       lab.throughProxy(event.pserver, Number(event.address.split(':').at(-1)), proxy.address);
       await sleep(faultMs);
@@ -567,7 +584,7 @@ export function latePserver(
       lab.heal();
       await proxy.close();
     }
-    const during = trainers.reduce((n, t) => n + t.acksSince(startMs), 0);
+    const during = stepsSince(trainers, startMs);
     return {
       name: `the links of the pserver of shard ${index} ${latencyMs} ± ${jitterMs} ms late for ${faultMs} ms`,
       startMs,
@@ -593,12 +610,8 @@ export function splitEtcd(index: number, faultMs: number): Fault {
     const leader = cluster.leader();
     if (!leader) throw new Error('no master leads');
     const { process, event } = serving(cluster, index);
-    const fenced = process
-      .waitForLog((e) => String(e.msg).startsWith('fenced'), { timeoutMs: bound })
-      .catch(() => undefined);
-    const steppedDown = leader
-      .waitForLog((e) => String(e.msg).includes('stepping down'), { timeoutMs: bound })
-      .catch(() => undefined);
+    const fenced = loggedLine(process, (msg) => msg.startsWith('fenced'));
+    const steppedDown = loggedLine(leader, (msg) => msg.includes('stepping down'));
     if (!('leader' in cluster.etcd)) throw new Error('an etcd split needs several members');
     const etcdLeader = await cluster.etcd.leader();
     const minority = [etcdLeader.host.name, leader.name.split('.')[0]!, event.pserver];
