@@ -59,6 +59,10 @@ if [ -n "${tests_need_more:-}" ]; then
   python_modules pip:python3-pip setuptools:python3-setuptools wheel:python3-wheel
   # mypy checks the Python client's type hints (`mypy --strict` in its tests).
   command -v mypy >/dev/null 2>&1 || missing+=(mypy)
+  # The container suite builds the image and runs a job with podman (docker/local, runc, netavark).
+  command -v podman >/dev/null 2>&1 || missing+=(podman netavark aardvark-dns conmon)
+  command -v runc >/dev/null 2>&1 || missing+=(runc)
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v go >/dev/null 2>&1 || missing+=(golang-go)
   command -v protoc-gen-go >/dev/null 2>&1 || missing+=(protoc-gen-go)
   command -v protoc-gen-go-grpc >/dev/null 2>&1 || missing+=(protoc-gen-go-grpc)
