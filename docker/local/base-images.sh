@@ -72,7 +72,7 @@ RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \\
   && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \\
   && groupadd --gid 1000 node && useradd --uid 1000 --gid node --create-home node
 # Node.js reads its own CA list, not the system bundle: trust the bundle this machine trusts.
-ENV NODE_VERSION=$node_version NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+ENV NODE_VERSION=$node_version NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt NPM_CONFIG_UPDATE_NOTIFIER=false
 CMD ["node"]
 CONTAINERFILE
   say "building $node_image"

@@ -334,6 +334,56 @@ describe('a job of containers', () => {
   });
 });
 
+describe('docker/compose.yaml, as it is, under podman-compose', () => {
+  it('runs the job to its end: the trainer finishes it, every pserver and master exits 0', async () => {
+    const project = `pserver-test-${process.pid}`;
+    const compose = (...args: string[]): string =>
+      execFileSync(
+        'podman-compose',
+        [
+          '--project-name',
+          project,
+          '--file',
+          path.join(workspaceRoot(), 'docker/compose.yaml'),
+          ...args,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...podmanEnv, PSERVER_IMAGE: image, ETCD_IMAGE: etcdImage },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+    const name = (service: string): string => `${project}_${service}_1`;
+    const servers = ['master-0', 'master-1', 'pserver-0', 'pserver-1', 'pserver-spare'];
+    try {
+      compose('up', '--detach');
+      await waitFor(
+        () =>
+          [...servers, 'trainer'].every((s) => containers.state(name(s)).status === 'exited') ||
+          undefined,
+        {
+          timeoutMs: 240_000,
+          intervalMs: 1_000,
+          description: 'the trainer, pservers and masters exited',
+        },
+      );
+      const trainer = containers.logs(name('trainer'));
+      expect(containers.state(name('trainer')).exitCode).toBe(0);
+      expect(trainer.join('\n')).toContain('asked the job to finish finished=true');
+      // The example learns its true weights.
+      const done = trainer.find((line) => line.includes(': done '))!;
+      expect(done.match(/ weights=(\S+)/)![1]).toBe(done.match(/trueWeights=(\S+)/)![1]);
+      for (const service of servers)
+        expect([service, containers.state(name(service)).exitCode]).toEqual([service, 0]);
+      for (const pserver of ['pserver-0', 'pserver-1'])
+        expect(containers.logs(name(pserver)).join('\n')).toContain('"msg":"checkpoint committed"');
+    } finally {
+      compose('down', '--volumes');
+      await podmanAsync('network', 'rm', '--force', `${project}_default`).catch(() => undefined);
+    }
+  });
+});
+
 /**
  * The address of the pserver serving shard 0 as the leading master tells it, once it has an
  * in-sync replica: a primary's failure loses nothing only then (a replica promoted serves

@@ -20,7 +20,14 @@ export function requireContainerRuntime(): void {
     throw new Error(
       'the container suite needs root: podman runs containers with runc as root here',
     );
-  const missing = ['podman', 'debootstrap', 'runc', 'iptables', 'netavark'].filter((tool) => {
+  const missing = [
+    'podman',
+    'podman-compose',
+    'debootstrap',
+    'runc',
+    'iptables',
+    'netavark',
+  ].filter((tool) => {
     try {
       execFileSync('sh', ['-c', `command -v ${tool} || test -x /usr/lib/podman/${tool}`]);
       return false;
@@ -31,7 +38,7 @@ export function requireContainerRuntime(): void {
   if (missing.length > 0)
     throw new Error(
       `the container suite needs ${missing.join(', ')}: run 'bash tools/setup/ensure.sh' as root, or ` +
-        "'apt-get install --no-install-recommends podman buildah debootstrap runc uidmap " +
+        "'apt-get install --no-install-recommends podman podman-compose debootstrap runc uidmap " +
         "slirp4netns fuse-overlayfs netavark aardvark-dns conmon catatonit iptables'",
     );
 }
@@ -102,8 +109,16 @@ export class TestContainers {
       .filter(Boolean);
   }
 
+  /** Removes every container of the run; one that goes away meanwhile (`--rm`) is no error. */
   async removeAll(): Promise<void> {
-    const ids = podman('ps', '--all', '--quiet', '--filter', `label=${this.label}`);
-    if (ids) await podmanAsync('rm', '--force', '--time', '0', ...ids.split('\n'));
+    for (let attempt = 1; ; attempt++) {
+      const ids = podman('ps', '--all', '--quiet', '--filter', `label=${this.label}`);
+      if (!ids) return;
+      try {
+        await podmanAsync('rm', '--force', '--ignore', '--time=0', ...ids.split('\n'));
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+    }
   }
 }

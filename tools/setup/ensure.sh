@@ -61,6 +61,7 @@ if [ -n "${tests_need_more:-}" ]; then
   command -v mypy >/dev/null 2>&1 || missing+=(mypy)
   # The container suite builds the image and runs a job with podman (docker/local, runc, netavark).
   command -v podman >/dev/null 2>&1 || missing+=(podman netavark aardvark-dns conmon)
+  command -v podman-compose >/dev/null 2>&1 || missing+=(podman-compose)
   command -v runc >/dev/null 2>&1 || missing+=(runc)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v go >/dev/null 2>&1 || missing+=(golang-go)
