@@ -4,7 +4,7 @@
 # from the npm package that ships its official binary, etcd from Debian. The root filesystem is
 # cached per machine in $PSERVER_CONTAINER_CACHE (default /var/cache/pserver-containers), so a
 # fresh clone does not pay debootstrap's minutes again; the images live in podman's own storage.
-#   docker/local/base-images.sh        # prints the Node.js base image's name
+#   docker/local/base-images.sh        # prints NODE_IMAGE=<name> and ETCD_IMAGE=<name>
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/containers.conf}
@@ -14,9 +14,11 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 node_version=24.22.3
 node_integrity=sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==
 npm_version=11.6.2
-debian_image=localhost/pserver-local/debian:bookworm
-node_image=localhost/pserver-local/node:$node_version
-etcd_image=localhost/pserver-local/etcd:bookworm
+# Tagged with this script's checksum: an edit to it builds new images (and drops the old ones).
+revision=$(sha256sum "$0" | cut -c1-12)
+debian_image=localhost/pserver-local/debian:bookworm-$revision
+node_image=localhost/pserver-local/node:$node_version-$revision
+etcd_image=localhost/pserver-local/etcd:bookworm-$revision
 
 fail() {
   printf 'base-images: %s\n' "$*" >&2
@@ -30,6 +32,9 @@ for tool in podman debootstrap runc iptables; do
     fail "missing on PATH: $tool. Install with 'apt-get install --no-install-recommends podman buildah debootstrap runc uidmap slirp4netns fuse-overlayfs netavark aardvark-dns conmon catatonit iptables'."
 done
 mkdir -p "$cache"
+for stale in $(podman images --format '{{.Repository}}:{{.Tag}}' --filter reference='localhost/pserver-local/*'); do
+  case "$stale" in *"-$revision") ;; *) podman rmi --force "$stale" >/dev/null ;; esac
+done
 
 rootfs=$cache/debian-bookworm-minbase.tar
 if [ ! -f "$rootfs" ]; then
@@ -81,14 +86,18 @@ CONTAINERFILE
   trap - EXIT
 fi
 
-# etcd for the job's containers: Debian's package, in the same base.
+# etcd for the job's containers: Debian's package, in the same base, laid out as the official
+# image (the binary in /usr/local/bin, no /var/lib/etcd of the package's user for a volume to copy).
 if ! podman image exists "$etcd_image"; then
   say "building $etcd_image"
   context=$(mktemp -d)
   printf '%s\n' "FROM $debian_image" \
-    'RUN apt-get update && apt-get install -y --no-install-recommends etcd-server && rm -rf /var/lib/apt/lists/*' \
+    'RUN apt-get update && apt-get install -y --no-install-recommends etcd-server \' \
+    '  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin && ln -s /usr/bin/etcd /usr/local/bin/etcd \' \
+    '  && rm -rf /var/lib/etcd' \
     'CMD ["/usr/bin/etcd"]' >"$context/Containerfile"
   podman build -q -t "$etcd_image" "$context" >/dev/null
   rm -rf "$context"
 fi
-echo "$node_image"
+echo "NODE_IMAGE=$node_image"
+echo "ETCD_IMAGE=$etcd_image"

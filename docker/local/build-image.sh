@@ -6,7 +6,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/containers.conf}
 tag=${1:-localhost/pserver:dev}
-node_image=$("$here/base-images.sh")
+node_image=$("$here/base-images.sh" | sed -n 's/^NODE_IMAGE=//p')
 podman build --quiet --file "$here/../Dockerfile" --build-arg "NODE_IMAGE=$node_image" \
   --tag "$tag" "$here/../.." >/dev/null
+# The layers of earlier builds, untagged now, would fill the disk build after build.
+podman image prune --force >/dev/null
 echo "$tag"

@@ -19,6 +19,9 @@ import {
   type TrainerProgram,
 } from '@pserver/testing';
 import { connect } from '@pserver/client';
+import { stringify } from 'yaml';
+import { kubernetesObjects } from './deployment-files';
+import { forKubePlay } from './kube-play';
 import {
   localDir,
   podman,
@@ -29,7 +32,6 @@ import {
 } from './podman';
 
 const image = 'localhost/pserver:test';
-const etcdImage = 'localhost/pserver-local/etcd:bookworm';
 /** What docker/k8s asks of every pod: uid 1000, a read-only root, no capability, no escalation. */
 const restricted = [
   '--read-only',
@@ -48,16 +50,22 @@ function volumeDir(prefix: string): string {
 }
 
 let buildSeconds = 0;
-/** The Node.js image the Dockerfile was built on (NODE_IMAGE), made by base-images.sh. */
-let baseImage = '';
+/** The base images base-images.sh made: NODE_IMAGE (the Dockerfile's) and ETCD_IMAGE. */
+let base: Record<'NODE_IMAGE' | 'ETCD_IMAGE', string>;
 
 beforeAll(() => {
   requireContainerRuntime();
   const began = Date.now();
-  baseImage = execFileSync('bash', [path.join(localDir, 'base-images.sh')], {
+  const printed = execFileSync('bash', [path.join(localDir, 'base-images.sh')], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  });
+  base = Object.fromEntries(
+    printed
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')),
+  ) as typeof base;
   execFileSync('bash', [path.join(localDir, 'build-image.sh'), image], { stdio: 'inherit' });
   buildSeconds = (Date.now() - began) / 1000;
 }, 900_000);
@@ -69,12 +77,13 @@ afterAll(async () => {
 describe('the image of docker/Dockerfile', () => {
   it('is built on a base of Debian and npm packages, and measured', () => {
     const megabytes = Number(podman('image', 'inspect', '--format', '{{.Size}}', image)) / 1e6;
-    const base = Number(podman('image', 'inspect', '--format', '{{.Size}}', baseImage)) / 1e6;
+    const baseMegabytes =
+      Number(podman('image', 'inspect', '--format', '{{.Size}}', base.NODE_IMAGE)) / 1e6;
     console.log(
-      `image ${image}: ${megabytes.toFixed(0)} MB (its Node.js base ${base.toFixed(0)} MB), ` +
+      `image ${image}: ${megabytes.toFixed(0)} MB (its Node.js base ${baseMegabytes.toFixed(0)} MB), ` +
         `built in ${buildSeconds.toFixed(0)} s`,
     );
-    expect(megabytes).toBeGreaterThan(base);
+    expect(megabytes).toBeGreaterThan(baseMegabytes);
     expect(podman('image', 'inspect', '--format', '{{.Config.User}}', image)).toBe('1000:1000');
     expect(podman('image', 'inspect', '--format', '{{json .Config.Entrypoint}}', image)).toBe(
       '["/usr/bin/tini","--","node"]',
@@ -167,7 +176,7 @@ describe('a job of containers', () => {
     containers.start(
       `etcd-${process.pid}`,
       ['--network=host', '--tmpfs=/var/lib/etcd'],
-      etcdImage,
+      base.ETCD_IMAGE,
       [
         'etcd',
         '--data-dir=/var/lib/etcd/job',
@@ -349,7 +358,7 @@ describe('docker/compose.yaml, as it is, under podman-compose', () => {
         ],
         {
           encoding: 'utf8',
-          env: { ...podmanEnv, PSERVER_IMAGE: image, ETCD_IMAGE: etcdImage },
+          env: { ...podmanEnv, PSERVER_IMAGE: image, ETCD_IMAGE: base.ETCD_IMAGE },
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
@@ -380,6 +389,70 @@ describe('docker/compose.yaml, as it is, under podman-compose', () => {
     } finally {
       compose('down', '--volumes');
       await podmanAsync('network', 'rm', '--force', `${project}_default`).catch(() => undefined);
+    }
+  });
+});
+
+describe('the pods of docker/k8s under podman kube play', () => {
+  it('run the job of the manifests to its end: etcd ×3, masters ×2, pservers 2 + a spare, trainers ×3', async () => {
+    const run = `pserver-test-${process.pid}`;
+    const objects = kubernetesObjects().map(({ object }) => object);
+    const etcd = objects.find((o) => o.kind === 'StatefulSet')!.spec.template.spec.containers[0];
+    const pods = forKubePlay(objects, {
+      images: { pserver: image, [etcd.image]: base.ETCD_IMAGE },
+      volumePrefix: `${run}-`,
+    });
+    const file = path.join(tempDir('kube-play'), 'job.yaml');
+    fs.writeFileSync(file, pods.map((pod) => stringify(pod)).join('---\n'));
+    const names = (prefix: string, count: number, container: string): string[] =>
+      Array.from({ length: count }, (_, i) => `${prefix}-${i}-${container}`);
+    const trainers = names('linear-regression', 3, 'trainer');
+    const servers = [...names('master', 2, 'master'), ...names('pserver', 3, 'pserver')];
+    podman('network', 'create', run);
+    try {
+      await podmanAsync('kube', 'play', `--network=${run}`, file);
+      await waitFor(
+        () =>
+          [...trainers, ...servers].every((c) => containers.state(c).status === 'exited') ||
+          undefined,
+        {
+          timeoutMs: 240_000,
+          intervalMs: 1_000,
+          description: 'the trainers, pservers and masters exited',
+        },
+      );
+      for (const name of [...trainers, ...servers])
+        expect([name, containers.state(name).exitCode]).toEqual([name, 0]);
+      // The last trainer to finish ended the job; each learned the example's true weights.
+      for (const trainer of trainers) {
+        const done = containers
+          .logs(trainer)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((entry) => entry.event === 'done')!;
+        const [weights, trueWeights] = [done.weights, done.trueWeights] as number[][];
+        weights!.forEach((w, i) => expect(w).toBeCloseTo(trueWeights![i]!, 6));
+      }
+      expect(containers.state('etcd-0-etcd').status).toBe('running');
+      const verified = podman(
+        'run',
+        '--rm',
+        ...restricted.filter((option) => option !== '--network=host'),
+        `--network=${run}`,
+        `--volume=${run}-checkpoints:/checkpoints:ro`,
+        image,
+        'dist/tools/ckpt.js',
+        'verify',
+        '--etcd-endpoints=http://etcd-0:2379',
+        '--job=example',
+        '/checkpoints',
+      );
+      console.log(verified);
+      expect(verified).toMatch(/\bok\b/i);
+    } finally {
+      await podmanAsync('kube', 'down', file).catch(() => undefined);
+      const volumes = podman('volume', 'ls', '--quiet', '--filter', `name=${run}-`);
+      if (volumes) podman('volume', 'rm', '--force', ...volumes.split('\n'));
+      podman('network', 'rm', '--force', run);
     }
   });
 });
