@@ -135,7 +135,9 @@ export function forKubePlay(objects: Manifest[], options: KubePlayOptions): Mani
  * the pods' user and group instead (every pod of docker/k8s runs as 1000:1000).
  */
 function claim(name: string, spec: Manifest): Manifest {
-  const { storageClassName: _cluster, ...rest } = spec;
+  // The storage class names a cluster's provisioner; podman has one (local volumes).
+  const rest = { ...spec };
+  delete rest.storageClassName;
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
