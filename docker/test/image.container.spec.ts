@@ -11,6 +11,7 @@ import {
   judgeLedger,
   LedgerTrainer,
   MasterDriver,
+  parseJsonLine,
   PserverDriver,
   tempDir,
   waitFor,
@@ -20,7 +21,8 @@ import {
 } from '@pserver/testing';
 import { connect } from '@pserver/client';
 import { stringify } from 'yaml';
-import { kubernetesObjects } from './deployment-files';
+import { kubernetesObjects, makeTlsSecrets, tlsOverlay } from './deployment-files';
+import { applyPatches } from './strategic-merge';
 import { forKubePlay } from './kube-play';
 import {
   localDir,
@@ -393,14 +395,45 @@ describe('docker/compose.yaml, as it is, under podman-compose', () => {
   });
 });
 
-describe('the pods of docker/k8s under podman kube play', () => {
+/**
+ * The Secrets of make-secrets.sh as the kubelet projects them into a pod of `fsGroup` 1000 with
+ * `defaultMode` 0440: a directory per Secret, its keys as files owned by root, group 1000.
+ */
+function projectedSecrets(): Record<string, string> {
+  const dir = tempDir('kube-play-secrets');
+  fs.chmodSync(dir, 0o755);
+  const { secrets } = makeTlsSecrets(path.join(dir, 'made'));
+  const dirs: Record<string, string> = {};
+  for (const [name, keys] of secrets) {
+    const projected = path.join(dir, name);
+    fs.mkdirSync(projected, { mode: 0o755 });
+    for (const [key, bytes] of keys) {
+      const file = path.join(projected, key);
+      fs.writeFileSync(file, bytes, { mode: 0o440 });
+      fs.chownSync(file, 0, 1000);
+    }
+    dirs[name] = projected;
+  }
+  return dirs;
+}
+
+describe.each([
+  ['docker/k8s', () => kubernetesObjects(), () => ({}), /^plaintext/],
+  [
+    'docker/k8s-tls (mutual TLS and roles)',
+    () => applyPatches(kubernetesObjects(), tlsOverlay().patches),
+    projectedSecrets,
+    /^mutual TLS; roles from certificate rules$/,
+  ],
+])('the pods of %s under podman kube play', (_, manifests, secretDirs, security) => {
   it('run the job of the manifests to its end: etcd ×3, masters ×2, pservers 2 + a spare, trainers ×3', async () => {
     const run = `pserver-test-${process.pid}`;
-    const objects = kubernetesObjects().map(({ object }) => object);
+    const objects = manifests().map(({ object }) => object);
     const etcd = objects.find((o) => o.kind === 'StatefulSet')!.spec.template.spec.containers[0];
     const pods = forKubePlay(objects, {
       images: { pserver: image, [etcd.image]: base.ETCD_IMAGE },
       volumePrefix: `${run}-`,
+      secretDirs: secretDirs(),
     });
     const file = path.join(tempDir('kube-play'), 'job.yaml');
     fs.writeFileSync(file, pods.map((pod) => stringify(pod)).join('---\n'));
@@ -427,10 +460,19 @@ describe('the pods of docker/k8s under podman kube play', () => {
       for (const trainer of trainers) {
         const done = containers
           .logs(trainer)
-          .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .find((entry) => entry.event === 'done')!;
+          .map(parseJsonLine)
+          .find((entry) => entry?.event === 'done')!;
         const [weights, trueWeights] = [done.weights, done.trueWeights] as number[][];
         weights!.forEach((w, i) => expect(w).toBeCloseTo(trueWeights![i]!, 6));
+      }
+      for (const server of servers) {
+        const said = containers
+          .logs(server)
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect([server, said.find((entry) => entry?.msg === 'security')?.grpc]).toEqual([
+          server,
+          expect.stringMatching(security),
+        ]);
       }
       expect(containers.state('etcd-0-etcd').status).toBe('running');
       const verified = podman(

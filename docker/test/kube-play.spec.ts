@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
-import { kubernetesObjects, type Manifest } from './deployment-files';
+import { kubernetesObjects, tlsOverlay, type Manifest } from './deployment-files';
+import { applyPatches } from './strategic-merge';
 import { forKubePlay } from './kube-play';
 
 // The conversion of docker/k8s for podman kube play (kube-play.ts), checked offline; the
@@ -111,6 +112,34 @@ describe('docker/k8s for podman kube play', () => {
         '--advertise-client-urls=http://etcd-1:2379',
         '--initial-cluster=etcd-0=http://etcd-0:2380,etcd-1=http://etcd-1:2380,etcd-2=http://etcd-2:2380',
       ]),
+    );
+  });
+
+  it('mounts each Secret of the TLS overlay from the directory given for it, and refuses a Secret without one', () => {
+    const tls = applyPatches(kubernetesObjects(), tlsOverlay().patches).map(({ object }) => object);
+    const secretDirs = {
+      'pserver-tls': '/s/tls',
+      'pserver-auth': '/s/auth',
+      'pserver-trainer-tls': '/s/trainer',
+    };
+    const pods = forKubePlay(tls, { images: {}, volumePrefix: 'run-', secretDirs }).filter(
+      (o) => o.kind === 'Pod',
+    );
+    const volumes = (name: string): Manifest[] =>
+      pods.find((p) => p.metadata.name === name)!.spec.volumes;
+    expect(volumes('master-0')).toEqual(
+      expect.arrayContaining([
+        { name: 'tls', hostPath: { path: '/s/tls', type: 'Directory' } },
+        { name: 'auth', hostPath: { path: '/s/auth', type: 'Directory' } },
+      ]),
+    );
+    expect(volumes('linear-regression-0')).toContainEqual({
+      name: 'tls',
+      hostPath: { path: '/s/trainer', type: 'Directory' },
+    });
+    expect(JSON.stringify(pods)).not.toContain('secretName');
+    expect(() => forKubePlay(tls, { images: {}, volumePrefix: 'run-' })).toThrow(
+      /no directory for Secret pserver-tls/,
     );
   });
 });

@@ -10,6 +10,12 @@ export interface KubePlayOptions {
   images: Record<string, string>;
   /** Put before every volume's name: podman's volumes are global on the machine. */
   volumePrefix: string;
+  /**
+   * A directory on this machine for each Secret the pods mount, holding its keys as the kubelet
+   * projects them (podman 4.3 panics on a Secret volume without `optional`, and mounts a
+   * Secret's `data` still base64-encoded).
+   */
+  secretDirs?: Record<string, string>;
 }
 
 /** Kinds podman 4.3 does not run, checked offline instead (manifests.spec.ts, pod-security.ts). */
@@ -28,6 +34,7 @@ const leftToACluster = new Set(['Namespace', 'Service', 'PodDisruptionBudget', '
  *   `<service>:<port>` becomes its pods' addresses, comma-separated, and a pod's name under its
  *   headless Service (`etcd-0.etcd`) the pod's name alone (in ConfigMaps, env, commands, args);
  * - probes are dropped: podman turns them into healthchecks that need systemd's timers;
+ * - a Secret volume becomes the directory `secretDirs` names for it;
  * - containerPorts are dropped (the pods reach each other by name on their network).
  */
 export function forKubePlay(objects: Manifest[], options: KubePlayOptions): Manifest[] {
@@ -85,12 +92,20 @@ export function forKubePlay(objects: Manifest[], options: KubePlayOptions): Mani
         ];
       }
     }
-    for (const volume of spec.volumes ?? [])
+    for (const volume of spec.volumes ?? []) {
+      if (volume.secret) {
+        const dir = options.secretDirs?.[volume.secret.secretName];
+        if (!dir)
+          throw new Error(`pod ${name}: no directory for Secret ${volume.secret.secretName}`);
+        delete volume.secret;
+        volume.hostPath = { path: dir, type: 'Directory' };
+      }
       if (
         volume.persistentVolumeClaim &&
         !volume.persistentVolumeClaim.claimName.startsWith(options.volumePrefix)
       )
         volume.persistentVolumeClaim.claimName = `${options.volumePrefix}${volume.persistentVolumeClaim.claimName}`;
+    }
     for (const container of spec.containers) {
       container.image = options.images[container.image] ?? container.image;
       delete container.ports;
