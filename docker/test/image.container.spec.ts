@@ -1,6 +1,8 @@
-// The image built from docker/Dockerfile with podman, and run: its hygiene, a SIGTERM through
-// tini to a final checkpoint, and a whole job of containers (etcd, two masters, pservers with a
-// replica and a spare, ledger trainers) through a kill -9 of the primary, to FinishJob.
+// The image built from docker/Dockerfile with podman (docker/local), and run: its hygiene, a
+// SIGTERM through tini to a final checkpoint, a whole job of containers (etcd, two masters,
+// pservers with a replica and a spare, ledger trainers) through a kill -9 of the primary to
+// FinishJob, compose.yaml as it is, and the pods of docker/k8s and of its TLS overlay under
+// podman kube play. Run as root (`npx nx container docker`); every container is removed at the end.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,7 +36,10 @@ import {
 } from './podman';
 
 const image = 'localhost/pserver:test';
-/** What docker/k8s asks of every pod: uid 1000, a read-only root, no capability, no escalation. */
+/**
+ * What docker/k8s asks of every pod (the image's uid 1000, a read-only root, no capability, no
+ * escalation), on the host's network.
+ */
 const restricted = [
   '--read-only',
   '--tmpfs=/tmp',
