@@ -17,7 +17,12 @@
  *   npx nx run tools:ckpt -- inspect checkpoints/shard-0/e3-s1-….ckpt
  */
 import { Command, Option } from 'commander';
-import { etcdSecurityOptions, etcdSecuritySettings, listOption } from '@pserver/config';
+import {
+  etcdSecurityOptions,
+  etcdSecuritySettings,
+  listOption,
+  versionLine,
+} from '@pserver/config';
 import { findManifests, type ShardManifest } from './checkpoint-files';
 import { clusterManifests } from './cluster-manifests';
 import { digest } from './digest';
@@ -26,7 +31,9 @@ import { inspect } from './inspect';
 import { verify } from './verify';
 
 const print = (line: string): void => console.log(line);
-const program = new Command('ckpt').description('Inspect, verify and export pserver checkpoints.');
+const program = new Command('ckpt')
+  .description('Inspect, verify and export pserver checkpoints.')
+  .version(versionLine('ckpt'), '--version', 'print the version and exit');
 program
   .command('inspect')
   .argument(
