@@ -37,7 +37,11 @@ export function compose(): { services: Record<string, { command?: string[]; imag
     merge: true, // compose's `<<: *anchor`
   });
   if (!doc || doc.errors.length > 0) throw new Error(`compose.yaml: ${doc?.errors[0]?.message}`);
-  return doc.toJS({ maxAliasCount: 100 });
+  const file = doc.toJS({ maxAliasCount: 100 });
+  // The images as compose interpolates them with no variable set: `${PSERVER_IMAGE:-pserver:dev}`.
+  for (const service of Object.values(file.services) as { image?: string }[])
+    service.image = service.image?.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+  return file;
 }
 
 /** A program's command line as a container runs it: the script, then its flags. */

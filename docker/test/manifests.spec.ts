@@ -212,7 +212,10 @@ describe('the compose file', () => {
   });
 
   it('and the manifests start only bundles the image holds', () => {
-    for (const { where, args } of bundleCommandLines())
+    const lines = bundleCommandLines();
+    // Every compose service but etcd runs the image (PSERVER_IMAGE's default).
+    expect(lines.filter(({ where }) => where.startsWith('compose.yaml'))).toHaveLength(6);
+    for (const { where, args } of lines)
       expect([where, args[0]]).toEqual([
         where,
         expect.stringMatching(/^dist\/(apps|examples)\/[\w-]+\/main\.js$/),
