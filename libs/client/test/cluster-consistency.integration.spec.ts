@@ -4,12 +4,14 @@ import {
   bundleScript,
   LocalCluster,
   MasterDriver,
+  metricsPage,
   parseJsonLine,
   sleep,
   spawnNode,
   stopAllProcesses,
   waitFor,
   type ManagedProcess,
+  type PserverProcess,
 } from '@pserver/testing';
 import { connect } from '../src';
 
@@ -243,7 +245,7 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
       blockSize,
       extraMasterArgs: ['--consistency', ...mode.flags],
       // Primaries send a digest of the shard every second; replicas compare theirs.
-      extraPserverArgs: ['--replica-digest-interval-s', '1'],
+      extraPserverArgs: ['--replica-digest-interval-s', '1', '--metrics-port', '0'],
     });
     const masters = cluster.masters.map((m) => m.address).join(',');
     const tag = mode.flags.join('-').replace(/[^\w:-]/g, '');
@@ -259,12 +261,22 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
           (await driver.clusterView()).shards.every((s) => s.replicas.some((r) => r.inSync)),
         { timeoutMs: 60_000, description: 'a replica in sync for every shard' },
       );
-      // Trainer 2 held between steps (well within its session TTL) keeps the others'
-      // contributions waiting in the open SYNC step: the kill takes them with the primary. 600 ms:
-      // on a loaded machine the others took more than 300 ms to push theirs (CI).
-      trainers[2]!.signal('SIGSTOP');
-      await sleep(600);
+      // Trainer 2 held (well within its session TTL) keeps the others' contributions waiting in
+      // the open step: the kill takes them with the primary. In SYNC they are there once both
+      // others' pushes are parked on it; a fixed wait missed them on a loaded machine (CI), and
+      // a hold that does not see them in time lets trainer 2 go on and holds it again.
       const victim = cluster.pserverServing(0);
+      for (let hold = 1; ; hold++) {
+        trainers[2]!.signal('SIGSTOP');
+        if (!mode.flags.includes('sync')) {
+          await sleep(600);
+          break;
+        }
+        if (await parkedCallsReach(victim, 2, 1_200)) break;
+        trainers[2]!.signal('SIGCONT');
+        if (hold === 5) throw new Error('the open step never held both other contributions');
+        await stepped(2, stepsOf(2).length + 1);
+      }
       await victim.process.kill();
       trainers[2]!.signal('SIGCONT');
       const atKill = [0, 1, 2].map((o) => stepsOf(o).length);
@@ -330,3 +342,21 @@ describe.each(replicated)('%s with replicated shards', (_, mode) => {
     }
   }, 300_000);
 });
+
+/** Whether `pserver`'s parked calls (SYNC pushes and reads waiting for the clock) reach `count`. */
+async function parkedCallsReach(
+  pserver: PserverProcess,
+  count: number,
+  timeoutMs: number,
+): Promise<boolean> {
+  const parked = async (): Promise<number> =>
+    Number(/^pserver_parked_calls (\d+)/m.exec(await metricsPage(pserver))?.[1] ?? 0);
+  return waitFor(async () => (await parked()) >= count || undefined, {
+    timeoutMs,
+    intervalMs: 20,
+    description: `${count} parked calls`,
+  }).then(
+    () => true,
+    () => false,
+  );
+}
