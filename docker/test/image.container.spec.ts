@@ -205,10 +205,12 @@ describe('a job of containers', () => {
     // restart policy, as in compose.yaml and the Kubernetes Jobs.
     const supervised = [...restricted, '--restart=on-failure'];
     const masters: string[] = [];
+    const masterContainers: string[] = [];
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
       masters.push(`127.0.0.1:${port}`);
-      containers.start(`master-${i}-${process.pid}`, supervised, image, [
+      masterContainers.push(`master-${i}-${process.pid}`);
+      containers.start(masterContainers[i]!, supervised, image, [
         'dist/apps/master/main.js',
         `--port=${port}`,
         `--metrics-port=${await freePort()}`,
@@ -324,9 +326,7 @@ describe('a job of containers', () => {
       `--master=${masters.join(',')}`,
       'finish',
     ]);
-    const members = [...pservers.values(), 'master-0', 'master-1'].map((name) =>
-      name.startsWith('master') ? `${name}-${process.pid}` : name,
-    );
+    const members = [...pservers.values(), ...masterContainers];
     await waitFor(
       () => members.every((name) => containers.state(name).status === 'exited') || undefined,
       { timeoutMs: 90_000, intervalMs: 500, description: 'every pserver and master exited' },

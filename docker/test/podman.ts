@@ -52,8 +52,7 @@ export function podman(...args: string[]): string {
       stdio: ['ignore', 'pipe', 'pipe'],
     }).trim();
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
-    throw new Error(`podman ${args.join(' ')}: ${stderr || String(err)}`, { cause: err });
+    throw failed(args, err);
   }
 }
 
@@ -66,9 +65,14 @@ export async function podmanAsync(...args: string[]): Promise<string> {
     });
     return stdout.trim();
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
-    throw new Error(`podman ${args.join(' ')}: ${stderr || String(err)}`, { cause: err });
+    throw failed(args, err);
   }
+}
+
+/** A failed podman call, with what podman said on stderr. */
+function failed(args: string[], err: unknown): Error {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+  return new Error(`podman ${args.join(' ')}: ${stderr || String(err)}`, { cause: err });
 }
 
 /**
