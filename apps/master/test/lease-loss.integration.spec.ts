@@ -145,7 +145,7 @@ describe('a master losing its election lease', () => {
   });
 
   it('an etcd restart shorter than the trusted window costs nothing: no exit, the same leader', async () => {
-    // TTL 3 s: keep-alives every second, each trusted for 2 s; etcd is refused for about 0.5 s.
+    // TTL 3 s: keep-alives every 0.5 s, each trusted for 2 s; etcd is refused for about 0.5 s.
     const { leader, follower } = await twoMasters(etcd, 3);
     for (let restart = 0; restart < 3; restart++) {
       await etcd.process.kill();

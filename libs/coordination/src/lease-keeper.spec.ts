@@ -92,22 +92,24 @@ afterEach(() => {
 });
 
 describe('keepAlivePolicy', () => {
-  it('is a keep-alive every TTL/3, attempts of at most TTL/6, retries after 100–250 ms', () => {
+  it('is a keep-alive every TTL/6, at most 4 unanswered, retries after 100–250 ms', () => {
     expect(keepAlivePolicy(3)).toEqual({
-      intervalMs: 1_000,
-      attemptTimeoutMs: 500,
+      intervalMs: 500,
       retryDelayMs: 100,
       retryJitterMs: 150,
+      maxInFlight: 4,
     });
   });
 });
 
 describe('LeaseKeeper (fake etcd, fake clock)', () => {
-  it('sends a keep-alive every TTL/3 and trusts the lease for 2/3 TTL after each was sent', async () => {
+  it('sends a keep-alive every TTL/6 and trusts the lease for 2/3 TTL after each was sent', async () => {
     const { keeper: kept, lease } = await keeper();
     expect(kept.validUntil - startMs).toBe(trustedMs);
-    await jest.advanceTimersByTimeAsync(3 * policy.intervalMs + 1);
-    expect(lease.attempts.map((a) => a.sentAtMs - startMs)).toEqual([0, 1_000, 2_000, 3_000]);
+    await jest.advanceTimersByTimeAsync(6 * policy.intervalMs + 1);
+    expect(lease.attempts.map((a) => a.sentAtMs - startMs)).toEqual([
+      0, 500, 1_000, 1_500, 2_000, 2_500, 3_000,
+    ]);
     expect(kept.validUntil - startMs).toBe(3_000 + trustedMs);
     expect(kept.isValid()).toBe(true);
     kept.close();
@@ -121,37 +123,68 @@ describe('LeaseKeeper (fake etcd, fake clock)', () => {
     async (random, expectedDelayMs) => {
       const { keeper: kept, lease, expiries } = await keeper(random);
       lease.answers.push('unavailable');
-      await jest.advanceTimersByTimeAsync(1_000 + 300);
+      await jest.advanceTimersByTimeAsync(500 + 300);
       const [, failed, retried] = lease.attempts.map((a) => a.sentAtMs - startMs);
-      expect(failed).toBe(1_000);
-      expect(retried).toBeCloseTo(1_000 + expectedDelayMs, 0);
+      expect(failed).toBe(500);
+      expect(retried).toBeCloseTo(500 + expectedDelayMs, 0);
       expect(kept.validUntil - startMs).toBeCloseTo(retried! + trustedMs, 0);
       // Back on the usual cadence after the retry succeeded.
-      await jest.advanceTimersByTimeAsync(1_000);
-      expect(lease.attempts[3]!.sentAtMs - startMs).toBeCloseTo(retried! + 1_000, 0);
+      await jest.advanceTimersByTimeAsync(500);
+      expect(lease.attempts[3]!.sentAtMs - startMs).toBeCloseTo(retried! + 500, 0);
       expect(expiries).toEqual([]);
       expect(kept.isValid()).toBe(true);
       kept.close();
     },
   );
 
-  it('gives a slow keep-alive up after TTL/6 and retries it', async () => {
-    const { keeper: kept, lease, expiries } = await keeper(0);
-    lease.answers.push('hang');
-    await jest.advanceTimersByTimeAsync(1_000 + 500 + 100 + 1);
-    const [, slow, retried] = lease.attempts;
-    expect(slow!.deadlineMs - slow!.sentAtMs).toBe(policy.attemptTimeoutMs);
-    expect(retried!.sentAtMs - startMs).toBe(1_600);
-    expect(kept.validUntil - startMs).toBe(1_600 + trustedMs);
+  it('keeps the lease when etcd answers every keep-alive late, but within TTL/2', async () => {
+    const { keeper: kept, lease, expiries } = await keeper();
+    lease.answers.push(...Array<Answer>(100).fill({ delayMs: 1_400 }));
+    await jest.advanceTimersByTimeAsync(10_000);
+    // Every keep-alive was answered, none given up: the next ones went out meanwhile.
+    expect(lease.attempts.map((a) => a.sentAtMs - startMs).slice(0, 5)).toEqual([
+      0, 500, 1_000, 1_500, 2_000,
+    ]);
     expect(expiries).toEqual([]);
+    expect(kept.isValid()).toBe(true);
+    expect(kept.validUntil - startMs).toBeGreaterThan(10_000);
+    kept.close();
+  });
+
+  it('loses the lease when etcd answers later than the trusted window', async () => {
+    const { keeper: kept, lease, expiries } = await keeper();
+    lease.answers.push(...Array<Answer>(100).fill({ delayMs: 2_100 }));
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(expiries).toEqual([
+      { reason: 'the local lease deadline passed', atMs: startMs + trustedMs },
+    ]);
+    expect(kept.isValid()).toBe(false);
+  });
+
+  it('keeps at most 4 keep-alives unanswered', async () => {
+    const lease = new FakeLease(ttlSeconds);
+    const client = { lease: () => lease } as unknown as Etcd3;
+    const kept = await LeaseKeeper.grant(client, {
+      ttlSeconds,
+      trustedFraction: 0.99,
+      logger: silentLogger,
+    });
+    lease.answers.push(...Array<Answer>(100).fill({ delayMs: 2_400 }));
+    await jest.advanceTimersByTimeAsync(2_600);
+    // 0.5, 1, 1.5 and 2 s unanswered: none at 2.5 s.
+    expect(lease.attempts.map((a) => a.sentAtMs - startMs)).toEqual([0, 500, 1_000, 1_500, 2_000]);
+    await jest.advanceTimersByTimeAsync(500);
+    // The one of 0.5 s answered at 2.9 s: the one of 3 s went out.
+    expect(lease.attempts.at(-1)!.sentAtMs - startMs).toBe(3_000);
+    expect(kept.isValid()).toBe(true);
     kept.close();
   });
 
   it('counts a late answer from when its keep-alive was sent, not from when it arrived', async () => {
     const { keeper: kept, lease } = await keeper();
     lease.answers.push({ delayMs: 400 });
-    await jest.advanceTimersByTimeAsync(1_000 + 400 + 1);
-    expect(kept.validUntil - startMs).toBe(1_000 + trustedMs);
+    await jest.advanceTimersByTimeAsync(500 + 400 + 1);
+    expect(kept.validUntil - startMs).toBe(500 + trustedMs);
     kept.close();
   });
 
@@ -160,7 +193,7 @@ describe('LeaseKeeper (fake etcd, fake clock)', () => {
     lease.answers.push(...Array<Answer>(100).fill('unavailable'));
     await jest.advanceTimersByTimeAsync(trustedMs - 1);
     expect(kept.isValid()).toBe(true);
-    // From the first failure at 1 s to the deadline at 2 s, every 100–250 ms.
+    // From the first failure at 0.5 s to the deadline at 2 s, every 100–250 ms.
     expect(lease.attempts.length - 1).toBeGreaterThanOrEqual(5);
     await jest.advanceTimersByTimeAsync(2);
     expect(expiries).toEqual([
@@ -175,13 +208,14 @@ describe('LeaseKeeper (fake etcd, fake clock)', () => {
     expect(expiries).toHaveLength(1);
   });
 
-  it('never lets an attempt run past the local deadline', async () => {
+  it('gives each keep-alive up once its answer could extend nothing (2/3 TTL after it was sent)', async () => {
     const { keeper: kept, lease, expiries } = await keeper(0);
     lease.answers.push(...Array<Answer>(100).fill('hang'));
     await jest.advanceTimersByTimeAsync(5_000);
-    const deadlines = lease.attempts.slice(1).map((a) => a.deadlineMs - startMs);
-    // 1.0 → 1.5 s (TTL/6), 1.6 → 2.0 s (cut at the local deadline).
-    expect(deadlines).toEqual([1_500, 2_000]);
+    const deadlines = lease.attempts.slice(1).map((a) => a.deadlineMs - a.sentAtMs);
+    // Sent at 0.5, 1 and 1.5 s; none after the local deadline of 2 s.
+    expect(lease.attempts.slice(1).map((a) => a.sentAtMs - startMs)).toEqual([500, 1_000, 1_500]);
+    expect(deadlines).toEqual([trustedMs, trustedMs, trustedMs]);
     expect(expiries).toHaveLength(1);
     expect(expiries[0]!.atMs - startMs).toBeLessThanOrEqual(trustedMs + 2);
     expect(kept.isValid()).toBe(false);
@@ -190,10 +224,8 @@ describe('LeaseKeeper (fake etcd, fake clock)', () => {
   it('expires at once when etcd says the lease is gone', async () => {
     const { keeper: kept, lease, expiries } = await keeper();
     lease.answers.push('gone');
-    await jest.advanceTimersByTimeAsync(1_000);
-    expect(expiries).toEqual([
-      { reason: 'etcd says the lease has expired', atMs: startMs + 1_000 },
-    ]);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(expiries).toEqual([{ reason: 'etcd says the lease has expired', atMs: startMs + 500 }]);
     expect(kept.isValid()).toBe(false);
     await jest.advanceTimersByTimeAsync(5_000);
     expect(lease.attempts).toHaveLength(2);

@@ -14,30 +14,37 @@ export interface LeaseKeeperOptions {
   random?: () => number;
 }
 
+/** One keep-alive sent: when, and to which member (an index of `members`). */
+interface Attempt {
+  sentAtMs: number;
+  member: number;
+}
+
 /** When keep-alives are sent: the whole policy, as numbers of one TTL. */
 export interface KeepAlivePolicy {
-  /** From a successful keep-alive's answer to the next keep-alive (etcd's own cadence). */
+  /** From one keep-alive to the next, whether the last one was answered yet or not. */
   intervalMs: number;
-  /** The longest one attempt may take; never past the local deadline either. */
-  attemptTimeoutMs: number;
-  /** After a failed attempt, the next one follows after this many ms, plus jitter… */
+  /** After a keep-alive that failed, the next follows after this many ms… */
   retryDelayMs: number;
-  /** …of up to this many ms, so that many processes cut off together do not retry in step. */
+  /** …plus up to this many ms, so that many processes cut off together do not retry in step. */
   retryJitterMs: number;
+  /** At most this many keep-alives unanswered at once (an etcd slower than that cannot keep it). */
+  maxInFlight: number;
 }
 
 /**
- * Keep-alives every TTL/3; a failed or slow one is retried after 100–250 ms (etcd3's own lease
- * loop retries after 100 ms), each attempt given at most TTL/6, so that two or more attempts fit
- * between a missed keep-alive and the local deadline (2/3 TTL after the last one that succeeded
- * was sent).
+ * A keep-alive every TTL/6, sent whether or not the last one was answered: an etcd that answers
+ * slowly, rather than not at all, keeps the lease as long as it answers within TTL/2 (the trusted
+ * 2/3 TTL less one interval), and an event-loop stall of up to TTL/2 costs no lease. Each attempt
+ * may run for the trusted 2/3 TTL (an answer after that could extend nothing); a failed one is
+ * retried after 100–250 ms (etcd3's own lease loop retries after 100 ms).
  */
 export function keepAlivePolicy(ttlSeconds: number): KeepAlivePolicy {
   return {
-    intervalMs: (ttlSeconds * 1000) / 3,
-    attemptTimeoutMs: (ttlSeconds * 1000) / 6,
+    intervalMs: (ttlSeconds * 1000) / 6,
     retryDelayMs: 100,
     retryJitterMs: 150,
+    maxInFlight: 4,
   };
 }
 
@@ -49,15 +56,19 @@ export function keepAlivePolicy(ttlSeconds: number): KeepAlivePolicy {
  * `performance.now()` from the moment each successful keep-alive was sent, and checks `isValid()`
  * synchronously before anything that must not happen after expiry.
  *
- * This class alone decides when a lease is lost: a failed or slow keep-alive is retried promptly
- * (`keepAlivePolicy`) until the local deadline; only that deadline, or etcd answering that the
- * lease is gone, ends it. A short etcd blip therefore costs a few retries, not the lease.
+ * This class alone decides when a lease is lost: keep-alives go on at their cadence while earlier
+ * ones are unanswered, and a failed one is retried promptly (`keepAlivePolicy`), until the local
+ * deadline; only that deadline, or etcd answering that the lease is gone, ends it. A short etcd
+ * blip therefore costs a few retries, and a slow etcd more keep-alives in flight, not the lease.
  */
 export class LeaseKeeper {
   private validUntilMs: number;
   private expired = false;
   private closed = false;
   private failedAttempts = 0;
+  /** Keep-alives sent and not yet answered; `newest` is the last one sent. */
+  private readonly inFlight = new Set<Attempt>();
+  private newest: Attempt | undefined;
   private keepaliveTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private readonly expiryListeners = new Set<(reason: string) => void>();
@@ -141,6 +152,7 @@ export class LeaseKeeper {
   }
 
   private scheduleKeepalive(delayMs: number): void {
+    clearTimeout(this.keepaliveTimer);
     if (this.closed || this.expired) return;
     this.keepaliveTimer = setTimeout(() => void this.keepalive(), delayMs);
   }
@@ -152,11 +164,21 @@ export class LeaseKeeper {
 
   private async keepalive(): Promise<void> {
     if (this.closed || !this.isValid()) return;
-    const sentAtMs = performance.now();
-    // An attempt that outlived the deadline could only be answered too late to count.
-    const timeoutMs = Math.min(this.policy.attemptTimeoutMs, this.validUntilMs - sentAtMs);
+    // The next one is due after the interval whatever becomes of this one: a slow etcd is met
+    // with more keep-alives in flight, not with attempts given up and sent again.
+    this.scheduleKeepalive(this.policy.intervalMs);
+    if (this.inFlight.size >= this.policy.maxInFlight) return;
+    // With several members, one still silent on an earlier keep-alive is passed over: a member
+    // cut off costs one interval.
+    if (this.members.length > 1 && [...this.inFlight].some((a) => a.member === this.member))
+      this.member = (this.member + 1) % this.members.length;
+    const attempt: Attempt = { sentAtMs: performance.now(), member: this.member };
+    this.inFlight.add(attempt);
+    this.newest = attempt;
     try {
-      const response = await this.keepaliveOnce(Date.now() + timeoutMs);
+      // An answer later than the trusted window after it was sent could extend nothing.
+      const deadline = Date.now() + (this.deadlineFrom(attempt.sentAtMs) - attempt.sentAtMs);
+      const response = await this.keepaliveOnce(attempt.member, deadline);
       if (this.closed || this.expired) return;
       const ttl = Number(response.TTL);
       if (!(ttl > 0)) {
@@ -164,15 +186,15 @@ export class LeaseKeeper {
         return;
       }
       this.grantedTtlSeconds = ttl;
-      this.validUntilMs = Math.max(this.validUntilMs, this.deadlineFrom(sentAtMs));
+      this.validUntilMs = Math.max(this.validUntilMs, this.deadlineFrom(attempt.sentAtMs));
       this.armDeadline();
+      this.member = attempt.member;
       if (this.failedAttempts > 0)
         this.options.logger.info('lease keep-alive succeeded again', {
           lease: this.id,
           failedAttempts: this.failedAttempts,
         });
       this.failedAttempts = 0;
-      this.scheduleKeepalive(this.policy.intervalMs);
     } catch (err) {
       if (this.closed || this.expired) return;
       // etcd answered, and the answer is that the lease is gone (TTL 0 or not found).
@@ -181,28 +203,32 @@ export class LeaseKeeper {
         return;
       }
       this.failedAttempts++;
-      // With several members, the retry goes to the next: one cut off costs one attempt.
-      if (this.members.length > 0) this.member = (this.member + 1) % this.members.length;
-      const retryInMs = this.retryDelayMs();
+      // With several members, the next keep-alive goes to the next: one failing costs one attempt.
+      if (this.members.length > 0 && attempt.member === this.member)
+        this.member = (this.member + 1) % this.members.length;
+      // A failure of the newest keep-alive is retried sooner than the interval.
+      const retryInMs = attempt === this.newest ? this.retryDelayMs() : undefined;
+      if (retryInMs !== undefined) this.scheduleKeepalive(retryInMs);
       this.options.logger.warn('lease keep-alive failed; retrying', {
         lease: this.id,
         attempt: this.failedAttempts,
-        retryInMs: Math.round(retryInMs),
+        retryInMs: retryInMs === undefined ? undefined : Math.round(retryInMs),
         trustedForMs: Math.round(this.validUntilMs - performance.now()),
         err,
       });
-      this.scheduleKeepalive(retryInMs);
+    } finally {
+      this.inFlight.delete(attempt);
     }
   }
 
   /**
    * One keep-alive by `deadline`: through the lease (etcd3 draws a member), or with several
-   * members through the current one. etcd answers TTL 0 for a lease it no longer has.
+   * members through `member`. etcd answers TTL 0 for a lease it no longer has.
    */
-  private async keepaliveOnce(deadline: number): Promise<{ TTL: string }> {
-    const member = this.members[this.member];
-    if (!member) return this.lease.keepaliveOnce({ deadline });
-    const stream = await member.leaseClient.leaseKeepAlive({ deadline });
+  private async keepaliveOnce(member: number, deadline: number): Promise<{ TTL: string }> {
+    const client = this.members[member];
+    if (!client) return this.lease.keepaliveOnce({ deadline });
+    const stream = await client.leaseClient.leaseKeepAlive({ deadline });
     try {
       return await new Promise((resolve, reject) => {
         stream.on('data', resolve);

@@ -1,9 +1,9 @@
 import type { Etcd3 } from 'etcd3';
 import { silentLogger, type Logger } from '@pserver/logging';
-import { sleep, startEtcd, waitFor, type EtcdServer } from '@pserver/testing';
+import { FaultProxy, sleep, startEtcd, waitFor, type EtcdServer } from '@pserver/testing';
 import { connectEtcd, LeaseKeeper } from '../src';
 
-// TTL 3 s: keep-alives every 1 s, each trusted for 2 s after it was sent.
+// TTL 3 s: keep-alives every 0.5 s, each trusted for 2 s after it was sent.
 const ttlSeconds = 3;
 const trustedMs = 2_000;
 
@@ -57,10 +57,10 @@ describe('LeaseKeeper against a real etcd', () => {
   it('rides through a keep-alive that fails: etcd paused, then killed and restarted while it is in flight', async () => {
     const { keeper, expiries, retried, key } = await keptLease();
     const validUntil = await nextKeepalive(keeper);
-    // The keep-alive due at 1 s hangs on the paused etcd; at 1.05 s etcd is killed (kill -9: it
-    // answers nothing more), which resets the connection, so that keep-alive fails; etcd refuses
-    // connections until it has started again on its data. Retries reach it once it is back;
-    // without them the next keep-alive would be due only at 2.05 s, after the deadline at 2 s.
+    // The keep-alives due at 0.5 s and 1 s hang on the paused etcd; at 1.05 s etcd is killed
+    // (kill -9: it answers nothing more), which resets the connection, so that they fail; etcd
+    // refuses connections until it has started again on its data. Retries reach it once it is
+    // back, before the deadline at 2 s.
     await sleep(500);
     etcd.process.signal('SIGSTOP');
     await sleep(550);
@@ -99,6 +99,38 @@ describe('LeaseKeeper against a real etcd', () => {
     expect(keeper.isValid()).toBe(true);
     expect(await client.get(key).string()).toBe('x');
     await keeper.revoke();
+  });
+
+  it('keeps the lease through an etcd that answers every keep-alive 0.6–0.8 s late', async () => {
+    // Through a proxy holding each chunk 300–400 ms each way: every keep-alive is answered later
+    // than TTL/6, but within the TTL/2 that keep-alives sent while others are in flight allow.
+    const proxy = await FaultProxy.start(etcd.endpoint.replace(/^https?:\/\//, ''));
+    const slowClient = connectEtcd({ endpoints: [`http://${proxy.address}`] });
+    try {
+      let retried = 0;
+      const logger: Logger = {
+        ...silentLogger,
+        warn: (msg) => void (msg === 'lease keep-alive failed; retrying' && retried++),
+        child: () => logger,
+      };
+      const keeper = await LeaseKeeper.grant(slowClient, { ttlSeconds, logger });
+      const expiries: string[] = [];
+      keeper.onExpired((reason) => expiries.push(reason));
+      const key = `${etcd.uniquePrefix('lease-keeper')}slow`;
+      await client.put(key).value('x').lease(keeper.id);
+      proxy.set({ latencyMs: 350, jitterMs: 50 });
+      const slowFrom = performance.now();
+      await sleep(3 * trustedMs);
+      expect(keeper.validUntil - trustedMs).toBeGreaterThan(slowFrom);
+      expect([expiries, retried]).toEqual([[], 0]);
+      expect(keeper.isValid()).toBe(true);
+      expect(await client.get(key).string()).toBe('x');
+      proxy.set({ latencyMs: 0, jitterMs: 0 });
+      await keeper.revoke();
+    } finally {
+      slowClient.close();
+      await proxy.close();
+    }
   });
 
   it('expires once, by the local deadline, when etcd is paused for longer', async () => {
