@@ -32,6 +32,8 @@ export class NetworkLab {
   private readonly veths: string[] = [];
   /** Hosts whose link has a rate limit. */
   private readonly slowed = new Set<LabHost>();
+  /** Ports sent through a proxy (`throughProxy`): hosts made later are sent there too. */
+  private readonly proxied: { host: LabHost; port: number; proxy: string }[] = [];
   private destroyed = false;
 
   private constructor(
@@ -79,6 +81,7 @@ export class NetworkLab {
     ip('-n', host.namespace, 'addr', 'add', `${host.address}/24`, 'dev', 'eth0');
     ip('-n', host.namespace, 'link', 'set', 'eth0', 'up');
     ip('-n', host.namespace, 'link', 'set', 'lo', 'up');
+    for (const route of this.proxied) viaProxy(host, route);
     return host;
   }
 
@@ -145,17 +148,16 @@ export class NetworkLab {
 
   /**
    * Sends every connection to `name`'s `port` through `proxy` (`address:port`, e.g. a FaultProxy
-   * listening on the bridge's address): every other host's new connects go to the proxy instead
-   * (the proxy itself, on the machine, still reaches `name`), and connections already open are
-   * reset, so that their clients connect again, through it.
+   * listening on the bridge's address): every other host's new connects go to the proxy instead,
+   * also those of hosts made before the heal (the proxy itself, on the machine, still reaches
+   * `name`), and connections already open are reset, so that their clients connect again,
+   * through it.
    */
   throughProxy(name: string, port: number, proxy: string): void {
     const host = this.known(name);
-    for (const other of this.hosts.values()) {
-      if (other === host) continue;
-      const to = ['-p', 'tcp', '-d', host.address, '--dport', String(port)];
-      appendRule(other, '-t', 'nat', 'OUTPUT', ...to, '-j', 'DNAT', '--to-destination', proxy);
-    }
+    const route = { host, port, proxy };
+    this.proxied.push(route);
+    for (const other of this.hosts.values()) if (other !== host) viaProxy(other, route);
     const notProxied = ['-p', 'tcp', '--dport', String(port), '!', '-s', `${this.subnet}.1`];
     const notReset = ['!', '--tcp-flags', 'RST', 'RST'];
     const reset = ['-j', 'REJECT', '--reject-with', 'tcp-reset'];
@@ -170,6 +172,7 @@ export class NetworkLab {
     }
     for (const host of this.slowed) inHost(host, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root');
     this.slowed.clear();
+    this.proxied.length = 0;
   }
 
   /** Removes every namespace (with its veth end and rules) and the bridge. Idempotent. */
@@ -220,6 +223,12 @@ function ip(...args: string[]): string {
 /** Runs a command in `host`'s namespace. */
 function inHost(host: LabHost, command: string, ...args: string[]): void {
   run('ip', ['netns', 'exec', host.namespace, command, ...args]);
+}
+
+/** `host`'s new connects to `route.host`'s `route.port` go to `route.proxy` instead. */
+function viaProxy(host: LabHost, route: { host: LabHost; port: number; proxy: string }): void {
+  const to = ['-p', 'tcp', '-d', route.host.address, '--dport', String(route.port)];
+  appendRule(host, '-t', 'nat', 'OUTPUT', ...to, '-j', 'DNAT', '--to-destination', route.proxy);
 }
 
 /**

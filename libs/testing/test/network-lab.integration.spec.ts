@@ -116,8 +116,10 @@ describe('a network lab', () => {
     try {
       proxy.set({ stalled: true });
       lab.throughProxy('server', port, proxy.address);
-      // Connected to the proxy, which holds the greeting back.
+      // Connected to the proxy, which holds the greeting back; so is a host made after the fault.
       expect(await connectFrom(lab, 'client', address)).toBe('timeout');
+      lab.host('late-client');
+      expect(await connectFrom(lab, 'late-client', address)).toBe('timeout');
       proxy.heal();
       expect(await connectFrom(lab, 'client', address)).toBe('reply hi');
       proxy.set({ stalled: true });

@@ -15,6 +15,7 @@ export {
   lossyPserver,
   splitEtcd,
   pausePserver,
+  slowEtcd,
   pauseTrainersThroughFailover,
   reshapeLive,
   type ReshapeVictim,

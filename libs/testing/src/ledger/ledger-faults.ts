@@ -440,9 +440,15 @@ export function cutPserver(index: number, from: 'etcd' | 'everyone', faultMs: nu
  * `faultMs` (both still reach etcd, the masters and the trainers), then healed: pushes wait for
  * the replica until the primary drops it (`--replica-lag-timeout-s`: it deletes the replica's key)
  * and goes on without it (the reference); a spare becomes the new replica. `droppedMs` is the
- * trainers' stall as the primary bounds it: from the cut to the drop.
+ * trainers' stall as the primary bounds it: from the cut to the drop. `replica → primary` cuts
+ * one way only: the primary's forwards reach the replica, which applies them, but nothing the
+ * replica sends (its acknowledgements, TCP's own) comes back.
  */
-export function cutPrimaryFromReplica(index: number, faultMs: number): Fault {
+export function cutPrimaryFromReplica(
+  index: number,
+  faultMs: number,
+  how: 'both ways' | 'replica → primary' = 'both ways',
+): Fault {
   return async (cluster) => {
     const lab = labOf(cluster);
     const { process, event } = serving(cluster, index);
@@ -452,12 +458,16 @@ export function cutPrimaryFromReplica(index: number, faultMs: number): Fault {
       { timeoutMs: bound },
     );
     const startMs = Date.now();
-    lab.partition(event.pserver, replica.name);
+    if (how === 'both ways') lab.partition(event.pserver, replica.name);
+    else lab.oneWay(replica.name, event.pserver);
     try {
       const droppedMs = loggedAfter(await dropped, startMs)!;
       await sleep(startMs + faultMs - Date.now());
       return {
-        name: `the primary of shard ${index} cut off from its replica for ${faultMs} ms`,
+        name:
+          how === 'both ways'
+            ? `the primary of shard ${index} cut off from its replica for ${faultMs} ms`
+            : `the replica of shard ${index} unheard by its primary (one way) for ${faultMs} ms`,
         startMs,
         referenceMs: startMs + droppedMs,
         reference: 'the primary going on without the replica',
@@ -591,6 +601,52 @@ export function latePserver(
       referenceMs: Date.now(),
       reference: 'the heal',
       notes: { stepsBefore: before, stepsDuring: during },
+    };
+  };
+}
+
+/**
+ * A one-member etcd that answers slowly, rather than not at all, for `faultMs`: it is stopped
+ * (SIGSTOP) for `stallMs` of every `stallMs + runMs`, as an etcd whose disk stalls its every
+ * write would be, so that each call waits up to `stallMs` and none fails; no connection is cut.
+ * No lease may be lost — no pserver fences, no master steps down — and training goes on. Notes
+ * the processes that exited, the masters that began leading and the shards served anew during it.
+ */
+export function slowEtcd(
+  { stallMs, runMs }: { stallMs: number; runMs: number },
+  faultMs: number,
+): Fault {
+  return async (cluster, trainers) => {
+    const etcd = cluster.etcd;
+    if (!('process' in etcd)) throw new Error('a slow etcd is a one-member etcd');
+    const startMs = Date.now();
+    const before = stepsSince(trainers, startMs - faultMs);
+    while (Date.now() - startMs < faultMs) {
+      etcd.process.signal('SIGSTOP');
+      try {
+        await sleep(stallMs);
+      } finally {
+        etcd.process.signal('SIGCONT');
+      }
+      await sleep(runMs);
+    }
+    const during = stepsSince(trainers, startMs);
+    const since = <T extends { atMs: number }>(events: T[]) =>
+      events.filter((e) => e.atMs >= startMs);
+    return {
+      name: `etcd stalled ${stallMs} ms in every ${stallMs + runMs} for ${faultMs} ms`,
+      startMs,
+      referenceMs: Date.now(),
+      reference: 'the end of the stalls',
+      notes: {
+        stepsBefore: before,
+        stepsDuring: during,
+        exited: since(cluster.exits)
+          .map((e) => `${e.name} (${e.signal ?? e.code})`)
+          .join(', '),
+        newLeaders: since(cluster.leading).length,
+        servedAnew: since(cluster.serving).length,
+      },
     };
   };
 }
