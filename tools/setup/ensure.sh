@@ -55,8 +55,9 @@ if [ -n "${tests_need_more:-}" ]; then
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v grpc_python_plugin >/dev/null 2>&1 || missing+=(protobuf-compiler-grpc)
   python_modules "${demo_python[@]}" pytest:python3-pytest
-  # The packaging test builds the client's wheel as `pip install ./clients/python` would.
-  python_modules pip:python3-pip setuptools:python3-setuptools wheel:python3-wheel
+  # The packaging test builds the client's wheel as `pip install ./clients/python` would, and
+  # installs it into a fresh virtual environment (venv's ensurepip).
+  python_modules pip:python3-pip setuptools:python3-setuptools wheel:python3-wheel ensurepip:python3-venv
   # mypy checks the Python client's type hints (`mypy --strict` in its tests).
   command -v mypy >/dev/null 2>&1 || missing+=(mypy)
   # The container suite builds the image and runs a job with podman (docker/local, runc, netavark).

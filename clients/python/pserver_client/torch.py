@@ -128,7 +128,7 @@ class _Rows(torch.autograd.Function):  # type: ignore[misc]
         stage: Any,
     ) -> Any:
         element = rows.index_select(0, inverse) * scale.unsqueeze(1)
-        out = torch.zeros((count, rows.shape[1]), dtype=rows.dtype)
+        out = torch.zeros((count, rows.shape[1]), dtype=rows.dtype, device=rows.device)
         out.index_add_(0, bag, element)
         fctx.save_for_backward(rows, scale, inverse, bag)
         fctx.stage = stage
@@ -149,8 +149,12 @@ class _Rows(torch.autograd.Function):  # type: ignore[misc]
         return None, weights_grad, None, None, None, None, None
 
 
-def _bag_forward(ctx: StepContext, table: str, dim: int, bags: Bags, mode: str) -> Any:
-    """Looks the batch's distinct ids up and builds the bags' output through _Rows."""
+def _bag_forward(ctx: StepContext, module: _RemoteTable, bags: Bags, mode: str) -> Any:
+    """Looks the batch's distinct ids up and builds the bags' output through _Rows, on the
+    module's device and in its dtype: the rows are moved there once, their gradients back (as
+    float32 on the CPU, what the wire carries) once."""
+    table, dim = module.table, module.dim
+    on = {"device": module.device, "dtype": module.dtype}
     ids_np = bags.ids.numpy()
     distinct, inverse_np, counts = np.unique(ids_np, return_inverse=True, return_counts=True)
     rows_np = ctx.lookup(table, distinct) if len(distinct) else np.zeros((0, dim), np.float32)
@@ -159,40 +163,48 @@ def _bag_forward(ctx: StepContext, table: str, dim: int, bags: Bags, mode: str) 
             codes.CLIENT_SHAPE_MISMATCH,
             f"table {table}: its rows have dim {rows_np.shape[1]}, the module was built for {dim}",
         )
-    rows = torch.from_numpy(np.ascontiguousarray(rows_np))
-    inverse = torch.from_numpy(inverse_np.reshape(-1).astype(np.int64))
+    rows = torch.from_numpy(np.ascontiguousarray(rows_np)).to(**on)
+    inverse = torch.from_numpy(inverse_np.reshape(-1).astype(np.int64)).to(module.device)
+    bag = bags.bag.to(module.device)
     n = bags.ids.shape[0]
     if bags.weights is not None:
         if mode != "sum":
             raise ValueError(f"per_sample_weights: only for mode 'sum', not {mode!r}")
-        weights = bags.weights.to(torch.float32)
+        weights = bags.weights.to(**on)
         scale = weights
     else:
         weights = None
-        scale = torch.ones(n, dtype=torch.float32)
+        scale = torch.ones(n, **on)
     if mode == "mean" and n:
-        sizes = torch.bincount(bags.bag, minlength=bags.count).to(torch.float32)
-        scale = scale / sizes.index_select(0, bags.bag)
+        sizes = torch.bincount(bag, minlength=bags.count).to(module.dtype)
+        scale = scale / sizes.index_select(0, bag)
 
     def stage(grads: Any) -> None:
         if len(distinct):
-            g = grads.detach().to(torch.float32).contiguous().numpy()
+            g = grads.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy()
             ctx.push_rows(table, distinct, g, counts.astype(np.int64))
 
     # Autograd calls backward only when an input needs a gradient: the rows do (for the staging),
     # though backward returns none for them.
     rows.requires_grad_(True)
-    return _Rows.apply(rows, weights, scale, inverse, bags.bag, bags.count, stage)
+    return _Rows.apply(rows, weights, scale, inverse, bag, bags.count, stage)
 
 
 class _RemoteTable(torch.nn.Module):  # type: ignore[misc]
-    def __init__(self, client: Client, table: str, dim: int) -> None:
+    def __init__(self, client: Client, table: str, dim: int, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         if dim <= 0:
             raise ValueError(f"dim: must be positive, got {dim}")
+        dtype = torch.float32 if dtype is None else dtype
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise ValueError(f"dtype: a floating-point torch.dtype expected, got {dtype!r}")
         self.client = client
         self.table = table
         self.dim = dim
+        #: Where the output is made and in what dtype (torch.nn.Embedding's factory arguments);
+        #: rows travel and are stored as float32 whatever this is.
+        self.device = torch.device("cpu" if device is None else device)
+        self.dtype = dtype
 
     def table_spec(self, **fields: Any) -> dict[str, Any]:
         """The table's spec for init_params(tables=...): its name and dim, with `fields` (buckets,
@@ -200,12 +212,15 @@ class _RemoteTable(torch.nn.Module):  # type: ignore[misc]
         return {"name": self.table, "dim": self.dim, **fields}
 
     def extra_repr(self) -> str:
-        return f"table={self.table!r}, dim={self.dim}"
+        default = (self.device.type, self.dtype) == ("cpu", torch.float32)
+        where = "" if default else f", device={self.device}, dtype={self.dtype}"
+        return f"table={self.table!r}, dim={self.dim}{where}"
 
 
 class RemoteEmbedding(_RemoteTable):
     """torch.nn.Embedding over a pserver table: `forward(ctx, ids)` takes integer ids of any
-    shape and returns float32 rows of shape ids.shape + (dim,). Its backward stages the row
+    shape and returns rows of shape ids.shape + (dim,), float32 on the CPU unless the module was
+    made with `device=` and `dtype=`. Its backward stages the row
     gradients of the batch's distinct ids (summed over repeats) in the step's push."""
 
     def forward(self, ctx: StepContext, ids: Any) -> Any:
@@ -215,21 +230,28 @@ class RemoteEmbedding(_RemoteTable):
         shape = tuple(flat.shape)
         n = flat.numel()
         bags = Bags(flat.reshape(-1).to(torch.int64), torch.arange(n, dtype=torch.int64), n, None)
-        return _bag_forward(ctx, self.table, self.dim, bags, "sum").reshape(*shape, self.dim)
+        return _bag_forward(ctx, self, bags, "sum").reshape(*shape, self.dim)
 
 
 class RemoteEmbeddingBag(_RemoteTable):
     """torch.nn.EmbeddingBag over a pserver table, mode "sum" or "mean": `forward(ctx, input,
     offsets=None, per_sample_weights=None)` with EmbeddingBag's input conventions (a 2-D input of
     fixed-size bags, or a 1-D input cut at `offsets`; an empty bag gives zeros; weights in "sum"
-    only) returns float32 (bags, dim). Its backward stages, for each distinct id of the batch, the
+    only) returns (bags, dim), float32 on the CPU unless made with `device=` and `dtype=`. Its backward stages, for each distinct id of the batch, the
     sum of the output gradients of the bags that used it (÷ bag size for "mean"; × weight), with
     its number of occurrences, in the step's push."""
 
     def __init__(
-        self, client: Client, table: str, dim: int, mode: str = "sum", include_last_offset: bool = False
+        self,
+        client: Client,
+        table: str,
+        dim: int,
+        mode: str = "sum",
+        include_last_offset: bool = False,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
-        super().__init__(client, table, dim)
+        super().__init__(client, table, dim, device=device, dtype=dtype)
         if mode not in MODES:
             raise ValueError(f"mode: one of {MODES} expected, got {mode!r}")
         self.mode = mode
@@ -237,7 +259,7 @@ class RemoteEmbeddingBag(_RemoteTable):
 
     def forward(self, ctx: StepContext, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:
         bags = bags_of(input, offsets, per_sample_weights, self.include_last_offset)
-        return _bag_forward(ctx, self.table, self.dim, bags, self.mode)
+        return _bag_forward(ctx, self, bags, self.mode)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, mode={self.mode!r}"

@@ -31,7 +31,8 @@ def extra_of(module):
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def wheel_file(tmp_path_factory):
+    """The wheel pip builds of the project."""
     out = tmp_path_factory.mktemp("wheel")
     source = out / "src"
     shutil.copytree(
@@ -45,7 +46,13 @@ def wheel(tmp_path_factory):
         timeout=300,
     )
     (path,) = out.glob("pserver_client-*.whl")
-    with zipfile.ZipFile(path) as z:
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_file):
+    """The wheel's file names and its metadata."""
+    with zipfile.ZipFile(wheel_file) as z:
         names = z.namelist()
         (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         return names, email.message_from_bytes(z.read(metadata_name))
@@ -113,3 +120,26 @@ def test_each_extra_installs_every_third_party_module_its_modules_import(wheel):
     # And no extra lists what none of its modules imports.
     for extra in set(required) - {""}:
         assert required[extra] - set(used.get(extra, {})) == set(), f"the {extra} extra lists what nothing imports"
+
+
+def test_the_torch_extra_installs_into_a_fresh_environment_and_its_module_imports(wheel_file, tmp_path):
+    """`pip install "pserver-client[torch]"` into a new virtual environment over Debian's packages
+    (no index: every requirement must be met by what is installed), then the PyTorch adapter
+    imported from the environment, not from the source tree."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    subprocess.run(
+        [python, "-m", "pip", "install", "--no-index", "-q", f"{wheel_file}[torch]"],
+        check=True,
+        timeout=300,
+    )
+    imported = subprocess.run(
+        [python, "-c", "import pserver_client, pserver_client.torch; print(pserver_client.torch.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip().startswith(str(venv)), imported.stdout

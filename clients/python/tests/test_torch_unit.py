@@ -195,6 +195,46 @@ def test_input_conventions_of_embedding_bag():
         RemoteEmbeddingBag(None, "emb", DIM, mode="max")
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_modules_give_their_output_in_the_dtype_and_on_the_device_they_were_made_with(dtype):
+    """Rows come as float32 and are moved once into the module's dtype and device; their
+    gradients go back as float32 (the wire's), equal to torch's own module (in float64) within
+    the dtype's precision."""
+    rng = np.random.default_rng(4)
+    values = local_table(4)
+    ids, offsets = random_bags(rng)
+    weights = torch.from_numpy(rng.uniform(0.5, 2.0, size=len(ids))).to(dtype).requires_grad_(True)
+    local = torch.nn.EmbeddingBag(ROWS, DIM, mode="sum", dtype=torch.float64)
+    with torch.no_grad():
+        local.weight.copy_(torch.from_numpy(values))
+    local_weights = weights.detach().double().requires_grad_(True)
+    ctx = FakeContext({"emb": values})
+    remote = RemoteEmbeddingBag(None, "emb", DIM, mode="sum", device="cpu", dtype=dtype)
+    upstream = torch.from_numpy(rng.normal(size=(len(offsets), DIM))).to(dtype)
+
+    output = remote(ctx, ids, offsets, per_sample_weights=weights)
+    assert (output.dtype, output.device) == (dtype, torch.device("cpu"))
+    (output * upstream).sum().backward()
+    expected = local(ids, offsets, per_sample_weights=local_weights)
+    (expected * upstream.double()).sum().backward()
+
+    tolerance = 1e-12 if dtype == torch.float64 else 0.1
+    assert torch.allclose(output.double(), expected, atol=tolerance)
+    assert weights.grad.dtype == dtype
+    assert torch.allclose(weights.grad.double(), local_weights.grad, atol=tolerance)
+    ((_, pushed, grads, _),) = ctx.pushes
+    assert grads.dtype == np.float32
+    np.testing.assert_allclose(grads, local.weight.grad.numpy()[pushed], atol=tolerance)
+    embedding = RemoteEmbedding(None, "emb", DIM, dtype=dtype)
+    assert embedding(FakeContext({"emb": values}), ids.reshape(1, -1)).dtype == dtype
+    assert f"dtype={dtype}" in repr(embedding)
+
+
+def test_a_module_refuses_a_dtype_that_is_not_floating_point():
+    with pytest.raises(ValueError, match="dtype: a floating-point torch.dtype expected, got torch.int64"):
+        RemoteEmbedding(None, "emb", DIM, dtype=torch.int64)
+
+
 class FakeClient:
     def __init__(self):
         self.inits = []
