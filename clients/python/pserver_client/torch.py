@@ -25,6 +25,9 @@ inside the function run again. Read the batch before the step and keep other sid
 
 from __future__ import annotations
 
+import concurrent.futures
+import logging
+import time
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 try:
@@ -39,13 +42,16 @@ import numpy as np
 
 from . import codes
 from .errors import ClientError
+from .view import View, changed_shards
 
 if TYPE_CHECKING:
     from .client import Client, OptimizerLike
     from .tables import TableLike
     from .step_context import StepContext
 
-__all__ = ["RemoteEmbedding", "RemoteEmbeddingBag", "RemoteParameters", "Bags", "bags_of"]
+__all__ = ["RemoteEmbedding", "RemoteEmbeddingBag", "RemoteParameters", "Bags", "Prefetched", "bags_of"]
+
+log = logging.getLogger("pserver_client.torch")
 
 #: The bag reductions RemoteEmbeddingBag offers (torch.nn.EmbeddingBag's "max" has no row
 #: gradient to sum and is not one of them).
@@ -149,22 +155,72 @@ class _Rows(torch.autograd.Function):  # type: ignore[misc]
         return None, weights_grad, None, None, None, None, None
 
 
-def _bag_forward(ctx: StepContext, module: _RemoteTable, bags: Bags, mode: str) -> Any:
-    """Looks the batch's distinct ids up and builds the bags' output through _Rows, on the
-    module's device and in its dtype: the rows are moved there once, their gradients back (as
-    float32 on the CPU, what the wire carries) once."""
+class Prefetched:
+    """A batch whose rows are read ahead of the step that uses it (`RemoteEmbedding.prefetch`,
+    `RemoteEmbeddingBag.prefetch`): the read of its distinct ids starts at once, in the module's
+    background thread (one read at a time per module), and the step's forward takes the rows it
+    got. Rows read under another view than the step's (a pserver failed over or the shards
+    changed in between, or the step runs again under a fresh view) are read again in the step;
+    a read that failed, or is still running when the step's deadline comes, too. Read ahead of
+    step k + 1 while step k runs, the rows do not have step k's update of the ids both batches
+    share: pipelining trades that one step of staleness for the wait."""
+
+    __slots__ = ("module", "bags", "shape", "distinct", "inverse", "counts", "_read")
+
+    def __init__(self, module: _RemoteTable, bags: Bags, shape: tuple[int, ...] = ()) -> None:
+        #: `shape`: RemoteEmbedding's ids' shape.
+        self.module, self.bags, self.shape = module, bags, shape
+        self.distinct, self.inverse, self.counts = _distinct_ids(bags)
+        self._read: Optional[concurrent.futures.Future[Any]] = None
+        if len(self.distinct):
+            self._read = module._reader().submit(_read_under_view, module.client, module.table, self.distinct)
+
+    def rows(self, ctx: StepContext) -> Any:
+        """The rows of `distinct` as `ctx.lookup` would read them under the step's view."""
+        table, dim = self.module.table, self.module.dim
+        if self._read is None:
+            return np.zeros((0, dim), np.float32)
+        try:
+            view, rows = self._read.result(timeout=max(0.0, ctx.deadline - time.monotonic()))
+        except Exception as err:  # failed, or not done by the deadline: the step reads them itself
+            log.info("reading table %s ahead failed (%s); reading it in the step", table, err)
+            return ctx.lookup(table, self.distinct)
+        if view.shard_count != ctx.view.shard_count or changed_shards(view, ctx.view):
+            return ctx.lookup(table, self.distinct)
+        return rows
+
+
+def _read_under_view(client: Client, table: str, ids: Any) -> tuple[View, Any]:
+    """The rows of `ids` and the view they were read under: a read numbered step 0, as
+    client.lookup (it waits for no step under SYNC or SSP)."""
+    return client._read(lambda ctx: (ctx.view, ctx.lookup(table, ids)))
+
+
+def _distinct_ids(bags: Bags) -> tuple[Any, Any, Any]:
+    """The batch's distinct ids (sorted), each element's index among them, and their counts."""
+    distinct, inverse, counts = np.unique(bags.ids.numpy(), return_inverse=True, return_counts=True)
+    return distinct, inverse.reshape(-1).astype(np.int64), counts
+
+
+def _bag_forward(ctx: StepContext, module: _RemoteTable, bags: Bags, mode: str, ahead: Optional[Prefetched] = None) -> Any:
+    """Looks the batch's distinct ids up (or takes the rows read ahead) and builds the bags'
+    output through _Rows, on the module's device and in its dtype: the rows are moved there once,
+    their gradients back (as float32 on the CPU, what the wire carries) once."""
     table, dim = module.table, module.dim
     on = {"device": module.device, "dtype": module.dtype}
-    ids_np = bags.ids.numpy()
-    distinct, inverse_np, counts = np.unique(ids_np, return_inverse=True, return_counts=True)
-    rows_np = ctx.lookup(table, distinct) if len(distinct) else np.zeros((0, dim), np.float32)
+    if ahead is not None:
+        distinct, inverse_np, counts = ahead.distinct, ahead.inverse, ahead.counts
+        rows_np = ahead.rows(ctx)
+    else:
+        distinct, inverse_np, counts = _distinct_ids(bags)
+        rows_np = ctx.lookup(table, distinct) if len(distinct) else np.zeros((0, dim), np.float32)
     if rows_np.shape[1] != dim:
         raise ClientError(
             codes.CLIENT_SHAPE_MISMATCH,
             f"table {table}: its rows have dim {rows_np.shape[1]}, the module was built for {dim}",
         )
     rows = torch.from_numpy(np.ascontiguousarray(rows_np)).to(**on)
-    inverse = torch.from_numpy(inverse_np.reshape(-1).astype(np.int64)).to(module.device)
+    inverse = torch.from_numpy(inverse_np).to(module.device)
     bag = bags.bag.to(module.device)
     n = bags.ids.shape[0]
     if bags.weights is not None:
@@ -205,6 +261,20 @@ class _RemoteTable(torch.nn.Module):  # type: ignore[misc]
         #: rows travel and are stored as float32 whatever this is.
         self.device = torch.device("cpu" if device is None else device)
         self.dtype = dtype
+        self._read_ahead: Optional[concurrent.futures.ThreadPoolExecutor] = None
+
+    def _reader(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The thread this table's rows are read ahead in: one read at a time."""
+        if self._read_ahead is None:
+            self._read_ahead = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"pserver-ahead-{self.table}")
+        return self._read_ahead
+
+    def _ahead(self, batch: Prefetched, extra: Sequence[Any]) -> Prefetched:
+        if batch.module is not self:
+            raise ValueError(f"input: a batch prefetched by table {batch.module.table}'s module, not {self.table}'s")
+        if any(a is not None for a in extra):
+            raise ValueError("input: a prefetched batch carries its offsets and weights; give them to prefetch")
+        return batch
 
     def table_spec(self, **fields: Any) -> dict[str, Any]:
         """The table's spec for init_params(tables=...): its name and dim, with `fields` (buckets,
@@ -224,13 +294,25 @@ class RemoteEmbedding(_RemoteTable):
     gradients of the batch's distinct ids (summed over repeats) in the step's push."""
 
     def forward(self, ctx: StepContext, ids: Any) -> Any:
+        """The rows of `ids`, or of a batch `prefetch(ids)` returned."""
+        ahead = ids if isinstance(ids, Prefetched) else None
+        if ahead is not None:
+            self._ahead(ahead, ())
+        bags, shape = (ahead.bags, ahead.shape) if ahead else self._bags(ids)
+        return _bag_forward(ctx, self, bags, "sum", ahead).reshape(*shape, self.dim)
+
+    def prefetch(self, ids: Any) -> Prefetched:
+        """Starts reading the rows of `ids` now, for a later step's `forward(ctx, batch)`."""
+        return Prefetched(self, *self._bags(ids))
+
+    @staticmethod
+    def _bags(ids: Any) -> tuple[Bags, tuple[int, ...]]:
         flat = torch.as_tensor(ids).cpu()
         if flat.dtype.is_floating_point or flat.dtype == torch.bool:
             raise ValueError(f"ids: integer ids expected, got {flat.dtype}")
         shape = tuple(flat.shape)
         n = flat.numel()
-        bags = Bags(flat.reshape(-1).to(torch.int64), torch.arange(n, dtype=torch.int64), n, None)
-        return _bag_forward(ctx, self, bags, "sum").reshape(*shape, self.dim)
+        return Bags(flat.reshape(-1).to(torch.int64), torch.arange(n, dtype=torch.int64), n, None), shape
 
 
 class RemoteEmbeddingBag(_RemoteTable):
@@ -258,8 +340,17 @@ class RemoteEmbeddingBag(_RemoteTable):
         self.include_last_offset = include_last_offset
 
     def forward(self, ctx: StepContext, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:
+        """The bags of `input` (cut at `offsets`), or of a batch `prefetch` returned."""
+        if isinstance(input, Prefetched):
+            ahead = self._ahead(input, (offsets, per_sample_weights))
+            return _bag_forward(ctx, self, ahead.bags, self.mode, ahead)
         bags = bags_of(input, offsets, per_sample_weights, self.include_last_offset)
         return _bag_forward(ctx, self, bags, self.mode)
+
+    def prefetch(self, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Prefetched:
+        """Starts reading the rows of the batch's distinct ids now, for a later step's
+        `forward(ctx, batch)`; the arguments are forward's, checked now."""
+        return Prefetched(self, bags_of(input, offsets, per_sample_weights, self.include_last_offset))
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, mode={self.mode!r}"

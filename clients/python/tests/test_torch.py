@@ -206,3 +206,51 @@ def test_embedding_bag_and_dense_head_in_one_push(cluster):
         served = client.get_params(["head.weight", "head.bias"])
         np.testing.assert_allclose(served["head.weight"], local_head.weight.detach().numpy(), **TOLERANCE)
         np.testing.assert_allclose(served["head.bias"], local_head.bias.detach().numpy(), **TOLERANCE)
+
+
+def test_a_batch_read_ahead_is_used_and_read_again_after_a_failover(cluster, monkeypatch):
+    # Batches read ahead (prefetch) train as torch does when nothing changes in between (the
+    # step reads nothing itself); then one is read ahead, shard 0's pserver is killed and
+    # replaced, and the step reads its rows again under its own view.
+    from pserver_client.step_context import StepContext
+
+    read_in_steps = []
+    lookup = StepContext.lookup
+    monkeypatch.setattr(StepContext, "lookup", lambda ctx, *a: (read_in_steps.append(ctx.step), lookup(ctx, *a))[1])
+    all_ids = np.arange(ROWS, dtype=np.int64)
+    sgd = {"sgd": {}, "learning_rate": {"base": 0.1}}
+    with pserver_client.connect(master=cluster.masters, name="torch-ahead") as client:
+        emb = RemoteEmbeddingBag(client, "ahead", DIM, mode="sum")
+        client.init_params(
+            {}, tables=[emb.table_spec(initializer={"uniform": {"low": -0.5, "high": 0.5}, "seed": 5}, optimizer=sgd)]
+        )
+        local_emb = local_copy(torch.nn.EmbeddingBag(ROWS, DIM, mode="sum"), client.lookup("ahead", all_ids))
+        optimizer = torch.optim.SGD([local_emb.weight], lr=0.1)
+
+        def train(batch, ids, offsets, target):
+            def fn(ctx):
+                output = emb(ctx, batch)
+                loss_of(output, target).backward()
+                return output.detach()
+
+            return client.step(fn)
+
+        for ids, offsets, target, _, _ in batches(seed=5)[:3]:
+            # Read ahead, and read before the step begins: the rows are the step's.
+            train(emb.prefetch(ids, offsets), ids, offsets, target)
+            optimizer.zero_grad()
+            loss_of(local_emb(ids, offsets), target).backward()
+            optimizer.step()
+        assert [step for step in read_in_steps if step > 0] == []
+        np.testing.assert_allclose(client.lookup("ahead", all_ids), local_emb.weight.detach().numpy(), **TOLERANCE)
+
+        ids, offsets, target, _, _ = batches(seed=6)[0]
+        batch = emb.prefetch(ids, offsets)
+        batch._read.result(timeout=30)
+        before = cluster.command("serving")["serving"]["0"]["epoch"]
+        assert cluster.command("kill-serving 0")["serving"]["0"]["epoch"] > before
+        # What the shards serve now (a checkpoint-only failover may have lost the last updates).
+        served = local_copy(torch.nn.EmbeddingBag(ROWS, DIM, mode="sum"), client.lookup("ahead", all_ids))
+        output = train(batch, ids, offsets, target)
+        assert len([step for step in read_in_steps if step > 0]) >= 1
+        np.testing.assert_allclose(output.numpy(), served(ids, offsets).detach().numpy(), **TOLERANCE)

@@ -4,6 +4,7 @@ rows from it and records what is staged), their input conventions, RemoteParamet
 import error without torch."""
 
 import subprocess
+import time
 import sys
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 
 from pserver_client import ClientError, codes
 from pserver_client.torch import RemoteEmbedding, RemoteEmbeddingBag, RemoteParameters, bags_of
+from pserver_client.view import ShardRoute, View
 from conftest import CLIENT_ROOT
 
 DIM = 5
@@ -233,6 +235,91 @@ def test_modules_give_their_output_in_the_dtype_and_on_the_device_they_were_made
 def test_a_module_refuses_a_dtype_that_is_not_floating_point():
     with pytest.raises(ValueError, match="dtype: a floating-point torch.dtype expected, got torch.int64"):
         RemoteEmbedding(None, "emb", DIM, dtype=torch.int64)
+
+
+def view_of(epoch):
+    """A one-shard view whose shard is at `epoch`."""
+    return View(shard_count=1, block_size=1024, shards=(ShardRoute(0, "127.0.0.1:1", epoch, True),))
+
+
+def step_context(tables, view):
+    """A step's context: the tables as they are now, the view the step runs under."""
+    ctx = FakeContext(tables)
+    ctx.view, ctx.deadline = view, time.monotonic() + 30
+    return ctx
+
+
+class ReadAheadClient:
+    """A client whose reads (client._read, numbered step 0) run on a context of their own: the
+    tables and the view as they were when the batch was read ahead."""
+
+    def __init__(self, tables, view, fails=False):
+        self.ctx = step_context(tables, view)
+        self.fails = fails
+
+    def _read(self, fn):
+        if self.fails:
+            raise ClientError(codes.CLIENT_STEP_FAILED, "the read ahead failed")
+        return fn(self.ctx)
+
+
+def test_a_prefetched_batch_takes_the_rows_read_ahead_when_the_view_is_the_steps():
+    rng = np.random.default_rng(5)
+    values = local_table(5)
+    ids, offsets = random_bags(rng)
+    client = ReadAheadClient({"emb": values}, view_of(1))
+    remote = RemoteEmbeddingBag(client, "emb", DIM, mode="mean")
+    batch = remote.prefetch(ids, offsets)
+    # The rows changed after they were read ahead (another trainer's push): the step, under the
+    # same view, takes what was read, and reads nothing itself.
+    ctx = step_context({"emb": values + 1}, view_of(1))
+    output = remote(ctx, batch)
+    output.sum().backward()
+    plain_ctx = FakeContext({"emb": values})
+    expected = RemoteEmbeddingBag(None, "emb", DIM, mode="mean")(plain_ctx, ids, offsets)
+    expected.sum().backward()
+    assert ctx.lookups == []
+    ((_, distinct),) = client.ctx.lookups
+    assert distinct.tolist() == sorted(set(ids.tolist()))
+    assert torch.equal(output, expected)
+    ((_, pushed, grads, counts),) = ctx.pushes
+    ((_, plain_pushed, plain_grads, plain_counts),) = plain_ctx.pushes
+    assert (pushed.tolist(), counts.tolist()) == (plain_pushed.tolist(), plain_counts.tolist())
+    np.testing.assert_array_equal(grads, plain_grads)
+
+
+@pytest.mark.parametrize("how", ["another view", "a failed read"])
+def test_a_prefetched_batch_is_read_again_in_the_step_after(how):
+    rng = np.random.default_rng(6)
+    values = local_table(6)
+    ids, offsets = random_bags(rng)
+    client = ReadAheadClient({"emb": values}, view_of(1), fails=how == "a failed read")
+    remote = RemoteEmbeddingBag(client, "emb", DIM, mode="sum")
+    batch = remote.prefetch(ids, offsets)
+    # A pserver failed over since (epoch 2), or the read failed: the step reads the rows itself.
+    ctx = step_context({"emb": values + 1}, view_of(2 if how == "another view" else 1))
+    output = remote(ctx, batch)
+    expected = RemoteEmbeddingBag(None, "emb", DIM, mode="sum")(FakeContext({"emb": values + 1}), ids, offsets)
+    ((_, read_in_step),) = ctx.lookups
+    assert read_in_step.tolist() == sorted(set(ids.tolist()))
+    assert torch.equal(output, expected)
+
+
+def test_a_prefetched_embedding_keeps_the_ids_shape_and_refuses_what_is_not_its_own():
+    values = local_table(7)
+    client = ReadAheadClient({"emb": values, "other": values}, view_of(1))
+    ids = torch.tensor([[1, 2, 2, 3], [0, 0, 5, 1], [7, 8, 9, 1]])
+    remote = RemoteEmbedding(client, "emb", DIM)
+    output = remote(step_context({"emb": values}, view_of(1)), remote.prefetch(ids))
+    assert output.shape == (3, 4, DIM)
+    assert torch.equal(output, torch.from_numpy(values)[ids])
+    other = RemoteEmbedding(client, "other", DIM)
+    with pytest.raises(ValueError, match="a batch prefetched by table other's module, not emb's"):
+        remote(step_context({"emb": values}, view_of(1)), other.prefetch(ids))
+    bag = RemoteEmbeddingBag(client, "emb", DIM)
+    batch = bag.prefetch(ids)
+    with pytest.raises(ValueError, match="give them to prefetch"):
+        bag(step_context({"emb": values}, view_of(1)), batch, torch.tensor([0]))
 
 
 class FakeClient:

@@ -39,7 +39,7 @@ except ImportError:  # run from the repository: the package lives in clients/pyt
         0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "clients", "python")
     )
     import pserver_client
-from pserver_client.torch import RemoteEmbeddingBag, RemoteParameters
+from pserver_client.torch import Prefetched, RemoteEmbeddingBag, RemoteParameters
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from data import DEFAULT_VOCABS, auc, logloss, make_dataset  # noqa: E402
@@ -74,6 +74,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--final-eval", action=argparse.BooleanOptionalAction, default=True, help="evaluate when done"
     )
     parser.add_argument("--evaluate-only", action="store_true", help="train nothing: evaluate the job's model once")
+    parser.add_argument(
+        "--prefetch",
+        action="store_true",
+        help="read the next batch's rows while this one computes (rows one step stale)",
+    )
     parser.add_argument("--name", help="this trainer's name (default ctr-<index>)")
     parser.add_argument("--exit-on-stdin-close", action="store_true", help="exit when standard input closes")
     return parser.parse_args(argv)
@@ -102,10 +107,15 @@ class ClickModel(torch.nn.Module):  # type: ignore[misc]
         self.embeddings = [RemoteEmbeddingBag(client, f"feature{f}", dim, mode="sum") for f in range(len(vocabs))]
         self.head = click_head(len(vocabs) * dim, hidden)
 
-    def forward(self, ctx: Any, ids: torch.Tensor) -> torch.Tensor:
-        # Each impression is a bag of one id per feature (a (batch, 1) input).
-        rows = [emb(ctx, ids[:, f : f + 1]) for f, emb in enumerate(self.embeddings)]
+    def forward(self, ctx: Any, ids: torch.Tensor | list[Prefetched]) -> torch.Tensor:
+        # Each impression is a bag of one id per feature (a (batch, 1) input), or its prefetch.
+        batches = ids if isinstance(ids, list) else [ids[:, f : f + 1] for f in range(len(self.embeddings))]
+        rows = [emb(ctx, batch) for emb, batch in zip(self.embeddings, batches)]
         return self.head(torch.cat(rows, dim=1)).squeeze(1)
+
+    def prefetch(self, ids: torch.Tensor) -> list[Prefetched]:
+        """Starts reading the batch's rows of every feature, each table in its own thread."""
+        return [emb.prefetch(ids[:, f : f + 1]) for f, emb in enumerate(self.embeddings)]
 
 
 def exit_when_stdin_closes() -> None:
@@ -168,16 +178,22 @@ def train(args: argparse.Namespace) -> None:
         steps = 0
         for pass_ in range(args.passes):
             order = np.random.default_rng([args.seed, args.index, pass_]).permutation(len(share))
-            for start in range(0, len(order), args.batch):
+            batches = [order[start : start + args.batch] for start in range(0, len(order), args.batch)]
+            upcoming = model.prefetch(torch.from_numpy(share.ids[batches[0]])) if args.prefetch else None
+            for b, rows in enumerate(batches):
                 started = int(time.time() * 1000)
-                rows = order[start : start + args.batch]
                 # The batch is read before the step: a re-run after a failover reads the same one.
                 ids = torch.from_numpy(share.ids[rows])
                 clicks = torch.from_numpy(share.clicks[rows])
+                batch: torch.Tensor | list[Prefetched] = ids
+                if upcoming is not None:
+                    # This batch's rows were read during the last step; the next one's now.
+                    batch = upcoming
+                    upcoming = model.prefetch(torch.from_numpy(share.ids[batches[b + 1]])) if b + 1 < len(batches) else None
 
                 def fn(ctx: Any) -> float:
                     params.pull(ctx)
-                    loss = loss_fn(model(ctx, ids), clicks)
+                    loss = loss_fn(model(ctx, batch), clicks)
                     loss.backward()
                     params.push(ctx, sample_count=len(rows))
                     return float(loss)
