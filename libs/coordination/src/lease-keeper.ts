@@ -66,6 +66,8 @@ export class LeaseKeeper {
   private expired = false;
   private closed = false;
   private failedAttempts = 0;
+  /** When the last keep-alive etcd answered was sent (`performance.now()`). */
+  private lastAnsweredSentAtMs: number;
   /** Keep-alives sent and not yet answered; `newest` is the last one sent. */
   private readonly inFlight = new Set<Attempt>();
   private newest: Attempt | undefined;
@@ -86,6 +88,7 @@ export class LeaseKeeper {
     private readonly members: Etcd3[],
   ) {
     this.policy = keepAlivePolicy(options.ttlSeconds);
+    this.lastAnsweredSentAtMs = sentAtMs;
     this.validUntilMs = this.deadlineFrom(sentAtMs);
     this.armDeadline();
     this.scheduleKeepalive(this.policy.intervalMs);
@@ -186,6 +189,7 @@ export class LeaseKeeper {
         return;
       }
       this.grantedTtlSeconds = ttl;
+      this.lastAnsweredSentAtMs = Math.max(this.lastAnsweredSentAtMs, attempt.sentAtMs);
       this.validUntilMs = Math.max(this.validUntilMs, this.deadlineFrom(attempt.sentAtMs));
       this.armDeadline();
       this.member = attempt.member;
@@ -256,7 +260,14 @@ export class LeaseKeeper {
     if (this.expired || this.closed) return;
     this.expired = true;
     this.stop();
-    this.options.logger.error('lease no longer trusted', { lease: this.id, reason });
+    // What the keep-alives were doing tells a silent etcd (unanswered) from a refusing one (failed).
+    this.options.logger.error('lease no longer trusted', {
+      lease: this.id,
+      reason,
+      lastAnsweredSentMsAgo: Math.round(performance.now() - this.lastAnsweredSentAtMs),
+      unanswered: this.inFlight.size,
+      failed: this.failedAttempts,
+    });
     for (const listener of this.expiryListeners) listener(reason);
   }
 }
