@@ -295,14 +295,14 @@ describe(`fuzzing a pserver process (seed ${seed}, ${runs} cases per RPC)`, () =
   );
 
   // A standalone pserver is no shard's primary and no replica: every replication call is refused.
-  it.each(['Forward', 'ReplicaLoaded', 'FetchSnapshot'])(
+  it.each(['ForwardStream', 'ReplicaLoaded', 'FetchSnapshot'])(
     'Replication %s from a peer it does not replicate with: refused, changes nothing',
     async (method) => {
       const target = replicationTargets(model).find((t) => t.method === method)!;
       const report = await fuzzRpc(target, subject.asService(serviceNames.replication), {
         seed,
-        // Forward's cases carry gradients of up to megabytes, each refused the same way.
-        runs: method === 'Forward' ? Math.ceil(runs / 4) : runs,
+        // Forwards carry gradients of up to megabytes, each refused the same way.
+        runs: method === 'ForwardStream' ? Math.ceil(runs / 4) : runs,
         fullEvery: 10,
       });
       reports.push(report);

@@ -25,9 +25,14 @@ type ReplicationClient interface {
 	// the replica's acknowledgement before it acknowledges a push; the reply says whether the
 	// replica is in sync already (it holds every push the primary acknowledged).
 	ReplicaLoaded(ctx context.Context, in *ReplicaLoadedRequest, opts ...grpc.CallOption) (*ReplicaLoadedResponse, error)
-	// Served by a replica: applies one push the primary applied. Pushes are applied in the order
-	// of their sequence numbers; the call answers once this one is applied.
-	Forward(ctx context.Context, in *ForwardRequest, opts ...grpc.CallOption) (*ForwardResponse, error)
+	// Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+	// stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+	// of their sequence numbers, each forward applied in its turn (one that comes early waits for
+	// those before it; one applied already is answered at once); each batch is answered, in order,
+	// once every forward of it is applied. A refusal ends the stream with its status; the primary
+	// then opens another and sends the unanswered batches again. One stream for every push, rather
+	// than a call for each, is what makes a replica cheap.
+	ForwardStream(ctx context.Context, opts ...grpc.CallOption) (Replication_ForwardStreamClient, error)
 }
 
 type replicationClient struct {
@@ -79,13 +84,35 @@ func (c *replicationClient) ReplicaLoaded(ctx context.Context, in *ReplicaLoaded
 	return out, nil
 }
 
-func (c *replicationClient) Forward(ctx context.Context, in *ForwardRequest, opts ...grpc.CallOption) (*ForwardResponse, error) {
-	out := new(ForwardResponse)
-	err := c.cc.Invoke(ctx, "/pserver.v1.Replication/Forward", in, out, opts...)
+func (c *replicationClient) ForwardStream(ctx context.Context, opts ...grpc.CallOption) (Replication_ForwardStreamClient, error) {
+	stream, err := c.cc.NewStream(ctx, &_Replication_serviceDesc.Streams[1], "/pserver.v1.Replication/ForwardStream", opts...)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	x := &replicationForwardStreamClient{stream}
+	return x, nil
+}
+
+type Replication_ForwardStreamClient interface {
+	Send(*ForwardBatchRequest) error
+	Recv() (*ForwardResponse, error)
+	grpc.ClientStream
+}
+
+type replicationForwardStreamClient struct {
+	grpc.ClientStream
+}
+
+func (x *replicationForwardStreamClient) Send(m *ForwardBatchRequest) error {
+	return x.ClientStream.SendMsg(m)
+}
+
+func (x *replicationForwardStreamClient) Recv() (*ForwardResponse, error) {
+	m := new(ForwardResponse)
+	if err := x.ClientStream.RecvMsg(m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ReplicationServer is the server API for Replication service.
@@ -100,9 +127,14 @@ type ReplicationServer interface {
 	// the replica's acknowledgement before it acknowledges a push; the reply says whether the
 	// replica is in sync already (it holds every push the primary acknowledged).
 	ReplicaLoaded(context.Context, *ReplicaLoadedRequest) (*ReplicaLoadedResponse, error)
-	// Served by a replica: applies one push the primary applied. Pushes are applied in the order
-	// of their sequence numbers; the call answers once this one is applied.
-	Forward(context.Context, *ForwardRequest) (*ForwardResponse, error)
+	// Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+	// stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+	// of their sequence numbers, each forward applied in its turn (one that comes early waits for
+	// those before it; one applied already is answered at once); each batch is answered, in order,
+	// once every forward of it is applied. A refusal ends the stream with its status; the primary
+	// then opens another and sends the unanswered batches again. One stream for every push, rather
+	// than a call for each, is what makes a replica cheap.
+	ForwardStream(Replication_ForwardStreamServer) error
 	mustEmbedUnimplementedReplicationServer()
 }
 
@@ -116,8 +148,8 @@ func (UnimplementedReplicationServer) FetchSnapshot(*FetchSnapshotRequest, Repli
 func (UnimplementedReplicationServer) ReplicaLoaded(context.Context, *ReplicaLoadedRequest) (*ReplicaLoadedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReplicaLoaded not implemented")
 }
-func (UnimplementedReplicationServer) Forward(context.Context, *ForwardRequest) (*ForwardResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method Forward not implemented")
+func (UnimplementedReplicationServer) ForwardStream(Replication_ForwardStreamServer) error {
+	return status.Errorf(codes.Unimplemented, "method ForwardStream not implemented")
 }
 func (UnimplementedReplicationServer) mustEmbedUnimplementedReplicationServer() {}
 
@@ -171,22 +203,30 @@ func _Replication_ReplicaLoaded_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Replication_Forward_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ForwardRequest)
-	if err := dec(in); err != nil {
+func _Replication_ForwardStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ReplicationServer).ForwardStream(&replicationForwardStreamServer{stream})
+}
+
+type Replication_ForwardStreamServer interface {
+	Send(*ForwardResponse) error
+	Recv() (*ForwardBatchRequest, error)
+	grpc.ServerStream
+}
+
+type replicationForwardStreamServer struct {
+	grpc.ServerStream
+}
+
+func (x *replicationForwardStreamServer) Send(m *ForwardResponse) error {
+	return x.ServerStream.SendMsg(m)
+}
+
+func (x *replicationForwardStreamServer) Recv() (*ForwardBatchRequest, error) {
+	m := new(ForwardBatchRequest)
+	if err := x.ServerStream.RecvMsg(m); err != nil {
 		return nil, err
 	}
-	if interceptor == nil {
-		return srv.(ReplicationServer).Forward(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: "/pserver.v1.Replication/Forward",
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ReplicationServer).Forward(ctx, req.(*ForwardRequest))
-	}
-	return interceptor(ctx, in, info, handler)
+	return m, nil
 }
 
 var _Replication_serviceDesc = grpc.ServiceDesc{
@@ -197,16 +237,18 @@ var _Replication_serviceDesc = grpc.ServiceDesc{
 			MethodName: "ReplicaLoaded",
 			Handler:    _Replication_ReplicaLoaded_Handler,
 		},
-		{
-			MethodName: "Forward",
-			Handler:    _Replication_Forward_Handler,
-		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "FetchSnapshot",
 			Handler:       _Replication_FetchSnapshot_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "ForwardStream",
+			Handler:       _Replication_ForwardStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "pserver/v1/replication.proto",

@@ -1,13 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import {
-  callUnary,
-  channelSecurity,
-  loadClientSecurity,
-  replicationClient,
-  RpcError,
-} from '@pserver/rpc';
+import { channelSecurity, loadClientSecurity, replicationClient } from '@pserver/rpc';
 import {
   generateCertificates,
   LocalCluster,
@@ -91,17 +85,14 @@ describe('replication under mutual TLS', () => {
     );
     const forged = replicationClient(follower.address, credentials, options);
     try {
-      const refused = await callUnary(
-        forged.Forward.bind(forged),
-        { index: 0, primaryEpoch: 1, seq: 1, trainerId: 1, step: 1 },
-        { timeoutMs: 10_000 },
-      ).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(refused).toBeInstanceOf(RpcError);
-      expect((refused as RpcError).status).toBe(status.PERMISSION_DENIED);
-      expect((refused as RpcError).message).toMatch(/Forward: trainer holds trainer/);
+      const stream = forged.ForwardStream();
+      const refused = await new Promise<unknown>((resolve) => {
+        stream.on('error', resolve);
+        stream.on('data', () => resolve(undefined));
+        stream.write({ forwards: [{ index: 0, primaryEpoch: 1, seq: 1, trainerId: 1, step: 1 }] });
+      });
+      expect(refused).toMatchObject({ code: status.PERMISSION_DENIED });
+      expect((refused as Error).message).toMatch(/ForwardStream: trainer holds trainer/);
     } finally {
       forged.close();
     }

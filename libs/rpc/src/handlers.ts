@@ -1,4 +1,5 @@
 import {
+  type handleBidiStreamingCall,
   type handleClientStreamingCall,
   type handleServerStreamingCall,
   type ServerWritableStream,
@@ -6,6 +7,7 @@ import {
   type sendUnaryData,
   type ServerReadableStream,
   type ServerUnaryCall,
+  type ServerDuplexStream,
 } from '@grpc/grpc-js';
 import type { Logger } from '@pserver/logging';
 import { onAbort } from './abort-signals';
@@ -29,7 +31,8 @@ export type ServerStreamMethod<Req, Res> = (
 type AnyCall =
   | ServerUnaryCall<unknown, unknown>
   | ServerReadableStream<unknown, unknown>
-  | ServerWritableStream<unknown, unknown>;
+  | ServerWritableStream<unknown, unknown>
+  | ServerDuplexStream<unknown, unknown>;
 
 function contextOf(call: AnyCall, method: string, logger: Logger): CallContext {
   const controller = new AbortController();
@@ -148,5 +151,51 @@ export function serverStreamHandler<Req, Res>(
           });
         },
       );
+  };
+}
+
+/**
+ * Adapts a unary service method to a grpc-js bidi-streaming handler: each request the stream
+ * brings is answered by one reply, in the order of the requests (requests run as they come; a
+ * later one may finish first). The first error ends the stream with its mapped status, and no
+ * later request is answered; the client's half-close ends it once every reply is written.
+ */
+export function bidiStreamHandler<Req, Res>(
+  method: string,
+  implementation: UnaryMethod<Req, Res>,
+  logger: Logger,
+): handleBidiStreamingCall<Req, Res> {
+  return (call) => {
+    const ctx = contextOf(call as AnyCall, method, logger);
+    let replies = Promise.resolve();
+    let failed = false;
+    const fail = (err: unknown): void => {
+      if (failed || ctx.signal.aborted) return;
+      failed = true;
+      const answer = toStatus(err);
+      if (!answer.expected) ctx.logger.error('stream failed unexpectedly', { err });
+      call.emit('error', { code: answer.code, details: answer.details, metadata: answer.metadata });
+    };
+    call.on('data', (message: Req) => {
+      if (failed) return;
+      // Settled at once (no rejection waits unhandled for the replies before it), written in turn.
+      const reply = Promise.resolve()
+        .then(() => implementation(parsed(method, message), ctx))
+        .then(
+          (response) => ({ response }),
+          (error: unknown) => ({ error }),
+        );
+      replies = replies.then(async () => {
+        const outcome = await reply;
+        if (failed || ctx.signal.aborted) return;
+        if ('error' in outcome) fail(outcome.error);
+        else call.write(outcome.response);
+      });
+    });
+    call.on('end', () => {
+      replies = replies.then(() => {
+        if (!failed && !ctx.signal.aborted) call.end();
+      });
+    });
   };
 }

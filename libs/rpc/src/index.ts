@@ -10,7 +10,12 @@ export {
   shutdownServer,
 } from './grpc-server';
 export type { ClientStreamMethod, ServerStreamMethod, UnaryMethod } from './handlers';
-export { clientStreamHandler, serverStreamHandler, unaryHandler } from './handlers';
+export {
+  bidiStreamHandler,
+  clientStreamHandler,
+  serverStreamHandler,
+  unaryHandler,
+} from './handlers';
 export type { ServingStatus } from './health';
 export { checkHealth, HealthService } from './health';
 export type { ErrorFacts } from './metadata-keys';

@@ -2,6 +2,7 @@ import { silentLogger } from '@pserver/logging';
 import type { ForwardRequest } from '@pserver/proto';
 import type { PushRecord } from '../shard/push-record';
 import { MoveLinks } from './move-links';
+import { answeringStreams, lastSeq } from '../../test/forward-streams';
 
 const push = (trainerId: number): PushRecord => ({
   trainerId,
@@ -20,12 +21,10 @@ describe('the old shard’s side of a live move', () => {
       index: 0,
       epoch: 3,
       appliedSeq: () => applied,
-      forward: (_address, request) => {
-        forwards.push(request);
-        return Number(request.seq) < 9
-          ? Promise.resolve({ appliedSeq: Number(request.seq) })
-          : new Promise(() => undefined);
-      },
+      forward: answeringStreams((batch) => {
+        forwards.push(...batch);
+        return lastSeq(batch) < 9 ? lastSeq(batch) : undefined;
+      }),
       slice: (record) => record,
       logger: silentLogger,
     });
@@ -61,7 +60,7 @@ describe('the old shard’s side of a live move', () => {
       index: 1,
       epoch: 3,
       appliedSeq: () => applied,
-      forward: () => new Promise(() => undefined),
+      forward: answeringStreams(() => undefined),
       slice: (record) => record,
       logger: silentLogger,
     });

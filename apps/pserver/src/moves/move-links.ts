@@ -1,7 +1,6 @@
 import type { Logger } from '@pserver/logging';
 import type { ForwardRequest } from '@pserver/proto';
-import { backoffPolicies, retry } from '@pserver/rpc';
-import type { ForwardCall } from '../replication/replica-links';
+import { ForwardBatches, type OpenForwardStream } from '../replication/forward-batches';
 import { PserverError } from '../shard/errors';
 import type { MoveProgress, MoveTarget } from '../shard/share-parts';
 import type { PushRecord } from '../shard/push-record';
@@ -19,7 +18,7 @@ export interface MoveLinksOptions {
   epoch: number;
   /** The shard's last applied sequence number, read synchronously. */
   appliedSeq: () => number;
-  forward: ForwardCall;
+  forward: OpenForwardStream;
   /** The part of an applied push that `to` takes (`sliceRecord` on the served shard). */
   slice: (record: PushRecord, to: MoveTarget) => PushRecord;
   logger: Logger;
@@ -31,8 +30,6 @@ export interface MoveLinksOptions {
 class MoveLink {
   /** The receiver's last applied sequence number, as it acknowledged. */
   acked: number;
-  /** Forwards sent and not acknowledged yet. */
-  inFlight = 0;
   /** The receiver loaded its copy. */
   loaded = false;
   /** The size of its copy (0 until written) and the bytes of it sent. */
@@ -42,13 +39,28 @@ class MoveLink {
   /** The forwards not acknowledged yet, oldest first, with when each was sent. */
   private readonly unacked: { seq: number; at: number }[] = [];
   readonly closed = new AbortController();
+  readonly forwards: ForwardBatches;
 
   constructor(
     readonly receiver: MoveReceiver,
     /** The sequence number its copy was taken at. */
     readonly from: number,
+    options: MoveLinksOptions,
   ) {
     this.acked = from;
+    this.forwards = new ForwardBatches({
+      address: receiver.address,
+      member: receiver.member,
+      open: options.forward,
+      onApplied: (seq) => this.acknowledged(seq),
+      signal: this.closed.signal,
+      logger: options.logger,
+    });
+  }
+
+  /** Forwards sent and not acknowledged yet. */
+  get unapplied(): number {
+    return this.unacked.length;
   }
 
   appliedAt(seq: number): Promise<void> {
@@ -107,7 +119,7 @@ export class MoveLinks {
   startMoving(receiver: MoveReceiver): number {
     const seq = this.options.appliedSeq();
     this.links.get(receiver.member)?.close();
-    this.links.set(receiver.member, new MoveLink(receiver, seq));
+    this.links.set(receiver.member, new MoveLink(receiver, seq, this.options));
     this.options.logger.info('a receiver of a live move copies the shard', {
       member: receiver.member,
       to: receiver.to,
@@ -213,29 +225,15 @@ export class MoveLinks {
     this.links.clear();
   }
 
-  /** Sends one forward, again and again until the receiver applied it or the link is gone. */
+  /** Sends one forward, in a batch with those queued meanwhile, until the receiver applied it. */
   private send(link: MoveLink, request: ForwardRequest): void {
-    const { forward, logger, maxBehind = 100_000 } = this.options;
-    if (link.inFlight >= maxBehind) {
-      this.giveUp(link, `${link.inFlight} forwards are unapplied`);
+    const { maxBehind = 100_000 } = this.options;
+    if (link.unapplied >= maxBehind) {
+      this.giveUp(link, `${link.unapplied} forwards are unapplied`);
       return;
     }
-    link.inFlight++;
     link.sent(Number(request.seq));
-    const { signal } = link.closed;
-    void retry(() => forward(link.receiver.address, request, signal), {
-      policy: backoffPolicies.replicaForward,
-      signal,
-      onRetry: ({ error }) =>
-        logger.debug('forward to a receiver failed; sending it again', {
-          member: link.receiver.member,
-          seq: request.seq,
-          err: error,
-        }),
-    })
-      .then((reply) => link.acknowledged(reply.appliedSeq))
-      .catch(() => undefined) // every failure is retried: only the link's close ends it
-      .finally(() => link.inFlight--);
+    link.forwards.push(request);
   }
 
   private giveUp(link: MoveLink, why: string): void {

@@ -1,17 +1,18 @@
 import fs from 'node:fs';
 import type { ServerSecuritySettings } from '@pserver/config';
 import type {
+  ForwardResponse__Output,
   ReplicaLoadedRequest,
   ReplicaLoadedResponse__Output,
   ReplicationClient,
 } from '@pserver/proto';
 import { callUnary, channelSecurity, replicationClient, type ClientSecurity } from '@pserver/rpc';
 import type { MoveTarget } from '../shard/share-parts';
-import type { ForwardCall } from './replica-links';
+import type { OpenForwardStream } from './forward-batches';
 import type { PrimaryCalls } from './replica-follower';
 
-/** A forward attempt's deadline: a replica that has not applied a push by then is asked again. */
-const forwardTimeoutMs = 10_000;
+/** ReplicaLoaded's deadline: a primary that has not answered by then is asked again. */
+const loadedTimeoutMs = 10_000;
 
 /**
  * How this pserver dials the others of its shard: plaintext when it serves plaintext; under TLS
@@ -49,13 +50,25 @@ export class PeerClients {
     return client;
   }
 
-  /** The primary's Forward, to a replica. */
-  readonly forward: ForwardCall = (address, request, signal) => {
-    const client = this.of(address);
-    return callUnary(client.Forward.bind(client), request, {
-      timeoutMs: forwardTimeoutMs,
-      signal,
-    });
+  /** The primary's stream of forwards, to a replica or a live move's receiver. */
+  readonly forward: OpenForwardStream = (address, events) => {
+    const call = this.of(address).ForwardStream();
+    let ended = false;
+    const end = (error?: unknown): void => {
+      if (ended) return;
+      ended = true;
+      events.ended(error);
+    };
+    call.on('data', (reply: ForwardResponse__Output) => events.answered(Number(reply.appliedSeq)));
+    call.on('error', end);
+    call.on('end', () => end());
+    return {
+      write: (forwards) => call.write({ forwards }),
+      cancel: () => {
+        ended = true;
+        call.cancel();
+      },
+    };
   };
 
   /** A replica's calls to its primary. */
@@ -103,7 +116,7 @@ export class PeerClients {
         const reply = await callUnary<ReplicaLoadedRequest, ReplicaLoadedResponse__Output>(
           client.ReplicaLoaded.bind(client),
           { ...facts, seq },
-          { timeoutMs: forwardTimeoutMs, signal },
+          { timeoutMs: loadedTimeoutMs, signal },
         );
         return reply.inSync;
       },

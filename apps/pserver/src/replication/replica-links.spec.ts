@@ -1,6 +1,7 @@
 import type { ReplicaAssignment } from '@pserver/coordination';
 import { silentLogger } from '@pserver/logging';
 import { ReplicaLinks } from './replica-links';
+import { answeringStreams, lastSeq } from '../../test/forward-streams';
 
 const replica: ReplicaAssignment = {
   index: 0,
@@ -34,7 +35,7 @@ describe('a replica that leaves a push unapplied', () => {
       index: 0,
       epoch: 7,
       appliedSeq: () => seq,
-      forward: () => new Promise(() => undefined),
+      forward: answeringStreams(() => undefined),
       logger: silentLogger,
       lag: { timeoutMs, drop },
     });
@@ -90,7 +91,7 @@ describe('a replica that leaves a push unapplied', () => {
       index: 0,
       epoch: 7,
       appliedSeq: () => seq,
-      forward: (_address, request) => Promise.resolve({ appliedSeq: Number(request.seq) }),
+      forward: answeringStreams(lastSeq),
       logger: silentLogger,
       lag: { timeoutMs: 100, drop },
     });
@@ -112,10 +113,10 @@ describe('a forward', () => {
       index: 0,
       epoch: 7,
       appliedSeq: () => seq,
-      forward: (_address, request) => {
-        sent.push(request);
-        return Promise.resolve({ appliedSeq: Number(request.seq) });
-      },
+      forward: answeringStreams((forwards) => {
+        sent.push(...forwards);
+        return lastSeq(forwards);
+      }),
       logger: silentLogger,
     });
     try {

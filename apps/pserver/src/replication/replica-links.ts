@@ -1,16 +1,9 @@
 import type { ReplicaAssignment } from '@pserver/coordination';
 import type { Logger } from '@pserver/logging';
-import type { ForwardRequest, ForwardResponse__Output } from '@pserver/proto';
-import { backoffPolicies, retry } from '@pserver/rpc';
+import type { ForwardRequest } from '@pserver/proto';
 import { PserverError } from '../shard/errors';
 import type { PushRecord } from '../shard/push-record';
-
-/** How the primary reaches one replica: a Forward call (a fake in unit tests). */
-export type ForwardCall = (
-  address: string,
-  request: ForwardRequest,
-  signal: AbortSignal,
-) => Promise<ForwardResponse__Output>;
+import { ForwardBatches, type OpenForwardStream } from './forward-batches';
 
 export interface ReplicaLinksOptions {
   index: number;
@@ -18,7 +11,7 @@ export interface ReplicaLinksOptions {
   epoch: number;
   /** The primary's last applied sequence number, read synchronously. */
   appliedSeq: () => number;
-  forward: ForwardCall;
+  forward: OpenForwardStream;
   logger: Logger;
   /** Sends the shard's digest with a push every `everyMs` (0: never), computed by `compute`. */
   digest?: { everyMs: number; compute: () => string };
@@ -49,11 +42,21 @@ class ReplicaLink {
   private readonly closed = new AbortController();
   /** A drop of this replica's key is in flight. */
   dropping = false;
+  private readonly forwards: ForwardBatches;
 
   constructor(
     readonly replica: ReplicaAssignment,
     private readonly links: ReplicaLinks,
-  ) {}
+  ) {
+    this.forwards = new ForwardBatches({
+      address: replica.address,
+      member: replica.member,
+      open: links.options.forward,
+      onApplied: (seq) => this.acknowledged(seq),
+      signal: this.closed.signal,
+      logger: links.options.logger,
+    });
+  }
 
   get key(): string {
     return keyOf(this.replica);
@@ -74,24 +77,9 @@ class ReplicaLink {
     return oldest ? now - oldest.since : 0;
   }
 
-  /** Sends one push, again and again until the replica applied it or the link is gone. */
-  async send(request: ForwardRequest): Promise<void> {
-    const { signal } = this.closed;
-    const { forward, logger } = this.links.options;
-    const reply = await retry(
-      () => forward(this.replica.address, { ...request, inSync: this.inSync }, signal),
-      {
-        policy: backoffPolicies.replicaForward,
-        signal,
-        onRetry: ({ error }) =>
-          logger.debug('forward to a replica failed; sending it again', {
-            member: this.replica.member,
-            seq: request.seq,
-            err: error,
-          }),
-      },
-    ).catch(() => undefined); // every failure is retried: only the link's close ends it
-    if (reply) this.acknowledged(reply.appliedSeq);
+  /** Sends one push, in a batch with those queued meanwhile, until the replica applied it. */
+  send(request: ForwardRequest): void {
+    this.forwards.push({ ...request, inSync: this.inSync });
   }
 
   acknowledged(seq: number): void {
@@ -256,7 +244,7 @@ export class ReplicaLinks {
     const waits: Promise<void>[] = [];
     for (const link of this.links.values()) {
       if (link.state === 'joining') continue;
-      void link.send(request);
+      link.send(request);
       if (link.state === 'waited') waits.push(link.appliedAt(seq));
     }
     return Promise.all(waits).then(() => undefined);
@@ -305,7 +293,7 @@ export class ReplicaLinks {
       seq: link.acked,
     });
     // A notice: a forward of a push it applied already changes nothing but says it is in sync.
-    void link.send({
+    link.send({
       index: this.options.index,
       primaryEpoch: this.options.epoch,
       seq: link.acked,

@@ -5,6 +5,7 @@ import { metaToJson } from '@pserver/checkpoint';
 import type { ShardTenure } from '@pserver/coordination';
 import type {
   FetchSnapshotRequest__Output,
+  ForwardBatchRequest__Output,
   ForwardRequest__Output,
   ForwardResponse,
   ReplicaLoadedRequest__Output,
@@ -55,7 +56,7 @@ const chunkBytes = 1 << 20;
 
 /**
  * The `pserver.v1.Replication` service without gRPC: FetchSnapshot and ReplicaLoaded answered by
- * a primary (its `ReplicaLinks`), Forward by a replica (its `ReplicaFollower`). A call for a shard
+ * a primary (its `ReplicaLinks`), ForwardStream by a replica (its `ReplicaFollower`). A call for a shard
  * or epoch this pserver does not hold that role for is refused and changes nothing.
  */
 export class ReplicationService {
@@ -123,7 +124,22 @@ export class ReplicationService {
     return { inSync: primary.links.loaded(request.member, request.seq) };
   }
 
-  async forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
+  /**
+   * One batch of a ForwardStream: each forward in its turn (a replica or receiver orders them by
+   * sequence number); answers once all are applied.
+   */
+  async forwardBatch({ forwards }: ForwardBatchRequest__Output): Promise<ForwardResponse> {
+    if (forwards.length === 0)
+      throw new PserverError(
+        'PSERVER_INVALID_ARGUMENT',
+        'ForwardStream: a batch with no forwards (forwards is empty)',
+      );
+    const replies = await Promise.all(forwards.map((forward) => this.forward(forward)));
+    return { appliedSeq: Math.max(...replies.map((reply) => Number(reply.appliedSeq))) };
+  }
+
+  /** One forward, to the replica or the live move's receiver it is for. */
+  private async forward(request: ForwardRequest__Output): Promise<ForwardResponse> {
     if (request.moveTo) {
       const receiving = this.receiving();
       if (!receiving)

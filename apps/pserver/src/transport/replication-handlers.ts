@@ -1,6 +1,6 @@
 import type { Logger } from '@pserver/logging';
 import type { ReplicationHandlers } from '@pserver/proto';
-import { serverStreamHandler, unaryHandler } from '@pserver/rpc';
+import { bidiStreamHandler, serverStreamHandler, unaryHandler } from '@pserver/rpc';
 import type { ReplicationService } from '../replication/replication-service';
 
 /** The grpc-js handlers of `pserver.v1.Replication`, each adapting one service method. */
@@ -19,6 +19,10 @@ export function replicationHandlers(
       (request) => service.replicaLoaded(request),
       logger,
     ),
-    Forward: unaryHandler('Forward', (request) => service.forward(request), logger),
+    ForwardStream: bidiStreamHandler(
+      'ForwardStream',
+      (request) => service.forwardBatch(request),
+      logger,
+    ),
   };
 }

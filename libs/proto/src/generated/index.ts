@@ -36,6 +36,7 @@ export type * from './pserver/v1/FinishInitRequest';
 export type * from './pserver/v1/FinishInitResponse';
 export type * from './pserver/v1/FinishJobRequest';
 export type * from './pserver/v1/FinishJobResponse';
+export type * from './pserver/v1/ForwardBatchRequest';
 export type * from './pserver/v1/ForwardRequest';
 export type * from './pserver/v1/ForwardResponse';
 export type * from './pserver/v1/FramePlace';

@@ -65,7 +65,7 @@ const master: Record<keyof MasterDefinition, Access> = {
 const replication: Record<keyof ReplicationDefinition, Access> = {
   FetchSnapshot: peers,
   ReplicaLoaded: peers,
-  Forward: peers,
+  ForwardStream: peers,
 };
 
 const byPath = new Map<string, Access>([

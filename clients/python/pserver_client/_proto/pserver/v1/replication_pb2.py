@@ -16,7 +16,7 @@ from . import parameter_server_pb2 as pserver_dot_v1_dot_parameter__server__pb2
 from . import table_pb2 as pserver_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpserver/v1/replication.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a!pserver/v1/parameter_server.proto\x1a\x16pserver/v1/table.proto\"u\n\x14\x46\x65tchSnapshotRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0e\n\x06member\x18\x03 \x01(\t\x12\'\n\x07move_to\x18\x04 \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"0\n\nMoveTarget\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\"=\n\rSnapshotChunk\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\tmeta_json\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x82\x01\n\x14ReplicaLoadedRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0e\n\x06member\x18\x03 \x01(\t\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\'\n\x07move_to\x18\x05 \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"(\n\x15ReplicaLoadedResponse\x12\x0f\n\x07in_sync\x18\x01 \x01(\x08\"\x82\x03\n\x0e\x46orwardRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x12\n\ntrainer_id\x18\x04 \x01(\x04\x12\x0c\n\x04step\x18\x05 \x01(\x04\x12(\n\x05grads\x18\x06 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\x12&\n\x06sparse\x18\x07 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\x12\x0f\n\x07in_sync\x18\x08 \x01(\x08\x12-\n\tevictions\x18\t \x03(\x0b\x32\x1a.pserver.v1.TableEvictions\x12\x0e\n\x06\x64igest\x18\n \x01(\t\x12+\n\x0b\x63losed_step\x18\x0b \x01(\x0b\x32\x16.pserver.v1.ClosedStep\x12#\n\x05marks\x18\x0c \x03(\x0b\x32\x14.pserver.v1.StepMark\x12\'\n\x07move_to\x18\r \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"\"\n\nClosedStep\x12\x14\n\x0c\x63ontributors\x18\x01 \x03(\x04\"&\n\x0f\x46orwardResponse\x12\x13\n\x0b\x61pplied_seq\x18\x01 \x01(\x04\x32\xf7\x01\n\x0bReplication\x12N\n\rFetchSnapshot\x12 .pserver.v1.FetchSnapshotRequest\x1a\x19.pserver.v1.SnapshotChunk0\x01\x12T\n\rReplicaLoaded\x12 .pserver.v1.ReplicaLoadedRequest\x1a!.pserver.v1.ReplicaLoadedResponse\x12\x42\n\x07\x46orward\x12\x1a.pserver.v1.ForwardRequest\x1a\x1b.pserver.v1.ForwardResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpserver/v1/replication.proto\x12\npserver.v1\x1a\x1bpserver/v1/checkpoint.proto\x1a!pserver/v1/parameter_server.proto\x1a\x16pserver/v1/table.proto\"u\n\x14\x46\x65tchSnapshotRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0e\n\x06member\x18\x03 \x01(\t\x12\'\n\x07move_to\x18\x04 \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"0\n\nMoveTarget\x12\r\n\x05index\x18\x01 \x01(\r\x12\x13\n\x0bshard_count\x18\x02 \x01(\r\"=\n\rSnapshotChunk\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\tmeta_json\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x82\x01\n\x14ReplicaLoadedRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0e\n\x06member\x18\x03 \x01(\t\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\'\n\x07move_to\x18\x05 \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"(\n\x15ReplicaLoadedResponse\x12\x0f\n\x07in_sync\x18\x01 \x01(\x08\"\x82\x03\n\x0e\x46orwardRequest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x15\n\rprimary_epoch\x18\x02 \x01(\x04\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x12\n\ntrainer_id\x18\x04 \x01(\x04\x12\x0c\n\x04step\x18\x05 \x01(\x04\x12(\n\x05grads\x18\x06 \x03(\x0b\x32\x19.pserver.v1.GradientChunk\x12&\n\x06sparse\x18\x07 \x03(\x0b\x32\x16.pserver.v1.SparseGrad\x12\x0f\n\x07in_sync\x18\x08 \x01(\x08\x12-\n\tevictions\x18\t \x03(\x0b\x32\x1a.pserver.v1.TableEvictions\x12\x0e\n\x06\x64igest\x18\n \x01(\t\x12+\n\x0b\x63losed_step\x18\x0b \x01(\x0b\x32\x16.pserver.v1.ClosedStep\x12#\n\x05marks\x18\x0c \x03(\x0b\x32\x14.pserver.v1.StepMark\x12\'\n\x07move_to\x18\r \x01(\x0b\x32\x16.pserver.v1.MoveTarget\"C\n\x13\x46orwardBatchRequest\x12,\n\x08\x66orwards\x18\x01 \x03(\x0b\x32\x1a.pserver.v1.ForwardRequest\"\"\n\nClosedStep\x12\x14\n\x0c\x63ontributors\x18\x01 \x03(\x04\"&\n\x0f\x46orwardResponse\x12\x13\n\x0b\x61pplied_seq\x18\x01 \x01(\x04\x32\x86\x02\n\x0bReplication\x12N\n\rFetchSnapshot\x12 .pserver.v1.FetchSnapshotRequest\x1a\x19.pserver.v1.SnapshotChunk0\x01\x12T\n\rReplicaLoaded\x12 .pserver.v1.ReplicaLoadedRequest\x1a!.pserver.v1.ReplicaLoadedResponse\x12Q\n\rForwardStream\x12\x1f.pserver.v1.ForwardBatchRequest\x1a\x1b.pserver.v1.ForwardResponse(\x01\x30\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pserver.v1.replication_pb2', globals())
@@ -35,10 +35,12 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REPLICALOADEDRESPONSE._serialized_end=537
   _FORWARDREQUEST._serialized_start=540
   _FORWARDREQUEST._serialized_end=926
-  _CLOSEDSTEP._serialized_start=928
-  _CLOSEDSTEP._serialized_end=962
-  _FORWARDRESPONSE._serialized_start=964
-  _FORWARDRESPONSE._serialized_end=1002
-  _REPLICATION._serialized_start=1005
-  _REPLICATION._serialized_end=1252
+  _FORWARDBATCHREQUEST._serialized_start=928
+  _FORWARDBATCHREQUEST._serialized_end=995
+  _CLOSEDSTEP._serialized_start=997
+  _CLOSEDSTEP._serialized_end=1031
+  _FORWARDRESPONSE._serialized_start=1033
+  _FORWARDRESPONSE._serialized_end=1071
+  _REPLICATION._serialized_start=1074
+  _REPLICATION._serialized_end=1336
 # @@protoc_insertion_point(module_scope)

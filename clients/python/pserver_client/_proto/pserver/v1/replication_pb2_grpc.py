@@ -34,9 +34,9 @@ class ReplicationStub(object):
                 request_serializer=pserver_dot_v1_dot_replication__pb2.ReplicaLoadedRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_replication__pb2.ReplicaLoadedResponse.FromString,
                 )
-        self.Forward = channel.unary_unary(
-                '/pserver.v1.Replication/Forward',
-                request_serializer=pserver_dot_v1_dot_replication__pb2.ForwardRequest.SerializeToString,
+        self.ForwardStream = channel.stream_stream(
+                '/pserver.v1.Replication/ForwardStream',
+                request_serializer=pserver_dot_v1_dot_replication__pb2.ForwardBatchRequest.SerializeToString,
                 response_deserializer=pserver_dot_v1_dot_replication__pb2.ForwardResponse.FromString,
                 )
 
@@ -72,9 +72,14 @@ class ReplicationServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Forward(self, request, context):
-        """Served by a replica: applies one push the primary applied. Pushes are applied in the order
-        of their sequence numbers; the call answers once this one is applied.
+    def ForwardStream(self, request_iterator, context):
+        """Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+        stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+        of their sequence numbers, each forward applied in its turn (one that comes early waits for
+        those before it; one applied already is answered at once); each batch is answered, in order,
+        once every forward of it is applied. A refusal ends the stream with its status; the primary
+        then opens another and sends the unanswered batches again. One stream for every push, rather
+        than a call for each, is what makes a replica cheap.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -93,9 +98,9 @@ def add_ReplicationServicer_to_server(servicer, server):
                     request_deserializer=pserver_dot_v1_dot_replication__pb2.ReplicaLoadedRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_replication__pb2.ReplicaLoadedResponse.SerializeToString,
             ),
-            'Forward': grpc.unary_unary_rpc_method_handler(
-                    servicer.Forward,
-                    request_deserializer=pserver_dot_v1_dot_replication__pb2.ForwardRequest.FromString,
+            'ForwardStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ForwardStream,
+                    request_deserializer=pserver_dot_v1_dot_replication__pb2.ForwardBatchRequest.FromString,
                     response_serializer=pserver_dot_v1_dot_replication__pb2.ForwardResponse.SerializeToString,
             ),
     }
@@ -153,7 +158,7 @@ class Replication(object):
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
     @staticmethod
-    def Forward(request,
+    def ForwardStream(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -163,8 +168,8 @@ class Replication(object):
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(request, target, '/pserver.v1.Replication/Forward',
-            pserver_dot_v1_dot_replication__pb2.ForwardRequest.SerializeToString,
+        return grpc.experimental.stream_stream(request_iterator, target, '/pserver.v1.Replication/ForwardStream',
+            pserver_dot_v1_dot_replication__pb2.ForwardBatchRequest.SerializeToString,
             pserver_dot_v1_dot_replication__pb2.ForwardResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

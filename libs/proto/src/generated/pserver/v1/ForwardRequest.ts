@@ -42,7 +42,7 @@ export interface ForwardRequest {
   'sparse'?: (_pserver_v1_SparseGrad)[];
   /**
    * The primary counts this replica in sync once it has applied this push: it then holds every
-   * push the primary acknowledged, and may be promoted. A Forward whose `seq` the replica has
+   * push the primary acknowledged, and may be promoted. A forward whose `seq` the replica has
    * applied already changes nothing but this (the primary sends one to say it when idle).
    */
   'inSync'?: (boolean);
@@ -109,7 +109,7 @@ export interface ForwardRequest__Output {
   'sparse': (_pserver_v1_SparseGrad__Output)[];
   /**
    * The primary counts this replica in sync once it has applied this push: it then holds every
-   * push the primary acknowledged, and may be promoted. A Forward whose `seq` the replica has
+   * push the primary acknowledged, and may be promoted. A forward whose `seq` the replica has
    * applied already changes nothing but this (the primary sends one to say it when idle).
    */
   'inSync': (boolean);

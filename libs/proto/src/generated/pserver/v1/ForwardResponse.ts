@@ -3,21 +3,21 @@
 import type { Long } from '@grpc/proto-loader';
 
 /**
- * Forward's reply.
+ * A batch's answer.
  */
 export interface ForwardResponse {
   /**
-   * The replica's last applied sequence number (at least the request's).
+   * The replica's last applied sequence number (at least the batch's last).
    */
   'appliedSeq'?: (number | string | Long);
 }
 
 /**
- * Forward's reply.
+ * A batch's answer.
  */
 export interface ForwardResponse__Output {
   /**
-   * The replica's last applied sequence number (at least the request's).
+   * The replica's last applied sequence number (at least the batch's last).
    */
   'appliedSeq': (number);
 }

@@ -7,7 +7,7 @@
 export interface ReplicaLoadedResponse {
   /**
    * Whether the replica is in sync already: it holds every push the primary acknowledged, and the
-   * primary waits for it from now on. Otherwise a later Forward's reply says so.
+   * primary waits for it from now on. Otherwise a later forward says so (`in_sync`).
    */
   'inSync'?: (boolean);
 }
@@ -18,7 +18,7 @@ export interface ReplicaLoadedResponse {
 export interface ReplicaLoadedResponse__Output {
   /**
    * Whether the replica is in sync already: it holds every push the primary acknowledged, and the
-   * primary waits for it from now on. Otherwise a later Forward's reply says so.
+   * primary waits for it from now on. Otherwise a later forward says so (`in_sync`).
    */
   'inSync': (boolean);
 }

@@ -3,7 +3,7 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { FetchSnapshotRequest as _pserver_v1_FetchSnapshotRequest, FetchSnapshotRequest__Output as _pserver_v1_FetchSnapshotRequest__Output } from '../../pserver/v1/FetchSnapshotRequest';
-import type { ForwardRequest as _pserver_v1_ForwardRequest, ForwardRequest__Output as _pserver_v1_ForwardRequest__Output } from '../../pserver/v1/ForwardRequest';
+import type { ForwardBatchRequest as _pserver_v1_ForwardBatchRequest, ForwardBatchRequest__Output as _pserver_v1_ForwardBatchRequest__Output } from '../../pserver/v1/ForwardBatchRequest';
 import type { ForwardResponse as _pserver_v1_ForwardResponse, ForwardResponse__Output as _pserver_v1_ForwardResponse__Output } from '../../pserver/v1/ForwardResponse';
 import type { ReplicaLoadedRequest as _pserver_v1_ReplicaLoadedRequest, ReplicaLoadedRequest__Output as _pserver_v1_ReplicaLoadedRequest__Output } from '../../pserver/v1/ReplicaLoadedRequest';
 import type { ReplicaLoadedResponse as _pserver_v1_ReplicaLoadedResponse, ReplicaLoadedResponse__Output as _pserver_v1_ReplicaLoadedResponse__Output } from '../../pserver/v1/ReplicaLoadedResponse';
@@ -38,21 +38,27 @@ export interface ReplicationClient extends grpc.Client {
   fetchSnapshot(argument: _pserver_v1_FetchSnapshotRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_pserver_v1_SnapshotChunk__Output>;
   
   /**
-   * Served by a replica: applies one push the primary applied. Pushes are applied in the order
-   * of their sequence numbers; the call answers once this one is applied.
+   * Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+   * stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+   * of their sequence numbers, each forward applied in its turn (one that comes early waits for
+   * those before it; one applied already is answered at once); each batch is answered, in order,
+   * once every forward of it is applied. A refusal ends the stream with its status; the primary
+   * then opens another and sends the unanswered batches again. One stream for every push, rather
+   * than a call for each, is what makes a replica cheap.
    */
-  Forward(argument: _pserver_v1_ForwardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  Forward(argument: _pserver_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  Forward(argument: _pserver_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  Forward(argument: _pserver_v1_ForwardRequest, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  ForwardStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_pserver_v1_ForwardBatchRequest, _pserver_v1_ForwardResponse__Output>;
+  ForwardStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_pserver_v1_ForwardBatchRequest, _pserver_v1_ForwardResponse__Output>;
   /**
-   * Served by a replica: applies one push the primary applied. Pushes are applied in the order
-   * of their sequence numbers; the call answers once this one is applied.
+   * Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+   * stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+   * of their sequence numbers, each forward applied in its turn (one that comes early waits for
+   * those before it; one applied already is answered at once); each batch is answered, in order,
+   * once every forward of it is applied. A refusal ends the stream with its status; the primary
+   * then opens another and sends the unanswered batches again. One stream for every push, rather
+   * than a call for each, is what makes a replica cheap.
    */
-  forward(argument: _pserver_v1_ForwardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  forward(argument: _pserver_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  forward(argument: _pserver_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
-  forward(argument: _pserver_v1_ForwardRequest, callback: grpc.requestCallback<_pserver_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  forwardStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_pserver_v1_ForwardBatchRequest, _pserver_v1_ForwardResponse__Output>;
+  forwardStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_pserver_v1_ForwardBatchRequest, _pserver_v1_ForwardResponse__Output>;
   
   /**
    * Served by the primary: the replica has loaded the copy. From then on the primary waits for
@@ -96,10 +102,15 @@ export interface ReplicationHandlers extends grpc.UntypedServiceImplementation {
   FetchSnapshot: grpc.handleServerStreamingCall<_pserver_v1_FetchSnapshotRequest__Output, _pserver_v1_SnapshotChunk>;
   
   /**
-   * Served by a replica: applies one push the primary applied. Pushes are applied in the order
-   * of their sequence numbers; the call answers once this one is applied.
+   * Served by a replica (or a live move's receiver): the primary's forwards on one long-lived
+   * stream, in batches (the pushes applied while earlier batches were unanswered), in the order
+   * of their sequence numbers, each forward applied in its turn (one that comes early waits for
+   * those before it; one applied already is answered at once); each batch is answered, in order,
+   * once every forward of it is applied. A refusal ends the stream with its status; the primary
+   * then opens another and sends the unanswered batches again. One stream for every push, rather
+   * than a call for each, is what makes a replica cheap.
    */
-  Forward: grpc.handleUnaryCall<_pserver_v1_ForwardRequest__Output, _pserver_v1_ForwardResponse>;
+  ForwardStream: grpc.handleBidiStreamingCall<_pserver_v1_ForwardBatchRequest__Output, _pserver_v1_ForwardResponse>;
   
   /**
    * Served by the primary: the replica has loaded the copy. From then on the primary waits for
@@ -112,6 +123,6 @@ export interface ReplicationHandlers extends grpc.UntypedServiceImplementation {
 
 export interface ReplicationDefinition extends grpc.ServiceDefinition {
   FetchSnapshot: MethodDefinition<_pserver_v1_FetchSnapshotRequest, _pserver_v1_SnapshotChunk, _pserver_v1_FetchSnapshotRequest__Output, _pserver_v1_SnapshotChunk__Output>
-  Forward: MethodDefinition<_pserver_v1_ForwardRequest, _pserver_v1_ForwardResponse, _pserver_v1_ForwardRequest__Output, _pserver_v1_ForwardResponse__Output>
+  ForwardStream: MethodDefinition<_pserver_v1_ForwardBatchRequest, _pserver_v1_ForwardResponse, _pserver_v1_ForwardBatchRequest__Output, _pserver_v1_ForwardResponse__Output>
   ReplicaLoaded: MethodDefinition<_pserver_v1_ReplicaLoadedRequest, _pserver_v1_ReplicaLoadedResponse, _pserver_v1_ReplicaLoadedRequest__Output, _pserver_v1_ReplicaLoadedResponse__Output>
 }
