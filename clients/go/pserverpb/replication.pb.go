@@ -536,6 +536,7 @@ type ForwardBatchRequest struct {
 	sizeCache     protoimpl.SizeCache
 	unknownFields protoimpl.UnknownFields
 
+	// At least one; sequence numbers ascending.
 	Forwards []*ForwardRequest `protobuf:"bytes,1,rep,name=forwards,proto3" json:"forwards,omitempty"`
 }
 

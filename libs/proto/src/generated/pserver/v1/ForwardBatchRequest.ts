@@ -6,6 +6,9 @@ import type { ForwardRequest as _pserver_v1_ForwardRequest, ForwardRequest__Outp
  * Forwards to one replica or receiver, in sequence order.
  */
 export interface ForwardBatchRequest {
+  /**
+   * At least one; sequence numbers ascending.
+   */
   'forwards'?: (_pserver_v1_ForwardRequest)[];
 }
 
@@ -13,5 +16,8 @@ export interface ForwardBatchRequest {
  * Forwards to one replica or receiver, in sequence order.
  */
 export interface ForwardBatchRequest__Output {
+  /**
+   * At least one; sequence numbers ascending.
+   */
   'forwards': (_pserver_v1_ForwardRequest__Output)[];
 }
