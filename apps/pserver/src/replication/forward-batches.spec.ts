@@ -62,6 +62,15 @@ describe('forwards in batches on a stream', () => {
     expect(streams[0]!.cancelled).toBe(true);
   });
 
+  it('closes a batch at its count bound', () => {
+    const { streams, open } = destination();
+    const { sender, closed } = batches(open, { maxInFlight: 1, maxBatchForwards: 2 });
+    for (let seq = 1; seq <= 4; seq++) sender.push(forward(seq));
+    streams[0]!.events.answered(1);
+    expect(streams[0]!.batches).toEqual([[1], [2, 3]]);
+    closed.abort();
+  });
+
   it('closes a batch at its byte bound; a larger forward goes alone', () => {
     const { streams, open } = destination();
     const { sender, closed } = batches(open, { maxInFlight: 1, maxBatchBytes: 10 });

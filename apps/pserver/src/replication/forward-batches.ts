@@ -35,6 +35,8 @@ export interface ForwardBatchesOptions {
   maxInFlight?: number;
   /** A batch closes once its bytes would pass this (a larger forward goes alone; default 4 MiB). */
   maxBatchBytes?: number;
+  /** …or once it holds this many forwards (default 1024: a backlog of tiny ones stays small). */
+  maxBatchForwards?: number;
   /** A batch unanswered this long (default 10 s) means a stuck stream: it is opened again. */
   answerTimeoutMs?: number;
 }
@@ -97,10 +99,11 @@ export class ForwardBatches {
   }
 
   private nextBatch(): ForwardRequest[] {
-    const { maxBatchBytes = 4 << 20 } = this.options;
+    const { maxBatchBytes = 4 << 20, maxBatchForwards = 1024 } = this.options;
+    const most = Math.min(this.queued.length, maxBatchForwards);
     let count = 1;
     let bytes = forwardBytes(this.queued[0]!);
-    for (; count < this.queued.length; count++) {
+    for (; count < most; count++) {
       const next = forwardBytes(this.queued[count]!);
       if (bytes + next > maxBatchBytes) break;
       bytes += next;

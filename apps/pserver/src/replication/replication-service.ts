@@ -135,7 +135,9 @@ export class ReplicationService {
         'ForwardStream: a batch with no forwards (forwards is empty)',
       );
     const replies = await Promise.all(forwards.map((forward) => this.forward(forward)));
-    return { appliedSeq: Math.max(...replies.map((reply) => Number(reply.appliedSeq))) };
+    return {
+      appliedSeq: replies.reduce((seq, reply) => Math.max(seq, Number(reply.appliedSeq)), 0),
+    };
   }
 
   /** One forward, to the replica or the live move's receiver it is for. */
